@@ -1,0 +1,33 @@
+//! Kernel entry points of `resident`, compiled to PTX. Each is a thin shell around code
+//! in `resident-device`, so that the CPU backend runs the same bodies.
+#![no_std]
+#![feature(abi_ptx)]
+
+use resident_device::worker;
+use resident_shared::{KernelParams, OneTaskParams};
+
+/// The persistent kernel: every warp of every block runs the persistent loop until the
+/// terminate sentinel or an abort. Launched once per runtime, with a grid that the
+/// occupancy query says is co-resident.
+///
+/// # Safety
+/// `p` must describe a live queue; see `resident_device::queue`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
+    unsafe { worker::persistent_loop(&p) }
+}
+
+/// The baseline: one launch runs one task on one warp.
+///
+/// # Safety
+/// `p` must name a valid buffer table and completion record.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_one_task(p: OneTaskParams) {
+    unsafe { worker::run_one(&p) }
+}
+
+/// Bounds checks and `unwrap`s end here: no formatting machinery on the device.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    resident_device::arch::trap()
+}

@@ -1,0 +1,105 @@
+//! Host implementation of [`crate::arch`], used by the CPU backend and unit tests.
+//!
+//! Scopes collapse: `.gpu` and `.sys` both become the C++ memory model's single scope.
+//! A warp is one thread with one lane. Worker threads record their index in a
+//! thread-local so that [`global_warp_id`] works as on the GPU.
+#![allow(clippy::missing_safety_doc)]
+
+use core::sync::atomic::{AtomicU32, Ordering, fence};
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Lanes in a warp.
+pub const WARP: u32 = 1;
+
+std::thread_local! {
+    static WORKER: Cell<(u32, u32)> = const { Cell::new((0, 1)) };
+}
+
+/// Called by the CPU backend on each worker thread before it enters the loop.
+pub fn set_worker(index: u32, count: u32) {
+    WORKER.with(|w| w.set((index, count)));
+}
+
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    0
+}
+pub fn global_warp_id() -> u32 {
+    WORKER.with(|w| w.get().0)
+}
+pub fn global_warp_count() -> u32 {
+    WORKER.with(|w| w.get().1)
+}
+pub fn sm_id() -> u32 {
+    global_warp_id()
+}
+
+/// Nanoseconds since the first call in this process.
+pub fn globaltimer() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// Gives the core away: a worker thread that waits must not starve the producers that
+/// share its cores (CI machines have two).
+pub fn nanosleep(ns: u32) {
+    if ns < 2_000 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_nanos(ns as u64));
+    }
+}
+
+#[inline(always)]
+unsafe fn at<'a>(p: *const u32) -> &'a AtomicU32 {
+    // SAFETY: the caller guarantees `p` is valid, aligned, and only accessed atomically
+    // by other threads while shared.
+    unsafe { AtomicU32::from_ptr(p as *mut u32) }
+}
+
+pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
+    unsafe { at(p) }.load(Ordering::Acquire)
+}
+pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
+    unsafe { at(p) }.load(Ordering::Acquire)
+}
+pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
+    unsafe { at(p) }.load(Ordering::Relaxed)
+}
+pub unsafe fn st_release_gpu(p: *mut u32, v: u32) {
+    unsafe { at(p) }.store(v, Ordering::Release)
+}
+pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
+    unsafe { at(p) }.store(v, Ordering::Relaxed)
+}
+pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
+    unsafe { at(p) }.store(v, Ordering::Relaxed)
+}
+pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
+    unsafe { at(p) }.fetch_add(v, Ordering::Relaxed)
+}
+pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
+    unsafe { at(p) }.fetch_add(v, Ordering::AcqRel)
+}
+pub fn fence_acq_rel_sys() {
+    fence(Ordering::AcqRel)
+}
+pub fn fence_acq_rel_gpu() {
+    fence(Ordering::AcqRel)
+}
+pub fn trap() -> ! {
+    panic!("device trap on the CPU backend")
+}
+
+pub fn shfl_idx(v: u32, _src: u32) -> u32 {
+    v
+}
+pub fn ballot(pred: bool) -> u32 {
+    pred as u32
+}
+pub fn all_lanes(pred: bool) -> bool {
+    pred
+}
+pub fn syncwarp() {}

@@ -1,0 +1,172 @@
+//! GPU implementation of [`crate::arch`] in inline PTX and NVVM intrinsics.
+//!
+//! Inline `asm!` without `nomem` is a compiler barrier, so the compiler neither caches
+//! memory in registers across these calls nor moves loads and stores over them; the
+//! PTX qualifiers give the hardware ordering. Warp collectives go through LLVM
+//! intrinsics, not asm: those are `convergent`, asm is not, and LLVM may otherwise
+//! duplicate a shuffle into divergent branches.
+#![allow(clippy::missing_safety_doc)]
+
+use core::arch::asm;
+
+/// Lanes in a warp.
+pub const WARP: u32 = 32;
+const FULL: u32 = 0xffff_ffff;
+
+macro_rules! special_u32 {
+    ($name:ident, $reg:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            let v: u32;
+            unsafe { asm!(concat!("mov.u32 {0}, ", $reg, ";"), out(reg32) v, options(nomem, nostack, pure)) };
+            v
+        }
+    };
+}
+
+special_u32!(lane_id, "%laneid", "This thread's lane within its warp.");
+special_u32!(thread_idx, "%tid.x", "Thread index within the block (x).");
+special_u32!(block_dim, "%ntid.x", "Threads per block (x).");
+special_u32!(block_idx, "%ctaid.x", "Block index (x).");
+special_u32!(grid_dim, "%nctaid.x", "Blocks in the grid (x).");
+special_u32!(sm_id, "%smid", "The SM this thread runs on (changes only between launches).");
+
+/// Global index of this thread's warp.
+#[inline(always)]
+pub fn global_warp_id() -> u32 {
+    (block_idx() * block_dim() + thread_idx()) / WARP
+}
+
+/// Warps in the grid.
+#[inline(always)]
+pub fn global_warp_count() -> u32 {
+    grid_dim() * block_dim() / WARP
+}
+
+/// Nanoseconds from the GPU's global timer (`%globaltimer`, about 1 µs resolution on
+/// some parts, 32 ns on Hopper).
+#[inline(always)]
+pub fn globaltimer() -> u64 {
+    let v: u64;
+    unsafe { asm!("mov.u64 {0}, %globaltimer;", out(reg64) v, options(nostack)) };
+    v
+}
+
+/// Suspends the warp for about `ns` nanoseconds (at most 1 ms; sm_70+).
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    unsafe { asm!("nanosleep.u32 {0};", in(reg32) ns, options(nostack)) };
+}
+
+/// Load with acquire semantics at system scope: pairs with a release by the host or
+/// by a copy engine (stream memory operations).
+#[inline(always)]
+pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
+    let v: u32;
+    unsafe { asm!("ld.acquire.sys.u32 {0}, [{1}];", out(reg32) v, in(reg64) p, options(nostack)) };
+    v
+}
+
+/// Load with acquire semantics at GPU scope: pairs with a release by another thread of
+/// this GPU.
+#[inline(always)]
+pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
+    let v: u32;
+    unsafe { asm!("ld.acquire.gpu.u32 {0}, [{1}];", out(reg32) v, in(reg64) p, options(nostack)) };
+    v
+}
+
+/// Strong relaxed load at GPU scope (no ordering, but never torn nor cached stale).
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
+    let v: u32;
+    unsafe { asm!("ld.relaxed.gpu.u32 {0}, [{1}];", out(reg32) v, in(reg64) p, options(nostack)) };
+    v
+}
+
+/// Store with release semantics at GPU scope.
+#[inline(always)]
+pub unsafe fn st_release_gpu(p: *mut u32, v: u32) {
+    unsafe { asm!("st.release.gpu.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+
+/// Strong relaxed store at GPU scope.
+#[inline(always)]
+pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
+    unsafe { asm!("st.relaxed.gpu.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+
+/// Strong relaxed store at system scope. After [`fence_acq_rel_sys`] it completes a
+/// release pattern that the host's acquire load pairs with.
+#[inline(always)]
+pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
+    unsafe { asm!("st.relaxed.sys.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+
+/// Atomic add, relaxed, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    unsafe { asm!("atom.relaxed.gpu.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack)) };
+    old
+}
+
+/// Atomic add, acquire-release, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    unsafe { asm!("atom.acq_rel.gpu.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack)) };
+    old
+}
+
+/// Fence, acquire-release, system scope (`MEMBAR.SYS`: costly; batch work under one).
+#[inline(always)]
+pub fn fence_acq_rel_sys() {
+    unsafe { asm!("fence.acq_rel.sys;", options(nostack)) };
+}
+
+/// Fence, acquire-release, GPU scope.
+#[inline(always)]
+pub fn fence_acq_rel_gpu() {
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
+/// Aborts the kernel (the launch fails with an illegal-instruction error).
+#[inline(always)]
+pub fn trap() -> ! {
+    unsafe { asm!("trap;", options(noreturn, nostack)) };
+}
+
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn llvm_shfl_sync_idx_i32(mask: u32, val: u32, src_lane: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.vote.ballot.sync"]
+    fn llvm_vote_ballot_sync(mask: u32, pred: bool) -> u32;
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn llvm_bar_warp_sync(mask: u32);
+}
+
+/// Value of `v` in lane `src` (all lanes must call).
+#[inline(always)]
+pub fn shfl_idx(v: u32, src: u32) -> u32 {
+    unsafe { llvm_shfl_sync_idx_i32(FULL, v, src, 0x1f) }
+}
+
+/// Bit `i` set where lane `i`'s predicate holds (all lanes must call).
+#[inline(always)]
+pub fn ballot(pred: bool) -> u32 {
+    unsafe { llvm_vote_ballot_sync(FULL, pred) }
+}
+
+/// The predicate holds in every lane (all lanes must call).
+#[inline(always)]
+pub fn all_lanes(pred: bool) -> bool {
+    ballot(pred) == FULL
+}
+
+/// Warp barrier; also orders memory among the warp's lanes (`bar.warp.sync`).
+#[inline(always)]
+pub fn syncwarp() {
+    unsafe { llvm_bar_warp_sync(FULL) }
+}

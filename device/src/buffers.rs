@@ -1,0 +1,31 @@
+//! The device-side check of a buffer slice against the buffer table, done before a task
+//! touches memory. The host already checked it at submit time; this second check is
+//! what stops a forged or stale task from reaching memory it does not own.
+
+use resident_shared::{BufSlice, BufferEntry, MAX_BUFFERS, Status};
+
+/// Resolves `slice` to a pointer to its first element, if the table admits it for
+/// elements of `size_of::<T>()` bytes.
+///
+/// # Safety
+/// `table` must point to `MAX_BUFFERS` readable entries. Entries may be rewritten by the
+/// host only while no published task names them (the runtime frees a buffer only after
+/// every task submitted before the free has completed).
+#[inline(always)]
+pub unsafe fn resolve<T>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
+    let index = slice.handle.index();
+    if index >= MAX_BUFFERS {
+        return Err(Status::BadBuffer);
+    }
+    // Volatile: the table is written by the host between tasks; never let the compiler
+    // carry an entry over from an earlier task.
+    let entry = unsafe { core::ptr::read_volatile(table.add(index)) };
+    let elem = core::mem::size_of::<T>() as u16;
+    if entry.ptr == 0 || entry.generation as u32 != slice.handle.generation() || entry.elem_size != elem {
+        return Err(Status::BadBuffer);
+    }
+    if !entry.admits(slice, elem) {
+        return Err(Status::OutOfRange);
+    }
+    Ok(unsafe { (entry.ptr as *mut T).add(slice.offset as usize) })
+}

@@ -1,0 +1,23 @@
+//! Device code of `resident`: everything that runs on the GPU.
+//!
+//! The same sources compile for two targets. For `nvptx64-nvidia-cuda` (through
+//! `device/ptx`, built by `host/build.rs`) they become the persistent kernel; for the
+//! host they are the CPU backend's workers, which run the identical loop and task code
+//! with a "warp" of one lane. Only [`arch`] differs between the two.
+//!
+//! Owns: the arch layer, the queue's consumer side ([`queue`]), the persistent loop
+//! ([`worker`]), buffer checks ([`buffers`]) and the built-in tasks ([`tasks`]).
+//! Does not own: layouts (in `resident-shared`) or anything the host does.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics))]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+pub mod arch;
+pub mod buffers;
+pub mod queue;
+pub mod tasks;
+pub mod worker;
+
+pub use resident_shared as shared;

@@ -1,0 +1,191 @@
+//! The consumer side of the work queue, run by every worker warp.
+//!
+//! Protocol (the host side is in `host/queue/`; docs/architecture.md has the whole):
+//! 1. Claim: lane 0 adds `claim` to `header.head` (relaxed, .gpu) and broadcasts the old
+//!    value: the warp now owns slots `[first, first + claim)`. The claim carries no
+//!    ordering; it only hands out tickets. Every ticket is served: the owner waits
+//!    for its slot, however long, until the queue stops.
+//! 2. Wait: every lane loads `header.tail` with acquire at system scope until all lanes
+//!    see `seq < tail`. That load pairs with the host's publication of `tail`, which a
+//!    stream memory operation writes after the copy of the slots, with a memory barrier,
+//!    on the same stream: so the slot's bytes are visible once `tail` is.
+//! 3. Run the task, keep its completion in a register of lane `k % WARP`.
+//! 4. Flush: each lane with a held completion stores `status` and `result` (weak), all
+//!    lanes fence `acq_rel.sys`, then each stores `stamp` relaxed at system scope: a
+//!    release pattern that the host's acquire load of `stamp` pairs with. One fence
+//!    covers up to a warp's worth of completions; a warp flushes before it sleeps, so
+//!    nothing it finished waits on work that has not arrived.
+//! 5. Stop: the terminate sentinel stores its own sequence number in `stop_at` and then
+//!    releases `stop` (.gpu); a waiting warp that acquires `stop` and holds a slot after
+//!    `stop_at` leaves. Every slot before the sentinel was published before it, so no
+//!    task is dropped. `abort` (written by the host) makes waiting warps leave at once.
+
+use resident_shared::{Completion, KernelParams, QueueHeader, Task, seq_before, stamp_for};
+
+use crate::arch;
+use crate::tasks::Outcome;
+
+/// Longest sleep between two polls of an empty queue. Bounds the wake-up latency that
+/// an idle warp adds, and keeps the poll rate of thousands of idle warps on one L2 line
+/// at about one per warp per this many nanoseconds.
+pub const MAX_POLL_SLEEP_NS: u32 = 2_000;
+
+/// Whether a worker may run its slot or must leave.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Wait {
+    Ready,
+    Stop,
+}
+
+/// The queue as one worker sees it.
+pub struct DeviceQueue {
+    ring: *const Task,
+    header: *mut QueueHeader,
+    completions: *mut Completion,
+    mask: u32,
+    pub claim: u32,
+}
+
+impl DeviceQueue {
+    /// # Safety
+    /// The addresses in `p` must be valid for the life of the loop, `capacity` a power of
+    /// two and `claim` a power of two no larger than [`arch::WARP`].
+    pub unsafe fn new(p: &KernelParams) -> Self {
+        Self {
+            ring: p.ring as *const Task,
+            header: p.header as *mut QueueHeader,
+            completions: p.completions as *mut Completion,
+            mask: p.capacity - 1,
+            claim: p.claim,
+        }
+    }
+
+    #[inline(always)]
+    pub fn header(&self) -> *mut QueueHeader {
+        self.header
+    }
+
+    /// Step 1: claims `claim` consecutive slots for this warp.
+    #[inline(always)]
+    pub unsafe fn claim(&self) -> u32 {
+        let mut first = 0;
+        if arch::lane_id() == 0 {
+            // Relaxed: the claim only hands out a ticket; the slot's contents are
+            // ordered by the acquire of `tail` in `wait_published`.
+            first = unsafe { arch::atom_add_relaxed_gpu(&raw mut (*self.header).head.value, self.claim) };
+        }
+        arch::shfl_idx(first, 0)
+    }
+
+    /// Step 2: waits until slot `seq` is published, flushing held completions first.
+    #[inline(always)]
+    pub unsafe fn wait_published(&self, seq: u32, held: &mut HeldCompletions) -> Wait {
+        let h = self.header;
+        let mut sleep = 0u32;
+        loop {
+            // Acquire, .sys: pairs with the host's stream write of `tail`, issued after
+            // the copy of the slot on the same stream (docs/architecture.md, step 2).
+            let tail = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
+            if arch::all_lanes(seq_before(seq, tail)) {
+                return Wait::Ready;
+            }
+            unsafe { held.flush(self) };
+            // Acquire, .sys: the host writes `abort` through a stream memory operation.
+            if unsafe { arch::ld_acquire_sys(&raw const (*h).abort.value) } != 0 {
+                return Wait::Stop;
+            }
+            // Acquire, .gpu: pairs with the sentinel's release of `stop` (step 5).
+            if unsafe { arch::ld_acquire_gpu(&raw const (*h).stop.value) } != 0 {
+                let stop_at = unsafe { arch::ld_relaxed_gpu(&raw const (*h).stop_at.value) };
+                if seq_before(stop_at, seq) {
+                    return Wait::Stop;
+                }
+            }
+            arch::nanosleep(sleep);
+            sleep = (sleep * 2).clamp(32, MAX_POLL_SLEEP_NS);
+        }
+    }
+
+    /// Reads slot `seq`. Only after `wait_published(seq)` returned `Ready`.
+    #[inline(always)]
+    pub unsafe fn read_task(&self, seq: u32) -> Task {
+        // A plain load is enough: it follows this lane's acquire of `tail`, which on
+        // the GPU also invalidates any stale L1 copy of the slot from an earlier lap.
+        unsafe { self.ring.add((seq & self.mask) as usize).read() }
+    }
+
+    /// Stores one completion record (step 4); `stamp` last.
+    #[inline(always)]
+    unsafe fn store_payload(&self, seq: u32, out: Outcome) {
+        let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
+        unsafe {
+            core::ptr::write_volatile(&raw mut (*rec).status, out.status as u32);
+            core::ptr::write_volatile(&raw mut (*rec).result, out.result);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_stamp(&self, seq: u32) {
+        let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
+        // Relaxed, .sys, after the fence in `flush`: the release that the host's
+        // acquire load of `stamp` pairs with.
+        unsafe { arch::st_relaxed_sys(&raw mut (*rec).stamp, stamp_for(seq)) };
+    }
+}
+
+/// Completions finished but not yet visible to the host: the `k`-th lives in lane `k`.
+pub struct HeldCompletions {
+    first: u32,
+    count: u32,
+    mine: Outcome,
+}
+
+impl Default for HeldCompletions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeldCompletions {
+    pub const fn new() -> Self {
+        Self { first: 0, count: 0, mine: Outcome::ok(0) }
+    }
+
+    /// Step 3: keeps the (warp-uniform) outcome of task `seq`; flushes a full warp.
+    /// Held sequence numbers are consecutive: a warp runs its claimed slots in order and
+    /// flushes before it moves to a new claim.
+    #[inline(always)]
+    pub unsafe fn hold(&mut self, q: &DeviceQueue, seq: u32, out: Outcome) {
+        if self.count == 0 {
+            self.first = seq;
+        }
+        if arch::lane_id() == self.count {
+            self.mine = out;
+        }
+        self.count += 1;
+        if self.count == arch::WARP {
+            unsafe { self.flush(q) };
+        }
+    }
+
+    /// Step 4: makes every held completion visible to the host.
+    #[inline(always)]
+    pub unsafe fn flush(&mut self, q: &DeviceQueue) {
+        if self.count == 0 {
+            return;
+        }
+        let lane = arch::lane_id();
+        let seq = self.first.wrapping_add(lane);
+        let mine = lane < self.count;
+        if mine {
+            unsafe { q.store_payload(seq, self.mine) };
+        }
+        // Orders the payload stores above before the stamp stores below, at system
+        // scope (one MEMBAR.SYS per flush, for up to WARP completions).
+        arch::fence_acq_rel_sys();
+        if mine {
+            unsafe { q.store_stamp(seq) };
+        }
+        self.count = 0;
+    }
+}

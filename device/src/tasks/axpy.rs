@@ -1,0 +1,82 @@
+//! `axpy`: `y = alpha * x + y` on two f32 slices, the memory-bound reference task.
+//!
+//! The warp moves 16-byte vectors, coalesced across lanes, and issues all loads of a
+//! chunk (`UNROLL` vectors of x and of y per lane) before the first use, so that enough
+//! bytes are in flight per warp to approach device bandwidth.
+
+use resident_shared::{Status, Task};
+
+use super::TaskContext;
+use crate::{arch, buffers};
+
+const UNROLL: usize = 8;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct F4([f32; 4]);
+
+/// # Safety
+/// See [`super::execute`].
+#[inline(always)]
+pub unsafe fn run(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
+    let alpha = f32::from_bits(task.args[0]);
+    let xs = task.arg_slice(1);
+    let ys = task.arg_slice(4);
+    if xs.len != ys.len {
+        return Err(Status::BadArgs);
+    }
+    let x = unsafe { buffers::resolve::<f32>(cx.buffers, xs) }?;
+    let y = unsafe { buffers::resolve::<f32>(cx.buffers, ys) }?;
+    unsafe { axpy(alpha, x, y, xs.len as usize) };
+    Ok(xs.len as u64)
+}
+
+#[inline(always)]
+unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
+    let lane = arch::lane_id() as usize;
+    let w = arch::WARP as usize;
+    let mut done = 0;
+    if (x as usize | y as usize) % 16 == 0 {
+        let (x4, y4) = (x as *const F4, y as *mut F4);
+        let n4 = len / 4;
+        let chunk = UNROLL * w;
+        let mut base = 0;
+        while base + chunk <= n4 {
+            let mut xv = [F4([0.0; 4]); UNROLL];
+            let mut yv = [F4([0.0; 4]); UNROLL];
+            for u in 0..UNROLL {
+                let i = base + u * w + lane;
+                unsafe {
+                    xv[u] = x4.add(i).read();
+                    yv[u] = y4.add(i).read();
+                }
+            }
+            for u in 0..UNROLL {
+                let i = base + u * w + lane;
+                let mut r = yv[u];
+                for j in 0..4 {
+                    r.0[j] += alpha * xv[u].0[j];
+                }
+                unsafe { y4.add(i).write(r) };
+            }
+            base += chunk;
+        }
+        let mut i = base + lane;
+        while i < n4 {
+            unsafe {
+                let (xv, mut r) = (x4.add(i).read(), y4.add(i).read());
+                for j in 0..4 {
+                    r.0[j] += alpha * xv.0[j];
+                }
+                y4.add(i).write(r);
+            }
+            i += w;
+        }
+        done = n4 * 4;
+    }
+    let mut i = done + lane;
+    while i < len {
+        unsafe { *y.add(i) += alpha * *x.add(i) };
+        i += w;
+    }
+}

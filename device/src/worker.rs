@@ -1,0 +1,47 @@
+//! The persistent loop: what every worker warp runs from launch to shutdown.
+//! Claim a range of slots, wait for each to be published, run it, hold its completion,
+//! flush; leave on the terminate sentinel or on abort. The queue protocol itself is in
+//! [`crate::queue`]; the tasks in [`crate::tasks`].
+
+use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, stamp_for};
+
+use crate::queue::{DeviceQueue, HeldCompletions, Wait};
+use crate::tasks::{self, TaskContext};
+
+/// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend).
+///
+/// # Safety
+/// `p` must describe a live queue (see [`DeviceQueue::new`]) and buffer table.
+pub unsafe fn persistent_loop(p: &KernelParams) {
+    let q = unsafe { DeviceQueue::new(p) };
+    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header() };
+    let mut held = HeldCompletions::new();
+    loop {
+        let first = unsafe { q.claim() };
+        for k in 0..q.claim {
+            let seq = first.wrapping_add(k);
+            if unsafe { q.wait_published(seq, &mut held) } == Wait::Stop {
+                unsafe { held.flush(&q) };
+                return;
+            }
+            let task = unsafe { q.read_task(seq) };
+            let out = unsafe { tasks::execute(&task, &cx, seq) };
+            unsafe { held.hold(&q, seq, out) };
+        }
+        unsafe { held.flush(&q) };
+    }
+}
+
+/// Runs one task outside the queue: the body of the one-launch-per-task baseline.
+/// The completion is written with plain stores; kernel completion orders it.
+///
+/// # Safety
+/// `p.buffers` must point to a buffer table, `p.completion` to a writable record.
+pub unsafe fn run_one(p: &OneTaskParams) {
+    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: core::ptr::null_mut() };
+    let out = unsafe { tasks::execute(&p.task, &cx, p.seq) };
+    if crate::arch::lane_id() == 0 {
+        let rec = p.completion as *mut Completion;
+        unsafe { rec.write(Completion { stamp: stamp_for(p.seq), status: out.status as u32, result: out.result }) };
+    }
+}

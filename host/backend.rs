@@ -1,0 +1,134 @@
+//! The two places tasks can run, behind one enum: the persistent kernel on a CUDA
+//! device, or worker threads on the host running the same device code. Both present the
+//! same queue memory (ring, header, completion ring, buffer table); they differ only in
+//! how staged slots and the `tail` counter reach the workers, and in how memory is
+//! allocated and copied.
+
+use resident_shared::{BufferEntry, Completion, Task};
+use std::time::Duration;
+
+use crate::cpu::CpuBackend;
+use crate::cuda::backend::CudaBackend;
+use crate::Result;
+
+/// What runs the tasks, for display.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendInfo {
+    pub kind: crate::BackendKind,
+    /// Device name, or "CPU".
+    pub name: String,
+    /// Workers polling the queue (warps on a GPU, threads on the CPU).
+    pub workers: u32,
+    /// How the workers are laid out, in words.
+    pub layout: String,
+}
+
+impl std::fmt::Display for BackendInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            crate::BackendKind::Cuda => "CUDA",
+            _ => "CPU",
+        };
+        write!(f, "{kind} backend: {} ({})", self.name, self.layout)
+    }
+}
+
+/// Liveness of the workers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Health {
+    Running,
+    /// Every worker left the loop (after the sentinel or an abort).
+    Exited,
+    Fault(crate::Error),
+}
+
+/// Memory owned by a backend: device memory (CUDA) or a host allocation (CPU).
+#[derive(Debug)]
+pub(crate) enum Memory {
+    Cuda(crate::cuda::memory::DeviceAlloc),
+    Cpu(crate::cpu::HostAlloc),
+}
+
+impl Memory {
+    pub fn addr(&self) -> u64 {
+        match self {
+            Memory::Cuda(m) => m.ptr(),
+            Memory::Cpu(m) => m.ptr() as u64,
+        }
+    }
+}
+
+pub(crate) enum Backend {
+    Cuda(CudaBackend),
+    Cpu(CpuBackend),
+}
+
+macro_rules! each {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            Backend::Cuda($b) => $e,
+            Backend::Cpu($b) => $e,
+        }
+    };
+}
+
+impl Backend {
+    pub fn info(&self) -> BackendInfo {
+        each!(self, b => b.info())
+    }
+    pub fn capacity(&self) -> u32 {
+        each!(self, b => b.capacity())
+    }
+    /// Writes `tasks` into the slots `first..` (mod capacity), where the workers (CPU)
+    /// or the next copy (CUDA) will find them.
+    ///
+    /// # Safety
+    /// The slots must be free: every earlier task in them has completed, and the caller
+    /// is the only producer (the runtime's producer lock).
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
+        each!(self, b => unsafe { b.stage(first, tasks) })
+    }
+    /// Makes the staged slots `first..end` visible to the workers: `tail = end`.
+    pub fn publish(&self, first: u64, end: u64) -> Result<()> {
+        each!(self, b => b.publish(first, end))
+    }
+    /// The completion record of `seq`. Read `stamp` with acquire first.
+    pub fn completion(&self, seq: u64) -> *const Completion {
+        each!(self, b => b.completion(seq))
+    }
+    pub fn alloc(&self, bytes: usize) -> Result<Memory> {
+        each!(self, b => b.alloc(bytes))
+    }
+    /// # Safety
+    /// `dst..dst+src.len()` must lie in memory from [`Backend::alloc`].
+    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
+        each!(self, b => unsafe { b.upload(dst, src) })
+    }
+    /// # Safety
+    /// `src..src+dst.len()` must lie in memory from [`Backend::alloc`].
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        each!(self, b => unsafe { b.download(src, dst) })
+    }
+    /// Writes one buffer-table entry, visible to every task published after this returns.
+    pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
+        each!(self, b => b.set_buffer_entry(index, e))
+    }
+    pub fn health(&self) -> Health {
+        each!(self, b => b.health())
+    }
+    /// Asks every worker to leave as soon as it can (running tasks that poll, like
+    /// `spin`, end early with `Aborted`).
+    pub fn abort(&self) -> Result<()> {
+        each!(self, b => b.abort())
+    }
+    /// Waits up to `timeout` for every worker to leave; true if they did.
+    pub fn wait_exit(&self, timeout: Duration) -> bool {
+        each!(self, b => b.wait_exit(timeout))
+    }
+    pub fn cuda(&self) -> Option<&CudaBackend> {
+        match self {
+            Backend::Cuda(b) => Some(b),
+            Backend::Cpu(_) => None,
+        }
+    }
+}

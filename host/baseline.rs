@@ -1,0 +1,158 @@
+//! The baselines the persistent runtime is measured against, built from the same device
+//! code: one kernel launch per task (`resident_one_task`, one warp), and the same
+//! launches captured once into a CUDA Graph and replayed. CUDA backend only.
+//!
+//! They run on their own stream while the persistent kernel sits idle (its warps sleep
+//! up to 2 µs between polls of an empty queue); they use the runtime's module and
+//! buffer table, so the same [`crate::Buffer`]s serve both.
+
+use cudarc::driver::sys::{self, CUgraph, CUgraphExec};
+use resident_shared::{Completion, OneTaskParams, Task};
+
+use crate::cuda::driver::check;
+use crate::cuda::memory::DeviceAlloc;
+use crate::cuda::stream::Stream;
+use crate::runtime::Shared;
+use crate::{Error, Result, Runtime};
+
+/// Launch-per-task and graph-replay execution of task lists, for benchmarks.
+pub struct Baselines {
+    shared: std::sync::Arc<Shared>,
+    // Drop order: memory, then the stream it is freed on.
+    completions: DeviceAlloc,
+    stream: Stream,
+    max_tasks: usize,
+}
+
+impl Baselines {
+    /// Baselines for lists of up to `max_tasks` tasks. [`Error::NoDevice`] on the CPU
+    /// backend.
+    pub fn new(rt: &Runtime, max_tasks: usize) -> Result<Self> {
+        let shared = rt.shared().clone();
+        let cuda = shared.backend.cuda().ok_or(Error::NoDevice)?;
+        cuda.context().bind()?;
+        let stream = Stream::non_blocking(0)?;
+        let completions = unsafe { DeviceAlloc::zeroed(max_tasks * size_of::<Completion>(), stream.raw()) }?;
+        Ok(Self { shared, completions, stream, max_tasks })
+    }
+
+    fn params<'a>(&'a self, tasks: &'a [Task]) -> Result<impl Iterator<Item = OneTaskParams> + 'a> {
+        if tasks.len() > self.max_tasks {
+            return Err(Error::LengthMismatch { expected: self.max_tasks, got: tasks.len() });
+        }
+        crate::validate::validate(tasks, &self.shared.producer.lock().unwrap().registry)?;
+        let table = self.shared.backend.cuda().unwrap().table_ptr();
+        let base = self.completions.ptr();
+        Ok(tasks.iter().enumerate().map(move |(i, t)| OneTaskParams {
+            task: *t,
+            completion: base + (i * size_of::<Completion>()) as u64,
+            buffers: table,
+            seq: i as u32,
+            _pad: [0; 11],
+        }))
+    }
+
+    fn launch_all(&self, tasks: &[Task]) -> Result<()> {
+        let cuda = self.shared.backend.cuda().unwrap();
+        for p in self.params(tasks)? {
+            cuda.launch_one(&p, self.stream.raw())?;
+        }
+        Ok(())
+    }
+
+    /// Launches one kernel per task, back to back on one stream, and waits for all.
+    pub fn launch_per_task(&self, tasks: &[Task]) -> Result<()> {
+        self.shared.bind()?;
+        self.launch_all(tasks)?;
+        self.stream.synchronize()
+    }
+
+    /// Captures one launch per task into a CUDA Graph, instantiated and uploaded.
+    pub fn capture_graph(&self, tasks: &[Task]) -> Result<Graph<'_>> {
+        self.shared.bind()?;
+        let s = self.stream.raw();
+        check(
+            unsafe { sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) },
+            "cuStreamBeginCapture",
+        )?;
+        let launched = self.launch_all(tasks);
+        let mut graph: CUgraph = std::ptr::null_mut();
+        let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
+        launched?;
+        ended?;
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
+            unsafe { sys::cuGraphDestroy(graph) };
+            return Err(e);
+        }
+        let g = Graph { owner: self, graph, exec };
+        check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
+        self.stream.synchronize()?;
+        Ok(g)
+    }
+
+    /// Copies `bytes` from one device allocation to another and waits: the device's
+    /// copy bandwidth, the ceiling for memory-bound tasks. Allocations are made once by
+    /// [`Baselines::copy_buffers`].
+    pub fn copy(&self, bufs: &CopyBuffers) -> Result<()> {
+        self.shared.bind()?;
+        check(
+            unsafe { sys::cuMemcpyDtoDAsync_v2(bufs.dst.ptr(), bufs.src.ptr(), bufs.bytes, self.stream.raw()) },
+            "cuMemcpyDtoDAsync",
+        )?;
+        self.stream.synchronize()
+    }
+
+    /// Two device allocations of `bytes` for [`Baselines::copy`].
+    pub fn copy_buffers(&self, bytes: usize) -> Result<CopyBuffers> {
+        self.shared.bind()?;
+        let s = self.stream.raw();
+        Ok(CopyBuffers { src: unsafe { DeviceAlloc::zeroed(bytes, s) }?, dst: unsafe { DeviceAlloc::zeroed(bytes, s) }?, bytes })
+    }
+
+    /// Reads back the completion records of the last `n` baseline tasks.
+    pub fn completions(&self, n: usize) -> Result<Vec<Completion>> {
+        let mut out = vec![Completion { stamp: 0, status: 0, result: 0 }; n.min(self.max_tasks)];
+        unsafe { self.shared.backend.download(self.completions.ptr(), bytemuck::cast_slice_mut(&mut out)) }?;
+        Ok(out)
+    }
+}
+
+impl Drop for Baselines {
+    fn drop(&mut self) {
+        let _ = self.shared.bind();
+    }
+}
+
+/// Source and destination of the copy-bandwidth measurement.
+pub struct CopyBuffers {
+    src: DeviceAlloc,
+    dst: DeviceAlloc,
+    pub bytes: usize,
+}
+
+/// An instantiated graph of one launch per task.
+pub struct Graph<'b> {
+    owner: &'b Baselines,
+    graph: CUgraph,
+    exec: CUgraphExec,
+}
+
+impl Graph<'_> {
+    /// Replays the whole graph once and waits.
+    pub fn replay(&self) -> Result<()> {
+        self.owner.shared.bind()?;
+        check(unsafe { sys::cuGraphLaunch(self.exec, self.owner.stream.raw()) }, "cuGraphLaunch")?;
+        self.owner.stream.synchronize()
+    }
+}
+
+impl Drop for Graph<'_> {
+    fn drop(&mut self) {
+        let _ = self.owner.shared.bind();
+        unsafe {
+            sys::cuGraphExecDestroy(self.exec);
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Device buffers and the registry that names them to tasks.
+//!
+//! A [`Buffer`] owns device memory (host memory on the CPU backend) and a slot in the
+//! buffer table. Tasks refer to it through [`BufSlice`]s (handle, offset, length),
+//! which the runtime checks at submit time and the device checks again.
+//! Dropping a buffer waits until every task submitted before the drop has completed, so
+//! no task can reach freed memory.
+
+use bytemuck::Pod;
+use resident_shared::{BufSlice, BufferEntry, BufferHandle, MAX_BUFFERS};
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::Memory;
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types a buffer may hold (4-byte scalars the built-in tasks use).
+pub trait Element: Pod + sealed::Sealed {}
+macro_rules! element {
+    ($($t:ty),*) => {$( impl sealed::Sealed for $t {} impl Element for $t {} )*};
+}
+element!(f32, u32, i32);
+
+/// How long a dropped buffer waits for in-flight tasks before it leaks its memory
+/// rather than free it under them.
+const DROP_WAIT: Duration = Duration::from_secs(30);
+
+/// A typed device buffer.
+pub struct Buffer<T: Element> {
+    shared: Arc<Shared>,
+    handle: BufferHandle,
+    len: u32,
+    mem: Option<Memory>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer").field("handle", &self.handle).field("len", &self.len).finish()
+    }
+}
+
+impl<T: Element> Buffer<T> {
+    pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<Self> {
+        let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
+        let mem = shared.backend.alloc(len * size_of::<T>())?;
+        let mut p = shared.producer.lock().unwrap();
+        let handle = p.registry.register(mem.addr(), len32, size_of::<T>() as u16)?;
+        if let Err(e) = shared.backend.set_buffer_entry(handle.index(), p.registry.entry(handle).unwrap()) {
+            p.registry.unregister(handle);
+            return Err(e);
+        }
+        drop(p);
+        Ok(Self { shared, handle, len: len32, mem: Some(mem), _t: PhantomData })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn handle(&self) -> BufferHandle {
+        self.handle
+    }
+
+    /// The whole buffer as a task argument.
+    pub fn all(&self) -> BufSlice {
+        BufSlice { handle: self.handle, offset: 0, len: self.len }
+    }
+
+    /// A range of elements as a task argument. Panics if the range is out of bounds,
+    /// like slice indexing.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> BufSlice {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e + 1,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len(),
+        };
+        assert!(start <= end && end <= self.len(), "range {start}..{end} out of bounds for a buffer of {}", self.len);
+        BufSlice { handle: self.handle, offset: start as u32, len: (end - start) as u32 }
+    }
+
+    /// Copies `data` into the buffer from element `offset`. Like a CUDA copy, it is not
+    /// ordered with tasks in flight that use the buffer: wait for their tickets first.
+    pub fn write_at(&self, offset: usize, data: &[T]) -> Result<()> {
+        if offset.checked_add(data.len()).is_none_or(|e| e > self.len()) {
+            return Err(Error::LengthMismatch { expected: self.len() - offset.min(self.len()), got: data.len() });
+        }
+        let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
+        // SAFETY: in bounds of this allocation (checked above).
+        unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data)) }
+    }
+
+    /// Copies `data` (exactly `len()` elements) into the buffer.
+    pub fn write(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::LengthMismatch { expected: self.len(), got: data.len() });
+        }
+        self.write_at(0, data)
+    }
+
+    /// Copies the whole buffer out. Wait for the tickets of tasks that write it first.
+    pub fn read(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len()];
+        let src = self.mem.as_ref().unwrap().addr();
+        // SAFETY: `out` is exactly the allocation's size.
+        unsafe { self.shared.backend.download(src, bytemuck::cast_slice_mut(&mut out)) }?;
+        Ok(out)
+    }
+}
+
+impl<T: Element> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        // Under the producer lock: no submit is between validation and publication,
+        // so `next` covers every task that may name this buffer; new submits are
+        // refused from here on.
+        let target = {
+            let mut p = self.shared.producer.lock().unwrap();
+            p.registry.unregister(self.handle);
+            p.next
+        };
+        let drained = self.shared.is_stopped() || self.shared.wait_completed(target, DROP_WAIT).is_ok();
+        let _ = self.shared.backend.set_buffer_entry(self.handle.index(), BufferEntry::EMPTY);
+        if !drained {
+            eprintln!("resident: tasks using buffer {:?} did not finish; leaking its memory", self.handle);
+            std::mem::forget(self.mem.take());
+        }
+    }
+}
+
+/// The host's copy of the buffer table: which handles are live, with which generation.
+pub(crate) struct BufferRegistry {
+    entries: Vec<BufferEntry>,
+    generations: Vec<u16>,
+    free: Vec<u16>,
+}
+
+impl BufferRegistry {
+    pub fn new() -> Self {
+        Self {
+            entries: vec![BufferEntry::EMPTY; MAX_BUFFERS],
+            // Generation 0 is never handed out: a zeroed handle is never live.
+            generations: vec![0; MAX_BUFFERS],
+            free: (0..MAX_BUFFERS as u16).rev().collect(),
+        }
+    }
+
+    pub fn register(&mut self, ptr: u64, len: u32, elem_size: u16) -> Result<BufferHandle> {
+        let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
+        let g = &mut self.generations[index as usize];
+        *g = g.wrapping_add(1).max(1);
+        self.entries[index as usize] = BufferEntry { ptr, len, elem_size, generation: *g };
+        Ok(BufferHandle::new(index, *g))
+    }
+
+    pub fn unregister(&mut self, h: BufferHandle) {
+        if self.entry(h).is_some() {
+            self.entries[h.index()] = BufferEntry::EMPTY;
+            self.free.push(h.index() as u16);
+        }
+    }
+
+    /// The live entry a handle names, if its generation matches.
+    pub fn entry(&self, h: BufferHandle) -> Option<BufferEntry> {
+        let e = *self.entries.get(h.index())?;
+        (e.ptr != 0 && e.generation as u32 == h.generation()).then_some(e)
+    }
+}

@@ -1,0 +1,77 @@
+//! Runtime configuration and backend selection.
+
+use std::time::Duration;
+
+/// Which backend runs the tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// CUDA when a driver and a device are present, else the CPU.
+    Auto,
+    /// The persistent kernel on a CUDA device.
+    Cuda,
+    /// Worker threads on the host running the same device code.
+    Cpu,
+}
+
+/// How to build a [`crate::Runtime`]. `Default` suits most uses.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    pub backend: BackendKind,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// Task slots in the ring (a power of two, at least 64, at most 2^30).
+    pub capacity: u32,
+    /// Slots a worker claims per atomic increment (a power of two, at most 32; the CPU
+    /// backend always claims 1).
+    pub claim: u32,
+    /// Threads per block of the persistent kernel (a multiple of 32).
+    pub block_threads: u32,
+    /// At most this many blocks per SM; fewer if the occupancy query says so. Leaving
+    /// SMs room lets other streams' kernels run beside the persistent one.
+    pub max_blocks_per_sm: u32,
+    /// CPU backend: worker threads (0: one per available core).
+    pub cpu_workers: usize,
+    /// How long dropping the runtime waits for queued tasks to drain before it aborts.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            backend: BackendKind::Auto,
+            device: 0,
+            capacity: 1 << 18,
+            claim: 8,
+            block_threads: 256,
+            max_blocks_per_sm: 2,
+            cpu_workers: 0,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RuntimeConfig {
+    pub fn cpu() -> Self {
+        Self { backend: BackendKind::Cpu, ..Self::default() }
+    }
+    pub fn cuda() -> Self {
+        Self { backend: BackendKind::Cuda, ..Self::default() }
+    }
+
+    pub(crate) fn validate(&self) -> crate::Result<()> {
+        let bad = |m: &str| Err(crate::Error::Config(m.into()));
+        if !self.capacity.is_power_of_two() || self.capacity < 64 || self.capacity > 1 << 30 {
+            return bad("capacity must be a power of two in [64, 2^30]");
+        }
+        if !self.claim.is_power_of_two() || self.claim > 32 {
+            return bad("claim must be a power of two no larger than 32");
+        }
+        if self.block_threads == 0 || self.block_threads % 32 != 0 || self.block_threads > 1024 {
+            return bad("block_threads must be a multiple of 32 in [32, 1024]");
+        }
+        if self.max_blocks_per_sm == 0 {
+            return bad("max_blocks_per_sm must be at least 1");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,174 @@
+//! Queue memory in host RAM and the worker threads that drain it.
+
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, QueueHeader, Task};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::HostAlloc;
+use crate::backend::{BackendInfo, Health, Memory};
+use crate::{BackendKind, Error, Result, RuntimeConfig};
+
+pub(crate) struct CpuBackend {
+    ring: HostAlloc,
+    header: HostAlloc,
+    completions: HostAlloc,
+    table: HostAlloc,
+    capacity: u32,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+    n_workers: usize,
+    exited: Arc<AtomicUsize>,
+    fault: Arc<Mutex<Option<String>>>,
+}
+
+impl CpuBackend {
+    pub fn new(config: &RuntimeConfig) -> Result<Self> {
+        let capacity = config.capacity;
+        let ring = HostAlloc::zeroed(capacity as usize * size_of::<Task>())?;
+        let header = HostAlloc::zeroed(size_of::<QueueHeader>())?;
+        let completions = HostAlloc::zeroed(capacity as usize * size_of::<Completion>())?;
+        let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
+        let n_workers = match config.cpu_workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
+        let params = KernelParams {
+            ring: ring.ptr() as u64,
+            header: header.ptr() as u64,
+            completions: completions.ptr() as u64,
+            buffers: table.ptr() as u64,
+            capacity,
+            // A CPU "warp" has one lane and holds one completion at a time.
+            claim: 1,
+        };
+        let exited = Arc::new(AtomicUsize::new(0));
+        let fault = Arc::new(Mutex::new(None));
+        let mut handles = Vec::with_capacity(n_workers);
+        for i in 0..n_workers {
+            let (exited, fault) = (exited.clone(), fault.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("resident-worker-{i}"))
+                .spawn(move || {
+                    resident_device::arch::set_worker(i as u32, n_workers as u32);
+                    // SAFETY: the queue memory outlives the workers: the backend joins
+                    // them (or leaks the memory) before dropping it.
+                    let r = std::panic::catch_unwind(|| unsafe { resident_device::worker::persistent_loop(&params) });
+                    if let Err(e) = r {
+                        let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
+                        *fault.lock().unwrap() = Some(msg.unwrap_or_else(|| "worker panicked".into()));
+                    }
+                    exited.fetch_add(1, Ordering::AcqRel);
+                })
+                .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
+            handles.push(h);
+        }
+        Ok(Self { ring, header, completions, table, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
+    }
+
+    pub fn info(&self) -> BackendInfo {
+        BackendInfo {
+            kind: BackendKind::Cpu,
+            name: "CPU".into(),
+            workers: self.n_workers as u32,
+            layout: format!("{} worker threads", self.n_workers),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    fn header(&self) -> *mut QueueHeader {
+        self.header.ptr() as *mut QueueHeader
+    }
+
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
+        let ring = self.ring.ptr() as *mut Task;
+        let mask = self.capacity as u64 - 1;
+        for (i, t) in tasks.iter().enumerate() {
+            // SAFETY: index < capacity; the slot is free (caller's contract), so no
+            // worker reads it until the release store of `tail` below publishes it.
+            unsafe { ring.add(((first + i as u64) & mask) as usize).write(*t) };
+        }
+    }
+
+    pub fn publish(&self, _first: u64, end: u64) -> Result<()> {
+        // Release: publishes the slot writes in `stage` to the workers' acquire load of
+        // `tail` (device/src/queue.rs, step 2).
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).tail.value) }.store(end as u32, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn completion(&self, seq: u64) -> *const Completion {
+        let i = (seq & (self.capacity as u64 - 1)) as usize;
+        unsafe { (self.completions.ptr() as *const Completion).add(i) }
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<Memory> {
+        Ok(Memory::Cpu(HostAlloc::zeroed(bytes)?))
+    }
+
+    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        Ok(())
+    }
+
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
+        assert!(index < MAX_BUFFERS);
+        // Volatile, and ordered before any later publication by the producer lock and
+        // the release store of `tail` (the device reads entries volatile, after its
+        // acquire of `tail`).
+        unsafe { std::ptr::write_volatile((self.table.ptr() as *mut BufferEntry).add(index), e) };
+        Ok(())
+    }
+
+    pub fn health(&self) -> Health {
+        if let Some(msg) = self.fault.lock().unwrap().clone() {
+            return Health::Fault(Error::DeviceFault(msg));
+        }
+        if self.exited.load(Ordering::Acquire) == self.n_workers { Health::Exited } else { Health::Running }
+    }
+
+    pub fn abort(&self) -> Result<()> {
+        // Release, pairs with the workers' acquire load of `abort`.
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).abort.value) }.store(1, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn wait_exit(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while self.exited.load(Ordering::Acquire) < self.n_workers {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        for h in self.workers.lock().unwrap().drain(..) {
+            let _ = h.join();
+        }
+        true
+    }
+}
+
+impl Drop for CpuBackend {
+    fn drop(&mut self) {
+        // The runtime stops the workers before dropping the backend; if they are still
+        // running (a task that never returns), the queue memory must outlive them.
+        if self.exited.load(Ordering::Acquire) < self.n_workers {
+            let _ = self.abort();
+            if !self.wait_exit(Duration::from_secs(1)) {
+                eprintln!("resident: CPU workers did not stop; leaking the queue memory");
+                std::mem::forget(std::mem::replace(&mut self.ring, HostAlloc::zeroed(1).unwrap()));
+                std::mem::forget(std::mem::replace(&mut self.header, HostAlloc::zeroed(1).unwrap()));
+                std::mem::forget(std::mem::replace(&mut self.completions, HostAlloc::zeroed(1).unwrap()));
+                std::mem::forget(std::mem::replace(&mut self.table, HostAlloc::zeroed(1).unwrap()));
+            }
+        }
+    }
+}

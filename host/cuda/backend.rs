@@ -1,0 +1,272 @@
+//! The persistent kernel and its queue memory on a CUDA device.
+//!
+//! Memory layout and who writes what:
+//! - ring (device memory): written only by the transfer stream's copies from `staging`;
+//! - staging (pinned, write-combined): the host's mirror of the ring, written by the
+//!   producer, read by the copy engine;
+//! - header (device memory): `head` by the workers' atomics, `tail` by stream writes on
+//!   the transfer stream, `abort` by stream writes on the control stream, `stop` and
+//!   `stop_at` by the sentinel;
+//! - completions (pinned, mapped, cached): written by the workers over PCIe (posted
+//!   writes), read by the host;
+//! - buffer table (device memory): written by synchronous copies under the producer lock.
+//!
+//! Three streams, all non-blocking: the kernel's, the transfer stream (copies and
+//! `tail`), and a control stream (`abort`), so that an abort is never stuck behind a
+//! copy.
+
+use cudarc::driver::sys::{self, CUfunction};
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, OneTaskParams, QueueHeader, Task};
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+use super::driver::{Context, check};
+use super::memory::{DeviceAlloc, PinnedAlloc};
+use super::module::Module;
+use super::stream::{Stream, StreamState};
+use crate::backend::{BackendInfo, Health, Memory};
+use crate::{BackendKind, Error, Result, RuntimeConfig};
+
+pub(crate) struct CudaBackend {
+    // Field order is drop order: memory first (freed on the transfer stream), then the
+    // module, then the streams, then the context.
+    ring: DeviceAlloc,
+    header: DeviceAlloc,
+    table: DeviceAlloc,
+    staging: PinnedAlloc,
+    completions: PinnedAlloc,
+    one_task: CUfunction,
+    // Owns the kernels; unloaded after the streams are idle.
+    _module: Module,
+    kernel_stream: Stream,
+    transfer: Stream,
+    control: Stream,
+    ctx: Context,
+    capacity: u32,
+    grid: u32,
+    block: u32,
+    sms: u32,
+    name: String,
+}
+
+// SAFETY: all handles are driver objects usable from any thread once the context is
+// bound; the raw function handle is immutable.
+unsafe impl Send for CudaBackend {}
+unsafe impl Sync for CudaBackend {}
+
+impl CudaBackend {
+    pub fn new(config: &RuntimeConfig) -> Result<Self> {
+        let ctx = Context::new(config.device)?;
+        ctx.bind()?;
+        let module = Module::load_embedded()?;
+        let persistent = module.function("resident_persistent")?;
+        let one_task = module.function("resident_one_task")?;
+        let kernel_stream = Stream::non_blocking(0)?;
+        let transfer = Stream::non_blocking(0)?;
+        let control = Stream::non_blocking(0)?;
+        let capacity = config.capacity;
+        let (t, c) = (size_of::<Task>(), size_of::<Completion>());
+        unsafe {
+            let ring = DeviceAlloc::zeroed(capacity as usize * t, transfer.raw())?;
+            let header = DeviceAlloc::zeroed(size_of::<QueueHeader>(), transfer.raw())?;
+            let table = DeviceAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>(), transfer.raw())?;
+            let staging = PinnedAlloc::zeroed(capacity as usize * t, true)?;
+            let completions = PinnedAlloc::zeroed(capacity as usize * c, false)?;
+
+            let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+            let mut per_sm = 0;
+            check(
+                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, persistent, config.block_threads as i32, 0),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            )?;
+            if per_sm < 1 {
+                return Err(Error::Config(format!("a block of {} threads does not fit on an SM", config.block_threads)));
+            }
+            // Every block must be co-resident: the grid never exceeds what the
+            // occupancy query allows, and may be smaller to leave room to other streams.
+            let grid = sms * (per_sm as u32).min(config.max_blocks_per_sm);
+            let name = ctx.name();
+            let this = Self {
+                ring,
+                header,
+                table,
+                staging,
+                completions,
+                one_task,
+                _module: module,
+                kernel_stream,
+                transfer,
+                control,
+                ctx,
+                capacity,
+                grid,
+                block: config.block_threads,
+                sms,
+                name,
+            };
+            this.launch(persistent, config.claim)?;
+            Ok(this)
+        }
+    }
+
+    unsafe fn launch(&self, f: CUfunction, claim: u32) -> Result<()> {
+        let mut params = KernelParams {
+            ring: self.ring.ptr(),
+            header: self.header.ptr(),
+            completions: self.completions.device_ptr(),
+            buffers: self.table.ptr(),
+            capacity: self.capacity,
+            claim,
+        };
+        let mut args = [&raw mut params as *mut c_void];
+        check(
+            unsafe {
+                sys::cuLaunchKernel(f, self.grid, 1, 1, self.block, 1, 1, 0, self.kernel_stream.raw(), args.as_mut_ptr(), std::ptr::null_mut())
+            },
+            "cuLaunchKernel(resident_persistent)",
+        )?;
+        match self.kernel_stream.state() {
+            StreamState::Failed(e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn info(&self) -> BackendInfo {
+        let warps = self.grid * self.block / 32;
+        BackendInfo {
+            kind: BackendKind::Cuda,
+            name: self.name.clone(),
+            workers: warps,
+            layout: format!("{} SMs, {} blocks x {} threads = {} worker warps", self.sms, self.grid, self.block, warps),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
+        let base = self.staging.host_ptr() as *mut Task;
+        let mask = self.capacity as u64 - 1;
+        let start = (first & mask) as usize;
+        let n1 = tasks.len().min(self.capacity as usize - start);
+        // SAFETY: in bounds; the slots' previous copies have completed, since their
+        // tasks completed (caller's contract). Write-combined memory: one streaming
+        // copy per run.
+        unsafe {
+            std::ptr::copy_nonoverlapping(tasks.as_ptr(), base.add(start), n1);
+            std::ptr::copy_nonoverlapping(tasks.as_ptr().add(n1), base, tasks.len() - n1);
+        }
+    }
+
+    pub fn publish(&self, first: u64, end: u64) -> Result<()> {
+        let t = size_of::<Task>();
+        let mask = self.capacity as u64 - 1;
+        let start = (first & mask) as usize;
+        let n = (end - first) as usize;
+        let n1 = n.min(self.capacity as usize - start);
+        let s = self.transfer.raw();
+        let (dev, host) = (self.ring.ptr(), self.staging.host_ptr());
+        unsafe {
+            let copy = |off: usize, count: usize| {
+                check(
+                    sys::cuMemcpyHtoDAsync_v2(dev + (off * t) as u64, host.add(off * t) as *const c_void, count * t, s),
+                    "cuMemcpyHtoDAsync(ring)",
+                )
+            };
+            copy(start, n1)?;
+            if n > n1 {
+                copy(0, n - n1)?;
+            }
+            // Publication. Stream order puts this write after the copies above, and
+            // without CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER the driver makes the
+            // copies' data visible before the value: it pairs with the workers'
+            // ld.acquire.sys of `tail` (device/src/queue.rs, step 2).
+            let tail = self.header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
+            check(sys::cuStreamWriteValue32_v2(s, tail, end as u32, 0), "cuStreamWriteValue32(tail)")
+        }
+    }
+
+    pub fn completion(&self, seq: u64) -> *const Completion {
+        let i = (seq & (self.capacity as u64 - 1)) as usize;
+        unsafe { (self.completions.host_ptr() as *const Completion).add(i) }
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<Memory> {
+        self.ctx.bind()?;
+        Ok(Memory::Cuda(unsafe { DeviceAlloc::zeroed(bytes, self.transfer.raw()) }?))
+    }
+
+    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
+        self.ctx.bind()?;
+        // Synchronous, on the legacy stream, which non-blocking streams (the kernel's
+        // among them) do not wait for.
+        check(unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) }, "cuMemcpyHtoD")
+    }
+
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        self.ctx.bind()?;
+        check(unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) }, "cuMemcpyDtoH")
+    }
+
+    pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
+        assert!(index < MAX_BUFFERS);
+        let dst = self.table.ptr() + (index * size_of::<BufferEntry>()) as u64;
+        // Complete before this returns, so before the tail write of any later
+        // publication; the workers' acquire of that tail orders their table reads.
+        unsafe { self.upload(dst, bytemuck::bytes_of(&e)) }
+    }
+
+    pub fn health(&self) -> Health {
+        match self.kernel_stream.state() {
+            StreamState::Busy => Health::Running,
+            StreamState::Idle => Health::Exited,
+            StreamState::Failed(e) => Health::Fault(Error::DeviceFault(e.to_string())),
+        }
+    }
+
+    pub fn abort(&self) -> Result<()> {
+        self.ctx.bind()?;
+        let abort = self.header.ptr() + std::mem::offset_of!(QueueHeader, abort) as u64;
+        // Pairs with the workers' ld.acquire.sys of `abort`.
+        check(unsafe { sys::cuStreamWriteValue32_v2(self.control.raw(), abort, 1, 0) }, "cuStreamWriteValue32(abort)")?;
+        self.control.synchronize()
+    }
+
+    pub fn wait_exit(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.kernel_stream.state() {
+                StreamState::Busy if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(100)),
+                StreamState::Busy => return false,
+                _ => return true,
+            }
+        }
+    }
+
+    /// Launches the baseline kernel for one task on `stream` (one warp).
+    pub(crate) fn launch_one(&self, params: &OneTaskParams, stream: sys::CUstream) -> Result<()> {
+        let mut p = *params;
+        let mut args = [&raw mut p as *mut c_void];
+        check(
+            unsafe { sys::cuLaunchKernel(self.one_task, 1, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
+            "cuLaunchKernel(resident_one_task)",
+        )
+    }
+
+    pub(crate) fn table_ptr(&self) -> u64 {
+        self.table.ptr()
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // The fields' destructors call the driver: make the context current on this
+        // thread first. The runtime drops a backend only after its kernel has exited.
+        let _ = self.ctx.bind();
+    }
+}

@@ -1,0 +1,113 @@
+//! Device and pinned host allocations, freed on drop.
+//!
+//! Device memory for user buffers comes from the stream-ordered allocator
+//! (`cuMemAllocAsync`/`cuMemFreeAsync`): a plain `cuMemFree` may synchronize the whole
+//! device, which would wait forever on the resident kernel.
+
+use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
+use std::ffi::c_void;
+
+use super::driver::check;
+use crate::Result;
+
+/// Device memory from the stream-ordered allocator.
+#[derive(Debug)]
+pub struct DeviceAlloc {
+    ptr: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+}
+
+// SAFETY: a device address; the driver's calls on it are thread-safe.
+unsafe impl Send for DeviceAlloc {}
+unsafe impl Sync for DeviceAlloc {}
+
+impl DeviceAlloc {
+    /// Allocates `bytes` (at least 1) in stream order on `stream`, zeroes them and waits.
+    ///
+    /// # Safety
+    /// `stream` must outlive the allocation, and the context must be current.
+    pub unsafe fn zeroed(bytes: usize, stream: CUstream) -> Result<Self> {
+        let bytes = bytes.max(1);
+        let mut ptr = 0;
+        check(unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, stream) }, "cuMemAllocAsync")?;
+        let this = Self { ptr, bytes, stream };
+        check(unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, stream) }, "cuMemsetD8Async")?;
+        check(unsafe { sys::cuStreamSynchronize(stream) }, "cuStreamSynchronize")?;
+        Ok(this)
+    }
+
+    pub fn ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceAlloc {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAllocAsync on this stream; the owner guarantees no
+        // work still uses it.
+        unsafe {
+            sys::cuMemFreeAsync(self.ptr, self.stream);
+            sys::cuStreamSynchronize(self.stream);
+        }
+    }
+}
+
+/// Page-locked host memory mapped into the device's address space.
+#[derive(Debug)]
+pub struct PinnedAlloc {
+    host: *mut u8,
+    device: CUdeviceptr,
+    bytes: usize,
+}
+
+// SAFETY: plain memory; synchronization is the user's (documented per use).
+unsafe impl Send for PinnedAlloc {}
+unsafe impl Sync for PinnedAlloc {}
+
+impl PinnedAlloc {
+    /// Allocates `bytes` of zeroed, mapped, pinned memory. `write_combined` suits memory
+    /// the host only writes and the device (or a copy engine) only reads: host reads of
+    /// it are very slow.
+    ///
+    /// # Safety
+    /// The context must be current.
+    pub unsafe fn zeroed(bytes: usize, write_combined: bool) -> Result<Self> {
+        let bytes = bytes.max(1);
+        let mut flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        if write_combined {
+            flags |= sys::CU_MEMHOSTALLOC_WRITECOMBINED;
+        }
+        let mut host: *mut c_void = std::ptr::null_mut();
+        check(unsafe { sys::cuMemHostAlloc(&mut host, bytes, flags) }, "cuMemHostAlloc")?;
+        // SAFETY: fresh allocation of `bytes`.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, bytes) };
+        let mut device = 0;
+        let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) };
+        if let Err(e) = check(r, "cuMemHostGetDevicePointer") {
+            unsafe { sys::cuMemFreeHost(host) };
+            return Err(e);
+        }
+        Ok(Self { host: host as *mut u8, device, bytes })
+    }
+
+    pub fn host_ptr(&self) -> *mut u8 {
+        self.host
+    }
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.device
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for PinnedAlloc {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc; the owner guarantees no work uses it.
+        unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+    }
+}

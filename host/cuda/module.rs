@@ -1,0 +1,46 @@
+//! The embedded PTX, loaded into a module; its kernels looked up by name.
+
+use cudarc::driver::sys::{self, CUfunction, CUmodule};
+use std::ffi::CString;
+
+use super::driver::check;
+use crate::{Error, Result};
+
+/// The device crate compiled to PTX by `host/build.rs` (empty without the toolchain
+/// components).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/resident.ptx"));
+
+#[derive(Debug)]
+pub struct Module {
+    raw: CUmodule,
+}
+
+// SAFETY: module handles may be used from any thread of the context.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    /// JIT-compiles the embedded PTX for the current context's device.
+    pub fn load_embedded() -> Result<Self> {
+        if PTX.is_empty() {
+            return Err(Error::PtxUnavailable("built without the nvptx toolchain components"));
+        }
+        let src = CString::new(PTX).expect("PTX has no NUL bytes");
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::cuModuleLoadData(&mut raw, src.as_ptr() as *const _) }, "cuModuleLoadData")?;
+        Ok(Self { raw })
+    }
+
+    pub fn function(&self, name: &str) -> Result<CUfunction> {
+        let c = CString::new(name).unwrap();
+        let mut f = std::ptr::null_mut();
+        check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw, c.as_ptr()) }, "cuModuleGetFunction")?;
+        Ok(f)
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        unsafe { sys::cuModuleUnload(self.raw) };
+    }
+}

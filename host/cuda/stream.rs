@@ -1,0 +1,58 @@
+//! A non-blocking CUDA stream, destroyed on drop.
+
+use cudarc::driver::sys::{self, CUresult, CUstream};
+
+use super::driver::check;
+use crate::Result;
+
+#[derive(Debug)]
+pub struct Stream {
+    raw: CUstream,
+}
+
+// SAFETY: CUDA streams may be used from any thread.
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+/// Whether a stream's work is done, still running, or failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamState {
+    Idle,
+    Busy,
+    Failed(crate::Error),
+}
+
+impl Stream {
+    /// A stream that does not synchronize with the legacy default stream.
+    /// `priority`: lower numbers are higher priority (see `cuCtxGetStreamPriorityRange`).
+    pub fn non_blocking(priority: i32) -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        check(
+            unsafe { sys::cuStreamCreateWithPriority(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, priority) },
+            "cuStreamCreateWithPriority",
+        )?;
+        Ok(Self { raw })
+    }
+
+    pub fn raw(&self) -> CUstream {
+        self.raw
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
+    }
+
+    pub fn state(&self) -> StreamState {
+        match unsafe { sys::cuStreamQuery(self.raw) } {
+            CUresult::CUDA_SUCCESS => StreamState::Idle,
+            CUresult::CUDA_ERROR_NOT_READY => StreamState::Busy,
+            r => StreamState::Failed(check(r, "cuStreamQuery").unwrap_err()),
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        unsafe { sys::cuStreamDestroy_v2(self.raw) };
+    }
+}

@@ -1,0 +1,60 @@
+//! Errors: one small, clonable type for everything the runtime can report, so that a
+//! device fault can be delivered to every waiting ticket.
+
+use resident_shared::Status;
+
+/// Why a task was refused at submit time (nothing of its batch was submitted).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("unknown opcode {0:#x}")]
+    UnknownOpcode(u32),
+    #[error("opcode {0:#x} is reserved for the runtime")]
+    ReservedOpcode(u32),
+    #[error("flags or reserved words are not zero")]
+    NonZeroReserved,
+    #[error("argument {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
+    BadBuffer { arg: usize, handle: u32 },
+    #[error("argument {arg}: slice [{offset}, {offset}+{len}) is out of range")]
+    OutOfRange { arg: usize, offset: u32, len: u32 },
+    #[error("slices have different lengths ({0} and {1})")]
+    LengthMismatch(u32, u32),
+    #[error("index {index} is outside a slice of {len} elements")]
+    IndexOutOfRange { index: u32, len: u32 },
+}
+
+/// Everything that can go wrong, typed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("no CUDA driver could be loaded (libcuda not found)")]
+    NoDriver,
+    #[error("no CUDA device found")]
+    NoDevice,
+    #[error("this build carries no PTX ({0}); use the CPU backend or rebuild with the rustup components named at build time")]
+    PtxUnavailable(&'static str),
+    #[error("CUDA driver call {call} failed: {name} ({code})")]
+    Driver { call: &'static str, code: u32, name: String },
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("task {index} of the batch is invalid: {reason}")]
+    InvalidTask { index: usize, reason: Rejection },
+    #[error("the submission queue is full")]
+    QueueFull,
+    #[error("timed out")]
+    Timeout,
+    #[error("the runtime is shut down")]
+    ShutDown,
+    #[error("task {seq} failed on the device: {}", status.name())]
+    TaskFailed { seq: u64, status: Status },
+    #[error("device fault: {0}")]
+    DeviceFault(String),
+    #[error("the persistent kernel exited while the runtime was running")]
+    KernelExited,
+    #[error("buffer too large: {0} elements (at most u32::MAX)")]
+    BufferTooLarge(usize),
+    #[error("too many live buffers (at most {0})")]
+    TooManyBuffers(usize),
+    #[error("length mismatch: expected {expected}, got {got}")]
+    LengthMismatch { expected: usize, got: usize },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

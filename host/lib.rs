@@ -1,0 +1,61 @@
+//! # resident
+//!
+//! A persistent-threads work-queue runtime for NVIDIA GPUs. One kernel is launched once
+//! and stays resident; its warps claim tasks from a queue in device memory with atomic
+//! increments and run them, so thousands of small tasks cost no kernel launch each. The
+//! host stages batches in pinned memory, a transfer stream copies them into the ring and
+//! publishes a new `tail`, and the workers write completion records back into mapped
+//! pinned memory. Device code is Rust (the `resident-device` crate), compiled to PTX at
+//! build time. Without a GPU, the same device code runs on CPU worker threads.
+//!
+//! 1. Create a runtime; it says which backend it chose.
+//!    ```
+//!    let rt = resident::Runtime::new()?;
+//!    println!("{}", rt.backend());
+//!    # Ok::<(), resident::Error>(())
+//!    ```
+//! 2. Allocate buffers, build tasks that name slices of them, submit, wait.
+//!    ```
+//!    # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu())?;
+//!    use resident::Task;
+//!    let x = rt.buffer_from(&vec![1.0f32; 4096])?;
+//!    let y = rt.buffer_from(&vec![0.5f32; 4096])?;
+//!    let tasks: Vec<Task> = (0..4).map(|i| Task::axpy(2.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))).collect();
+//!    rt.submit(&tasks)?.wait()?;
+//!    assert!(y.read()?.iter().all(|&v| v == 2.5));
+//!    # Ok::<(), resident::Error>(())
+//!    ```
+//! 3. Read inline results, or handle typed errors.
+//!    ```
+//!    # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu())?;
+//!    use resident::{Error, Task};
+//!    let t = rt.submit_for_results(&[Task::noop(7), Task::noop(8)])?;
+//!    assert_eq!(t.results()?, vec![7, 8]);
+//!    assert!(matches!(rt.submit(&[Task::raw(999, [0; 12])]), Err(Error::InvalidTask { index: 0, .. })));
+//!    # Ok::<(), resident::Error>(())
+//!    ```
+//!
+//! Layers: [`Runtime`], [`Ticket`], [`Buffer`] are what users touch; `queue` holds the
+//! host side of the protocol; `cuda` and `cpu` the backends; `resident-device` and
+//! `resident-shared` the device code and the shared layouts. docs/architecture.md
+//! describes the protocol and its memory orderings.
+
+mod backend;
+pub mod baseline;
+mod buffer;
+mod config;
+mod cpu;
+pub mod cuda;
+mod error;
+mod queue;
+mod runtime;
+mod ticket;
+mod validate;
+
+pub use backend::BackendInfo;
+pub use buffer::{Buffer, Element};
+pub use config::{BackendKind, RuntimeConfig};
+pub use error::{Error, Rejection, Result};
+pub use resident_shared::{BufSlice, BufferHandle, Completion, Opcode, Status, Task};
+pub use runtime::{Runtime, cuda_available};
+pub use ticket::Ticket;

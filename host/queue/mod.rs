@@ -1,0 +1,7 @@
+//! The host side of the queue protocol: producers ([`producer`]) and the completion
+//! tracker ([`completions`]) that turns the device's completion records into finished
+//! tickets. The device side is `device/src/queue.rs`; docs/architecture.md has both.
+
+pub(crate) mod completions;
+pub(crate) mod producer;
+pub(crate) mod ticket_state;

@@ -1,0 +1,75 @@
+//! The producer side: sequence numbers, ring space, staging and publication. One
+//! producer lock serializes submitters (the copy engine serializes them anyway) and
+//! the buffer registry, so a buffer can never be freed between a task's validation
+//! and its publication.
+
+use resident_shared::Task;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::ticket_state::TicketState;
+use crate::buffer::BufferRegistry;
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+/// Slots published per copy: small enough that workers start on the first chunk while
+/// the copy engine moves the next; large enough that driver calls stay few.
+pub(crate) const PUBLISH_CHUNK: usize = 4096;
+
+pub(crate) struct Producer {
+    /// Sequence number of the next task.
+    pub next: u64,
+    /// No more submissions (shutdown or fault).
+    pub closed: bool,
+    pub registry: BufferRegistry,
+}
+
+impl Producer {
+    pub fn new() -> Self {
+        Self { next: 0, closed: false, registry: BufferRegistry::new() }
+    }
+}
+
+/// What `submit` does when the ring has no room.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WhenFull {
+    Wait,
+    Fail,
+}
+
+/// Validates, stages and publishes `tasks` as one ticket.
+pub(crate) fn submit(shared: &Shared, tasks: &[Task], keep_results: bool, full: WhenFull, internal: bool) -> Result<Arc<TicketState>> {
+    let mut p = shared.producer.lock().unwrap();
+    if p.closed && !internal {
+        return Err(Error::ShutDown);
+    }
+    shared.fault()?;
+    if !internal {
+        crate::validate::validate(tasks, &p.registry)?;
+    }
+    let cap = shared.backend.capacity() as u64;
+    if full == WhenFull::Fail && tasks.len() as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
+        return Err(Error::QueueFull);
+    }
+    shared.bind()?;
+    let first = p.next;
+    let ticket = Arc::new(TicketState::new(first, first + tasks.len() as u64, keep_results));
+    shared.tracker.register(ticket.clone());
+    let mut at = first;
+    for chunk in tasks.chunks(PUBLISH_CHUNK.min(cap as usize / 2)) {
+        let end = at + chunk.len() as u64;
+        // Slots `at..end` are free once everything before `end - cap` has completed.
+        shared.wait_until(None, || shared.tracker.advance(&shared.backend) + cap >= end)?;
+        // SAFETY: the slots are free (just checked) and we hold the producer lock.
+        unsafe { shared.backend.stage(at, chunk) };
+        shared.backend.publish(at, end)?;
+        at = end;
+        p.next = end;
+    }
+    Ok(ticket)
+}
+
+/// For `wait_until`: a deadline from an optional timeout.
+pub(crate) fn deadline(timeout: Option<std::time::Duration>) -> Option<Instant> {
+    timeout.map(|t| Instant::now() + t)
+}

@@ -1,0 +1,55 @@
+//! What a ticket knows: its range of sequence numbers and, once done, its outcome.
+
+use resident_shared::Status;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::Error;
+
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// Inline results in sequence order, when the submitter asked for them.
+    pub results: Vec<u64>,
+    /// The first task that failed on the device.
+    pub failure: Option<(u64, Status)>,
+    /// Set when the ticket cannot complete (device fault, abort on shutdown).
+    pub error: Option<Error>,
+}
+
+#[derive(Debug)]
+pub(crate) struct TicketState {
+    pub first: u64,
+    pub end: u64,
+    pub keep_results: bool,
+    done: AtomicBool,
+    pub outcome: Mutex<Outcome>,
+}
+
+impl TicketState {
+    pub fn new(first: u64, end: u64, keep_results: bool) -> Self {
+        let results = if keep_results { Vec::with_capacity((end - first) as usize) } else { Vec::new() };
+        Self { first, end, keep_results, done: AtomicBool::new(false), outcome: Mutex::new(Outcome { results, ..Outcome::default() }) }
+    }
+
+    pub fn is_done(&self) -> bool {
+        // Acquire: pairs with the release in `finish`, so the outcome is complete.
+        self.done.load(Ordering::Acquire)
+    }
+
+    pub fn finish(&self) {
+        self.done.store(true, Ordering::Release);
+    }
+
+    /// Resolves a not-yet-finished ticket with `error`.
+    pub fn fail(&self, error: Error) {
+        if self.is_done() {
+            return;
+        }
+        let mut o = self.outcome.lock().unwrap();
+        if o.error.is_none() {
+            o.error = Some(error);
+        }
+        drop(o);
+        self.finish();
+    }
+}

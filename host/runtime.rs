@@ -1,0 +1,298 @@
+//! [`Runtime`]: the persistent kernel (or CPU workers), its queue, and the operations a
+//! user calls: allocate buffers, submit batches, wait, shut down.
+
+use resident_shared::Task;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::backend::{Backend, BackendInfo, Health};
+use crate::buffer::{Buffer, Element};
+use crate::cpu::CpuBackend;
+use crate::cuda::backend::CudaBackend;
+use crate::queue::completions::CompletionTracker;
+use crate::queue::producer::{self, Producer, WhenFull};
+use crate::ticket::Ticket;
+use crate::{BackendKind, Error, Result, RuntimeConfig};
+
+/// How often a waiter asks the driver whether the kernel is still alive.
+const HEALTH_PERIOD: Duration = Duration::from_millis(1);
+/// After the drain timeout, how long to wait for workers to leave after an abort.
+const ABORT_GRACE: Duration = Duration::from_secs(2);
+
+/// State shared by the runtime handle, its tickets and its buffers.
+pub(crate) struct Shared {
+    pub backend: ManuallyDrop<Backend>,
+    pub info: BackendInfo,
+    pub config: RuntimeConfig,
+    pub producer: Mutex<Producer>,
+    pub tracker: CompletionTracker,
+    fault: Mutex<Option<Error>>,
+    stopped: AtomicBool,
+    /// Workers may still run (shutdown could not stop them): never free their memory.
+    leak: AtomicBool,
+    last_health: AtomicU64,
+    epoch: Instant,
+}
+
+impl Shared {
+    /// The error every operation reports after a fault, if there was one.
+    pub fn fault(&self) -> Result<()> {
+        match &*self.fault.lock().unwrap() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    pub fn bind(&self) -> Result<()> {
+        match self.backend.cuda() {
+            Some(c) => c.context().bind(),
+            None => Ok(()),
+        }
+    }
+
+    fn record_fault(&self, e: Error) -> Error {
+        let e = self.fault.lock().unwrap().get_or_insert(e).clone();
+        self.tracker.fail_all(&e);
+        e
+    }
+
+    /// Asks the backend whether the workers are alive, at most every `HEALTH_PERIOD`.
+    fn check_health(&self) -> Result<()> {
+        self.fault()?;
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        let last = self.last_health.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < HEALTH_PERIOD.as_nanos() as u64
+            || self.last_health.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return Ok(());
+        }
+        let _ = self.bind();
+        match self.backend.health() {
+            Health::Running => Ok(()),
+            Health::Exited if self.is_stopped() => Err(Error::ShutDown),
+            Health::Exited => {
+                // Records that landed before the exit still count.
+                self.tracker.advance(&self.backend);
+                Err(self.record_fault(Error::KernelExited))
+            }
+            Health::Fault(e) => Err(self.record_fault(e)),
+        }
+    }
+
+    /// Polls `done` until it holds, the deadline passes, or the device fails. Spins
+    /// briefly (completions land within microseconds), then yields, then sleeps, so a
+    /// long wait does not take a core from the producers or the CPU workers.
+    pub fn wait_until(&self, deadline: Option<Instant>, mut done: impl FnMut() -> bool) -> Result<()> {
+        let start = Instant::now();
+        let mut polls = 0u32;
+        loop {
+            if done() {
+                return Ok(());
+            }
+            polls += 1;
+            if polls % 64 == 0 {
+                self.check_health()?;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return if done() { Ok(()) } else { Err(Error::Timeout) };
+            }
+            let waited = now - start;
+            if waited < Duration::from_micros(50) {
+                std::hint::spin_loop();
+            } else if waited < Duration::from_millis(2) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Waits until every task before `target` has completed.
+    pub fn wait_completed(&self, target: u64, timeout: Duration) -> Result<()> {
+        self.wait_until(Some(Instant::now() + timeout), || self.tracker.advance(&self.backend) >= target)
+    }
+
+    /// Drains (the sentinel runs after everything queued), aborts if the drain does not
+    /// finish within `shutdown_timeout`, and resolves every unfinished ticket.
+    fn shutdown(&self) -> Result<()> {
+        {
+            let mut p = self.producer.lock().unwrap();
+            if p.closed {
+                return Ok(());
+            }
+            p.closed = true;
+        }
+        let _ = self.bind();
+        let sentinel = if self.fault().is_ok() {
+            producer::submit(self, &[Task::terminate()], false, WhenFull::Wait, true).map(|_| ())
+        } else {
+            Ok(())
+        };
+        let mut exited = self.backend.wait_exit(self.config.shutdown_timeout);
+        let mut result = sentinel;
+        if !exited {
+            let _ = self.backend.abort();
+            exited = self.backend.wait_exit(ABORT_GRACE);
+            result = result.and(Err(Error::Timeout));
+        }
+        self.tracker.advance(&self.backend);
+        if let Health::Fault(e) = self.backend.health() {
+            self.record_fault(e);
+        }
+        self.tracker.fail_all(&Error::ShutDown);
+        self.stopped.store(true, Ordering::Release);
+        if !exited {
+            self.leak.store(true, Ordering::Release);
+            eprintln!("resident: workers did not stop after abort; leaking the queue memory");
+        }
+        result
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if !self.leak.load(Ordering::Acquire) {
+            // SAFETY: dropped once, here; the workers have exited.
+            unsafe { ManuallyDrop::drop(&mut self.backend) };
+        }
+    }
+}
+
+/// The persistent runtime: one resident kernel (or CPU worker pool) draining a queue.
+///
+/// ```
+/// use resident::{Runtime, RuntimeConfig, Task};
+/// let rt = Runtime::with_config(RuntimeConfig::cpu())?;
+/// let x = rt.buffer_from(&[1.0f32; 256])?;
+/// let y = rt.buffer_from(&[2.0f32; 256])?;
+/// rt.submit(&[Task::axpy(3.0, x.all(), y.all())])?.wait()?;
+/// assert!(y.read()?.iter().all(|&v| v == 5.0));
+/// # Ok::<(), resident::Error>(())
+/// ```
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("backend", &self.shared.info).finish()
+    }
+}
+
+/// Whether this process can use the CUDA backend: a driver, a device, and embedded PTX.
+pub fn cuda_available() -> bool {
+    !crate::cuda::module::PTX.is_empty() && crate::cuda::driver::device_count().is_ok_and(|n| n > 0)
+}
+
+impl Runtime {
+    /// A runtime on the GPU if there is one, else on the CPU. [`Runtime::backend`]
+    /// says which.
+    pub fn new() -> Result<Self> {
+        Self::with_config(RuntimeConfig::default())
+    }
+
+    pub fn with_config(config: RuntimeConfig) -> Result<Self> {
+        config.validate()?;
+        let kind = match config.backend {
+            BackendKind::Auto if cuda_available() => BackendKind::Cuda,
+            BackendKind::Auto => BackendKind::Cpu,
+            k => k,
+        };
+        let backend = match kind {
+            BackendKind::Cuda => Backend::Cuda(CudaBackend::new(&config)?),
+            _ => Backend::Cpu(CpuBackend::new(&config)?),
+        };
+        let info = backend.info();
+        Ok(Self {
+            shared: Arc::new(Shared {
+                backend: ManuallyDrop::new(backend),
+                info,
+                config,
+                producer: Mutex::new(Producer::new()),
+                tracker: CompletionTracker::new(),
+                fault: Mutex::new(None),
+                stopped: AtomicBool::new(false),
+                leak: AtomicBool::new(false),
+                last_health: AtomicU64::new(0),
+                epoch: Instant::now(),
+            }),
+        })
+    }
+
+    /// Which backend runs the tasks, with its layout.
+    pub fn backend(&self) -> &BackendInfo {
+        &self.shared.info
+    }
+
+    /// Task slots in the ring.
+    pub fn capacity(&self) -> usize {
+        self.shared.backend.capacity() as usize
+    }
+
+    /// Number of tasks completed so far (all tasks before this sequence number).
+    pub fn completed(&self) -> u64 {
+        self.shared.tracker.advance(&self.shared.backend)
+    }
+
+    /// A zeroed buffer of `len` elements.
+    pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        self.shared.fault()?;
+        Buffer::new(self.shared.clone(), len)
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let b = self.buffer(data.len())?;
+        b.write(data)?;
+        Ok(b)
+    }
+
+    /// Validates and submits a batch, waiting for ring space if needed. Either every
+    /// task is submitted or none is (a typed [`Error::InvalidTask`] names the first bad
+    /// one). Batches larger than the ring are fed in as space frees up.
+    pub fn submit(&self, tasks: &[Task]) -> Result<Ticket> {
+        self.submit_inner(tasks, false, WhenFull::Wait)
+    }
+
+    /// Like [`Runtime::submit`], and the ticket keeps each task's inline result.
+    pub fn submit_for_results(&self, tasks: &[Task]) -> Result<Ticket> {
+        self.submit_inner(tasks, true, WhenFull::Wait)
+    }
+
+    /// Like [`Runtime::submit`], but fails with [`Error::QueueFull`] instead of waiting
+    /// when the ring cannot take the whole batch now.
+    pub fn try_submit(&self, tasks: &[Task]) -> Result<Ticket> {
+        self.submit_inner(tasks, false, WhenFull::Fail)
+    }
+
+    fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
+        let state = producer::submit(&self.shared, tasks, keep, full, false)?;
+        Ok(Ticket { state, shared: self.shared.clone() })
+    }
+
+    /// Stops the runtime: every task already submitted runs (drain), then the workers
+    /// leave. If the drain takes longer than `shutdown_timeout`, the workers are
+    /// aborted, unfinished tickets fail with [`Error::ShutDown`], and this returns
+    /// [`Error::Timeout`]. Dropping the runtime does the same, ignoring the result.
+    pub fn shutdown(self) -> Result<()> {
+        self.shared.shutdown()
+    }
+
+    /// The CUDA backend, for the baselines in [`crate::baseline`].
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let _ = self.shared.shutdown();
+    }
+}

@@ -1,0 +1,82 @@
+//! Tickets: a handle on one submitted batch, to wait for it and read its results.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::queue::ticket_state::TicketState;
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+/// One submitted batch. Dropping a ticket does not cancel its tasks.
+pub struct Ticket {
+    pub(crate) state: Arc<TicketState>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ticket").field("first", &self.state.first).field("end", &self.state.end).finish()
+    }
+}
+
+impl Ticket {
+    /// Sequence number of the batch's first task.
+    pub fn first_seq(&self) -> u64 {
+        self.state.first
+    }
+
+    /// Number of tasks in the batch.
+    pub fn len(&self) -> usize {
+        (self.state.end - self.state.first) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The outcome if every task has completed (or the batch failed), without blocking.
+    pub fn try_wait(&self) -> Option<Result<()>> {
+        self.shared.tracker.advance(&self.shared.backend);
+        self.state.is_done().then(|| self.outcome())
+    }
+
+    /// Waits until every task of the batch has completed. Never hangs on a dead device:
+    /// a fault or an exited kernel ends the wait with an error.
+    pub fn wait(&self) -> Result<()> {
+        self.wait_inner(None)
+    }
+
+    /// Like [`Ticket::wait`], giving up with [`Error::Timeout`] after `timeout` (the
+    /// tasks keep running).
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<()> {
+        self.wait_inner(Some(timeout))
+    }
+
+    /// Waits, then returns each task's inline result in submission order. Only for
+    /// batches submitted with [`crate::Runtime::submit_for_results`].
+    pub fn results(&self) -> Result<Vec<u64>> {
+        self.wait()?;
+        assert!(self.state.keep_results, "results() needs a ticket from submit_for_results");
+        Ok(std::mem::take(&mut self.state.outcome.lock().unwrap().results))
+    }
+
+    fn wait_inner(&self, timeout: Option<Duration>) -> Result<()> {
+        let deadline = crate::queue::producer::deadline(timeout);
+        self.shared.wait_until(deadline, || {
+            self.shared.tracker.advance(&self.shared.backend);
+            self.state.is_done()
+        })?;
+        self.outcome()
+    }
+
+    fn outcome(&self) -> Result<()> {
+        let o = self.state.outcome.lock().unwrap();
+        if let Some(e) = &o.error {
+            return Err(e.clone());
+        }
+        match o.failure {
+            Some((seq, status)) => Err(Error::TaskFailed { seq, status }),
+            None => Ok(()),
+        }
+    }
+}

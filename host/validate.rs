@@ -1,0 +1,49 @@
+//! The host-side check of a task, against the live buffer registry, before anything of
+//! its batch is submitted. The device checks again (`device/src/buffers.rs`); this
+//! check is what gives the caller a typed error instead of a failed completion.
+
+use resident_shared::{BufSlice, Opcode, Task};
+
+use crate::buffer::BufferRegistry;
+use crate::error::{Error, Rejection};
+
+/// Checks every task of a batch; the first bad one names its index.
+pub(crate) fn validate(tasks: &[Task], reg: &BufferRegistry) -> Result<(), Error> {
+    for (index, t) in tasks.iter().enumerate() {
+        check(t, reg).map_err(|reason| Error::InvalidTask { index, reason })?;
+    }
+    Ok(())
+}
+
+pub(crate) fn check(t: &Task, reg: &BufferRegistry) -> Result<(), Rejection> {
+    if t.flags != 0 || t.reserved != [0; 2] {
+        return Err(Rejection::NonZeroReserved);
+    }
+    let slice = |arg: usize, elem: u16| -> Result<BufSlice, Rejection> {
+        let s = t.arg_slice(arg);
+        match reg.entry(s.handle) {
+            Some(e) if e.elem_size == elem && e.generation as u32 == s.handle.generation() => {
+                if e.admits(s, elem) {
+                    Ok(s)
+                } else {
+                    Err(Rejection::OutOfRange { arg, offset: s.offset, len: s.len })
+                }
+            }
+            _ => Err(Rejection::BadBuffer { arg, handle: s.handle.0 }),
+        }
+    };
+    match Opcode::from_u32(t.opcode) {
+        None => Err(Rejection::UnknownOpcode(t.opcode)),
+        Some(Opcode::Terminate) => Err(Rejection::ReservedOpcode(t.opcode)),
+        Some(Opcode::Noop | Opcode::Spin) => Ok(()),
+        Some(Opcode::Axpy) => {
+            let (x, y) = (slice(1, 4)?, slice(4, 4)?);
+            if x.len != y.len { Err(Rejection::LengthMismatch(x.len, y.len)) } else { Ok(()) }
+        }
+        Some(Opcode::Mark) => {
+            let c = slice(0, 4)?;
+            let index = t.args[3];
+            if index >= c.len { Err(Rejection::IndexOutOfRange { index, len: c.len }) } else { Ok(()) }
+        }
+    }
+}

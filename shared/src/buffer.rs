@@ -1,0 +1,66 @@
+//! Buffer handles: tasks name memory by (handle, offset, length), never by raw pointer.
+//! The host registers each buffer in a table that the device reads; both sides check a
+//! slice against the table before touching memory.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Capacity of the buffer table: handles index it with their low 16 bits.
+pub const MAX_BUFFERS: usize = 4096;
+
+/// A registered buffer: index into the table in the low 16 bits, generation in the
+/// high 16. A handle whose generation no longer matches its table entry is stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct BufferHandle(pub u32);
+
+impl BufferHandle {
+    pub const fn new(index: u16, generation: u16) -> Self {
+        Self(index as u32 | (generation as u32) << 16)
+    }
+    pub const fn index(self) -> usize {
+        (self.0 & 0xffff) as usize
+    }
+    pub const fn generation(self) -> u32 {
+        self.0 >> 16
+    }
+}
+
+/// A range of elements of a registered buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct BufSlice {
+    pub handle: BufferHandle,
+    /// First element.
+    pub offset: u32,
+    /// Number of elements.
+    pub len: u32,
+}
+
+/// One entry of the buffer table in device memory. A free entry has `ptr == 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(16))]
+pub struct BufferEntry {
+    /// Device address of element 0.
+    pub ptr: u64,
+    /// Number of elements.
+    pub len: u32,
+    /// Size of one element in bytes (4 for f32 and u32).
+    pub elem_size: u16,
+    /// Must equal the generation of any handle that names this entry.
+    pub generation: u16,
+}
+const _: () = assert!(core::mem::size_of::<BufferEntry>() == 16);
+
+impl BufferEntry {
+    pub const EMPTY: Self = Self { ptr: 0, len: 0, elem_size: 0, generation: 0 };
+
+    /// Checks that `slice` names this entry, holds elements of `elem_size` bytes and
+    /// lies within it. Overflow-safe: `offset + len` is computed in 64 bits.
+    #[inline]
+    pub const fn admits(&self, slice: BufSlice, elem_size: u16) -> bool {
+        self.ptr != 0
+            && self.generation as u32 == slice.handle.generation()
+            && self.elem_size == elem_size
+            && slice.offset as u64 + slice.len as u64 <= self.len as u64
+    }
+}

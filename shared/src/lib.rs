@@ -1,0 +1,25 @@
+//! Types shared by the host runtime and the device code of `resident`.
+//!
+//! Everything here is `#[repr(C)]` and `bytemuck::Pod`, so that the host can copy it
+//! into device memory byte for byte and the device reads it unchanged. Layouts are
+//! pinned by `const` assertions next to each type; a change that moves a field fails
+//! to compile on both targets at once.
+//!
+//! This crate owns layouts and codes only: no atomics, no protocol logic. The queue
+//! protocol that uses these layouts lives in `device/src/queue.rs` (device side) and
+//! `host/queue/` (host side); docs/architecture.md describes both.
+#![no_std]
+
+mod buffer;
+mod completion;
+mod params;
+mod queue;
+mod status;
+mod task;
+
+pub use buffer::{BufSlice, BufferEntry, BufferHandle, MAX_BUFFERS};
+pub use completion::{Completion, stamp_for};
+pub use params::{KernelParams, OneTaskParams};
+pub use queue::{CachePadded, QueueHeader, seq_before};
+pub use status::Status;
+pub use task::{Opcode, Task, TASK_ARGS};

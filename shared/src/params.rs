@@ -1,0 +1,40 @@
+//! Kernel parameters, passed by value as one struct (a `#[repr(C)]` by-value kernel
+//! parameter works with rustc's nvptx backend; verified on an H100).
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::Task;
+
+/// Everything the persistent loop needs: addresses of the ring, header, completion ring
+/// and buffer table, as device addresses (CUDA) or host addresses (CPU backend).
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+pub struct KernelParams {
+    /// `capacity` task slots.
+    pub ring: u64,
+    /// The [`crate::QueueHeader`].
+    pub header: u64,
+    /// `capacity` [`crate::Completion`] records.
+    pub completions: u64,
+    /// `MAX_BUFFERS` [`crate::BufferEntry`] records.
+    pub buffers: u64,
+    /// Number of slots; a power of two.
+    pub capacity: u32,
+    /// Slots claimed per atomic increment; a power of two, at most the warp width.
+    pub claim: u32,
+}
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 40);
+
+/// Parameters of the one-launch-per-task baseline kernel: one task, by value.
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+pub struct OneTaskParams {
+    pub task: Task,
+    /// Where to write the completion (device address).
+    pub completion: u64,
+    /// The buffer table.
+    pub buffers: u64,
+    pub seq: u32,
+    pub _pad: [u32; 11],
+}
+const _: () = assert!(core::mem::size_of::<OneTaskParams>() == 128);

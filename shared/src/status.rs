@@ -1,0 +1,43 @@
+//! Completion status codes, written by the device into [`crate::Completion::status`].
+
+/// Outcome of one task on the device. `Ok` is zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Status {
+    Ok = 0,
+    /// The opcode is not a known task.
+    InvalidOpcode = 1,
+    /// A buffer handle is unknown, freed, or of the wrong element type.
+    BadBuffer = 2,
+    /// A buffer slice reaches past the end of its buffer.
+    OutOfRange = 3,
+    /// Arguments are inconsistent (for example axpy slices of different lengths).
+    BadArgs = 4,
+    /// The runtime aborted while the task was running or waiting.
+    Aborted = 5,
+}
+
+impl Status {
+    pub const fn from_u32(raw: u32) -> Option<Self> {
+        match raw {
+            0 => Some(Self::Ok),
+            1 => Some(Self::InvalidOpcode),
+            2 => Some(Self::BadBuffer),
+            3 => Some(Self::OutOfRange),
+            4 => Some(Self::BadArgs),
+            5 => Some(Self::Aborted),
+            _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::InvalidOpcode => "invalid opcode",
+            Self::BadBuffer => "bad buffer handle",
+            Self::OutOfRange => "buffer slice out of range",
+            Self::BadArgs => "inconsistent arguments",
+            Self::Aborted => "aborted",
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The task record: what the host (or a running task) writes into the queue and a
+//! worker reads back, 64 bytes, one per slot.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::buffer::BufSlice;
+
+/// Number of 32-bit argument words in a [`Task`].
+pub const TASK_ARGS: usize = 12;
+
+/// Operation codes of the built-in tasks.
+///
+/// Zero is deliberately not an opcode: a zeroed or poisoned slot never decodes as a
+/// valid task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Opcode {
+    /// Does nothing; its result echoes `args[0..2]` as a `u64`, so a test can tell
+    /// which task a completion belongs to.
+    Noop = 1,
+    /// `y[i] = alpha * x[i] + y[i]` over two f32 buffer slices of equal length.
+    Axpy = 2,
+    /// Busy-waits on the device clock for a number of nanoseconds (or until the
+    /// runtime aborts); result: nanoseconds actually spent.
+    Spin = 3,
+    /// Atomically adds one to a `u32` element of a buffer; result: the value before.
+    /// Used to prove that every task runs exactly once.
+    Mark = 4,
+    /// The terminate sentinel: every worker whose claimed slot lies after this one
+    /// leaves the persistent loop. Submitted by the runtime on shutdown only.
+    Terminate = 0x7fff_ffff,
+}
+
+impl Opcode {
+    /// Decodes a raw opcode word; `None` for anything that is not a built-in task.
+    #[inline]
+    pub const fn from_u32(raw: u32) -> Option<Self> {
+        match raw {
+            1 => Some(Self::Noop),
+            2 => Some(Self::Axpy),
+            3 => Some(Self::Spin),
+            4 => Some(Self::Mark),
+            0x7fff_ffff => Some(Self::Terminate),
+            _ => None,
+        }
+    }
+}
+
+/// One task: an opcode, flags (reserved, zero) and twelve argument words whose meaning
+/// depends on the opcode. Built with the constructors below rather than by hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(16))]
+pub struct Task {
+    pub opcode: u32,
+    pub flags: u32,
+    pub reserved: [u32; 2],
+    pub args: [u32; TASK_ARGS],
+}
+const _: () = assert!(core::mem::size_of::<Task>() == 64);
+const _: () = assert!(core::mem::align_of::<Task>() == 16);
+const _: () = assert!(core::mem::offset_of!(Task, args) == 16);
+
+impl Task {
+    /// A task with a raw opcode and arguments. The runtime validates it at submit
+    /// time; the device validates it again before running it.
+    pub const fn raw(opcode: u32, args: [u32; TASK_ARGS]) -> Self {
+        Self { opcode, flags: 0, reserved: [0; 2], args }
+    }
+
+    /// A task that does nothing and completes with `tag` as its result.
+    pub const fn noop(tag: u64) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = tag as u32;
+        args[1] = (tag >> 32) as u32;
+        Self::raw(Opcode::Noop as u32, args)
+    }
+
+    /// `y = alpha * x + y` on two f32 slices of the same length.
+    pub const fn axpy(alpha: f32, x: BufSlice, y: BufSlice) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = alpha.to_bits();
+        args[1] = x.handle.0;
+        args[2] = x.offset;
+        args[3] = x.len;
+        args[4] = y.handle.0;
+        args[5] = y.offset;
+        args[6] = y.len;
+        Self::raw(Opcode::Axpy as u32, args)
+    }
+
+    /// Spin on the device clock for `nanos` nanoseconds.
+    pub const fn spin(nanos: u64) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = nanos as u32;
+        args[1] = (nanos >> 32) as u32;
+        Self::raw(Opcode::Spin as u32, args)
+    }
+
+    /// Atomically increment element `index` of a `u32` buffer.
+    pub const fn mark(counters: BufSlice, index: u32) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = counters.handle.0;
+        args[1] = counters.offset;
+        args[2] = counters.len;
+        args[3] = index;
+        Self::raw(Opcode::Mark as u32, args)
+    }
+
+    /// The terminate sentinel (runtime use).
+    pub const fn terminate() -> Self {
+        Self::raw(Opcode::Terminate as u32, [0; TASK_ARGS])
+    }
+
+    /// The two argument words at `i` and `i + 1` as one little-endian `u64`.
+    #[inline]
+    pub const fn arg_u64(&self, i: usize) -> u64 {
+        self.args[i] as u64 | (self.args[i + 1] as u64) << 32
+    }
+
+    /// The buffer slice stored in three argument words starting at `i`.
+    #[inline]
+    pub const fn arg_slice(&self, i: usize) -> BufSlice {
+        BufSlice { handle: crate::BufferHandle(self.args[i]), offset: self.args[i + 1], len: self.args[i + 2] }
+    }
+}
