@@ -1,1 +1,150 @@
-fn main() {}
+//! 20,000 tiny tasks, three ways, in one run: the persistent runtime (submit the batch,
+//! wait for its last completion), one kernel launch per task, and those launches
+//! captured once into a CUDA Graph and replayed. Tasks: `noop` (pure dispatch cost) and
+//! `axpy` on 1024 floats (memory-bound: 12 KiB moved per task), with the device's own
+//! copy bandwidth measured beside them as the ceiling.
+//!
+//! Timing: host wall clock around an operation that ends synchronized (the host has
+//! seen the last completion, or the stream has finished), warmed up, medians. After
+//! criterion's groups, a summary table of medians and ratios from this same run.
+//!
+//!     cargo bench --bench dispatch          # on a GPU machine (or .gpu/run.sh)
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use resident::baseline::Baselines;
+use resident::{Buffer, Runtime, RuntimeConfig, Task};
+use std::time::{Duration, Instant};
+
+const TASKS: usize = 20_000;
+const SLICE: usize = 1024;
+/// Bytes an axpy task moves: read x, read y, write y.
+const AXPY_BYTES: u64 = (TASKS * SLICE * 4 * 3) as u64;
+
+struct Work {
+    noop: Vec<Task>,
+    axpy: Vec<Task>,
+    _x: Buffer<f32>,
+    _y: Buffer<f32>,
+}
+
+fn work(rt: &Runtime) -> Work {
+    let xs: Vec<f32> = (0..TASKS * SLICE).map(|i| (i % 977) as f32 * 1e-3).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer::<f32>(TASKS * SLICE).unwrap();
+    let noop = (0..TASKS as u64).map(Task::noop).collect();
+    let axpy = (0..TASKS).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect();
+    Work { noop, axpy, _x: x, _y: y }
+}
+
+fn persistent(rt: &Runtime, tasks: &[Task]) {
+    rt.submit(tasks).unwrap().wait().unwrap();
+}
+
+fn median(mut f: impl FnMut(), warmup: usize, runs: usize) -> Duration {
+    for _ in 0..warmup {
+        f();
+    }
+    let mut t: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[runs / 2]
+}
+
+fn config(claim: u32) -> RuntimeConfig {
+    RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
+}
+
+fn bench(c: &mut Criterion) {
+    if !resident::cuda_available() {
+        eprintln!("dispatch: no CUDA GPU here; benchmarking the CPU backend only (no baselines)");
+        let rt = Runtime::new().unwrap();
+        let w = work(&rt);
+        let mut g = c.benchmark_group("cpu_backend");
+        g.throughput(Throughput::Elements(TASKS as u64));
+        g.bench_function("noop_20k", |b| b.iter(|| persistent(&rt, &w.noop)));
+        g.finish();
+        return;
+    }
+
+    let mut summary = vec![];
+    for claim in [1u32, 8, 32] {
+        let rt = Runtime::with_config(config(claim)).unwrap();
+        eprintln!("{} (claim {claim})", rt.backend());
+        let w = work(&rt);
+        let mut g = c.benchmark_group("noop_20k");
+        g.throughput(Throughput::Elements(TASKS as u64));
+        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}")), |b| b.iter(|| persistent(&rt, &w.noop)));
+        g.finish();
+        let mut g = c.benchmark_group("axpy_20k_x1024");
+        g.throughput(Throughput::Bytes(AXPY_BYTES));
+        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}")), |b| b.iter(|| persistent(&rt, &w.axpy)));
+        g.finish();
+        summary.push((format!("persistent, claim {claim}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
+
+        if claim == 8 {
+            let base = Baselines::new(&rt, TASKS).unwrap();
+            let noop_graph = base.capture_graph(&w.noop).unwrap();
+            let axpy_graph = base.capture_graph(&w.axpy).unwrap();
+            let copy = base.copy_buffers(AXPY_BYTES as usize / 2).unwrap();
+
+            let mut g = c.benchmark_group("noop_20k");
+            g.throughput(Throughput::Elements(TASKS as u64));
+            g.sample_size(20);
+            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.noop).unwrap()));
+            g.bench_function("graph_replay", |b| b.iter(|| noop_graph.replay().unwrap()));
+            g.finish();
+            let mut g = c.benchmark_group("axpy_20k_x1024");
+            g.throughput(Throughput::Bytes(AXPY_BYTES));
+            g.sample_size(20);
+            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.axpy).unwrap()));
+            g.bench_function("graph_replay", |b| b.iter(|| axpy_graph.replay().unwrap()));
+            g.bench_function("device_copy_same_bytes", |b| b.iter(|| base.copy(&copy).unwrap()));
+            g.finish();
+
+            summary.push((
+                "one launch per task".into(),
+                median(|| base.launch_per_task(&w.noop).unwrap(), 3, 21),
+                median(|| base.launch_per_task(&w.axpy).unwrap(), 3, 21),
+            ));
+            summary.push(("CUDA Graph replay".into(), median(|| noop_graph.replay().unwrap(), 3, 21), median(|| axpy_graph.replay().unwrap(), 3, 21)));
+            summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&copy).unwrap(), 5, 51)));
+        }
+        rt.shutdown().unwrap();
+    }
+    print_summary(&summary);
+}
+
+fn print_summary(rows: &[(String, Duration, Duration)]) {
+    let find = |name: &str| rows.iter().find(|r| r.0 == name).unwrap();
+    let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay"), find("device copy, same bytes"));
+    let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
+    println!("\nsummary: {TASKS} tasks per batch, medians of this run");
+    println!("{:<26} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
+    for (name, noop, axpy) in rows {
+        let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);
+        let rate = TASKS as f64 / noop.as_secs_f64() / 1e6;
+        let gbs = AXPY_BYTES as f64 / axpy.as_secs_f64() / 1e9;
+        if noop.is_zero() {
+            println!("{name:<26} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
+        } else {
+            println!(
+                "{name:<26} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
+                launch.1.as_secs_f64() / noop.as_secs_f64(),
+                graph.1.as_secs_f64() / noop.as_secs_f64(),
+                100.0 * gbs / copy_bw
+            );
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = bench
+}
+criterion_main!(benches);

@@ -7,7 +7,7 @@
 //! no task can reach freed memory.
 
 use bytemuck::Pod;
-use resident_shared::{BufSlice, BufferEntry, BufferHandle, MAX_BUFFERS};
+use resident_shared::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -22,11 +22,13 @@ mod sealed {
 }
 
 /// Element types a buffer may hold (4-byte scalars the built-in tasks use).
-pub trait Element: Pod + sealed::Sealed {}
-macro_rules! element {
-    ($($t:ty),*) => {$( impl sealed::Sealed for $t {} impl Element for $t {} )*};
+pub trait Element: Pod + sealed::Sealed {
+    const TYPE: ElemType;
 }
-element!(f32, u32, i32);
+macro_rules! element {
+    ($($t:ty => $e:ident),*) => {$( impl sealed::Sealed for $t {} impl Element for $t { const TYPE: ElemType = ElemType::$e; } )*};
+}
+element!(f32 => F32, u32 => U32, i32 => I32);
 
 /// How long a dropped buffer waits for in-flight tasks before it leaks its memory
 /// rather than free it under them.
@@ -52,7 +54,7 @@ impl<T: Element> Buffer<T> {
         let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
         let mem = shared.backend.alloc(len * size_of::<T>())?;
         let mut p = shared.producer.lock().unwrap();
-        let handle = p.registry.register(mem.addr(), len32, size_of::<T>() as u16)?;
+        let handle = p.registry.register(mem.addr(), len32, T::TYPE)?;
         if let Err(e) = shared.backend.set_buffer_entry(handle.index(), p.registry.entry(handle).unwrap()) {
             p.registry.unregister(handle);
             return Err(e);
@@ -158,11 +160,11 @@ impl BufferRegistry {
         }
     }
 
-    pub fn register(&mut self, ptr: u64, len: u32, elem_size: u16) -> Result<BufferHandle> {
+    pub fn register(&mut self, ptr: u64, len: u32, elem: ElemType) -> Result<BufferHandle> {
         let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
         let g = &mut self.generations[index as usize];
         *g = g.wrapping_add(1).max(1);
-        self.entries[index as usize] = BufferEntry { ptr, len, elem_size, generation: *g };
+        self.entries[index as usize] = BufferEntry { ptr, len, elem: elem as u16, generation: *g };
         Ok(BufferHandle::new(index, *g))
     }
 

@@ -285,6 +285,13 @@ impl Runtime {
         self.shared.shutdown()
     }
 
+    /// [`Runtime::shutdown`] through a shared reference, for when producers on other
+    /// threads still hold `&Runtime`: their later submits fail with
+    /// [`Error::ShutDown`]. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        self.shared.shutdown()
+    }
+
     /// The CUDA backend, for the baselines in [`crate::baseline`].
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared

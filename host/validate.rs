@@ -2,7 +2,7 @@
 //! its batch is submitted. The device checks again (`device/src/buffers.rs`); this
 //! check is what gives the caller a typed error instead of a failed completion.
 
-use resident_shared::{BufSlice, Opcode, Task};
+use resident_shared::{BufSlice, ElemType, Opcode, Task};
 
 use crate::buffer::BufferRegistry;
 use crate::error::{Error, Rejection};
@@ -19,11 +19,11 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry) -> Result<(), Rejection> {
     if t.flags != 0 || t.reserved != [0; 2] {
         return Err(Rejection::NonZeroReserved);
     }
-    let slice = |arg: usize, elem: u16| -> Result<BufSlice, Rejection> {
+    let slice = |arg: usize, elem: ElemType| -> Result<BufSlice, Rejection> {
         let s = t.arg_slice(arg);
         match reg.entry(s.handle) {
-            Some(e) if e.elem_size == elem && e.generation as u32 == s.handle.generation() => {
-                if e.admits(s, elem) {
+            Some(e) if e.names(s, elem) => {
+                if e.contains(s) {
                     Ok(s)
                 } else {
                     Err(Rejection::OutOfRange { arg, offset: s.offset, len: s.len })
@@ -37,11 +37,11 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry) -> Result<(), Rejection> {
         Some(Opcode::Terminate) => Err(Rejection::ReservedOpcode(t.opcode)),
         Some(Opcode::Noop | Opcode::Spin) => Ok(()),
         Some(Opcode::Axpy) => {
-            let (x, y) = (slice(1, 4)?, slice(4, 4)?);
+            let (x, y) = (slice(1, ElemType::F32)?, slice(4, ElemType::F32)?);
             if x.len != y.len { Err(Rejection::LengthMismatch(x.len, y.len)) } else { Ok(()) }
         }
         Some(Opcode::Mark) => {
-            let c = slice(0, 4)?;
+            let c = slice(0, ElemType::U32)?;
             let index = t.args[3];
             if index >= c.len { Err(Rejection::IndexOutOfRange { index, len: c.len }) } else { Ok(()) }
         }

@@ -2,17 +2,28 @@
 //! touches memory. The host already checked it at submit time; this second check is
 //! what stops a forged or stale task from reaching memory it does not own.
 
-use resident_shared::{BufSlice, BufferEntry, MAX_BUFFERS, Status};
+use resident_shared::{BufSlice, BufferEntry, ElemType, MAX_BUFFERS, Status};
 
-/// Resolves `slice` to a pointer to its first element, if the table admits it for
-/// elements of `size_of::<T>()` bytes.
+/// Element types tasks read and write, with their table codes.
+pub trait DeviceElem {
+    const TYPE: ElemType;
+}
+impl DeviceElem for f32 {
+    const TYPE: ElemType = ElemType::F32;
+}
+impl DeviceElem for u32 {
+    const TYPE: ElemType = ElemType::U32;
+}
+
+/// Resolves `slice` to a pointer to its first element, if the table holds a live buffer
+/// of `T` there and the slice lies within it.
 ///
 /// # Safety
 /// `table` must point to `MAX_BUFFERS` readable entries. Entries may be rewritten by the
 /// host only while no published task names them (the runtime frees a buffer only after
 /// every task submitted before the free has completed).
 #[inline(always)]
-pub unsafe fn resolve<T>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
+pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
     let index = slice.handle.index();
     if index >= MAX_BUFFERS {
         return Err(Status::BadBuffer);
@@ -20,11 +31,10 @@ pub unsafe fn resolve<T>(table: *const BufferEntry, slice: BufSlice) -> Result<*
     // Volatile: the table is written by the host between tasks; never let the compiler
     // carry an entry over from an earlier task.
     let entry = unsafe { core::ptr::read_volatile(table.add(index)) };
-    let elem = core::mem::size_of::<T>() as u16;
-    if entry.ptr == 0 || entry.generation as u32 != slice.handle.generation() || entry.elem_size != elem {
+    if !entry.names(slice, T::TYPE) {
         return Err(Status::BadBuffer);
     }
-    if !entry.admits(slice, elem) {
+    if !entry.contains(slice) {
         return Err(Status::OutOfRange);
     }
     Ok(unsafe { (entry.ptr as *mut T).add(slice.offset as usize) })

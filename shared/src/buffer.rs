@@ -36,6 +36,22 @@ pub struct BufSlice {
     pub len: u32,
 }
 
+/// Element type of a buffer, as recorded in its table entry. Tasks check it, so a
+/// `u32` buffer is never read as `f32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+pub enum ElemType {
+    F32 = 1,
+    U32 = 2,
+    I32 = 3,
+}
+
+impl ElemType {
+    pub const fn size(self) -> usize {
+        4
+    }
+}
+
 /// One entry of the buffer table in device memory. A free entry has `ptr == 0`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
@@ -44,23 +60,25 @@ pub struct BufferEntry {
     pub ptr: u64,
     /// Number of elements.
     pub len: u32,
-    /// Size of one element in bytes (4 for f32 and u32).
-    pub elem_size: u16,
+    /// An [`ElemType`] code.
+    pub elem: u16,
     /// Must equal the generation of any handle that names this entry.
     pub generation: u16,
 }
 const _: () = assert!(core::mem::size_of::<BufferEntry>() == 16);
 
 impl BufferEntry {
-    pub const EMPTY: Self = Self { ptr: 0, len: 0, elem_size: 0, generation: 0 };
+    pub const EMPTY: Self = Self { ptr: 0, len: 0, elem: 0, generation: 0 };
 
-    /// Checks that `slice` names this entry, holds elements of `elem_size` bytes and
-    /// lies within it. Overflow-safe: `offset + len` is computed in 64 bits.
+    /// `slice`'s handle names this live entry and its element type is `elem`.
     #[inline]
-    pub const fn admits(&self, slice: BufSlice, elem_size: u16) -> bool {
-        self.ptr != 0
-            && self.generation as u32 == slice.handle.generation()
-            && self.elem_size == elem_size
-            && slice.offset as u64 + slice.len as u64 <= self.len as u64
+    pub const fn names(&self, slice: BufSlice, elem: ElemType) -> bool {
+        self.ptr != 0 && self.generation as u32 == slice.handle.generation() && self.elem == elem as u16
+    }
+
+    /// `slice` lies within this entry. Overflow-safe: `offset + len` in 64 bits.
+    #[inline]
+    pub const fn contains(&self, slice: BufSlice) -> bool {
+        slice.offset as u64 + slice.len as u64 <= self.len as u64
     }
 }

@@ -17,7 +17,7 @@ mod queue;
 mod status;
 mod task;
 
-pub use buffer::{BufSlice, BufferEntry, BufferHandle, MAX_BUFFERS};
+pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
 pub use completion::{Completion, stamp_for};
 pub use params::{KernelParams, OneTaskParams};
 pub use queue::{CachePadded, QueueHeader, seq_before};

@@ -1,0 +1,253 @@
+//! Scenarios run on both backends: `tests/cpu.rs` (CI) and `tests/gpu.rs` (on a GPU,
+//! `--include-ignored`). Each takes a fresh runtime, draws fresh random inputs, and
+//! checks against a reference computed on the host in f64.
+#![allow(dead_code)]
+
+use rand::Rng;
+use resident::{Error, Rejection, Runtime, Status, Task};
+use std::time::{Duration, Instant};
+
+/// Every task runs exactly once: `producers` threads each submit `per_producer` mark
+/// tasks (in batches of `batch`, interleaved with tagged noops whose results are
+/// checked), each naming its own counter; afterwards every counter is exactly 1.
+pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer: usize, batch: usize) {
+    let n = producers * per_producer;
+    let counters = rt.buffer_from(&vec![0u32; n]).unwrap();
+    let before = rt.completed();
+    std::thread::scope(|s| {
+        for p in 0..producers {
+            let (rt, counters) = (&rt, &counters);
+            s.spawn(move || {
+                let mut tickets = vec![];
+                let ids: Vec<usize> = (p * per_producer..(p + 1) * per_producer).collect();
+                for chunk in ids.chunks(batch) {
+                    let mut tasks = Vec::with_capacity(2 * chunk.len());
+                    for &i in chunk {
+                        tasks.push(Task::mark(counters.all(), i as u32));
+                        tasks.push(Task::noop((i as u64) << 20 | 0xabc));
+                    }
+                    tickets.push((chunk.to_vec(), rt.submit_for_results(&tasks).unwrap()));
+                }
+                for (chunk, t) in tickets {
+                    let r = t.results().unwrap();
+                    assert_eq!(r.len(), 2 * chunk.len());
+                    for (k, &i) in chunk.iter().enumerate() {
+                        // A mark's result is the counter before it: 0 when it ran once.
+                        assert_eq!(r[2 * k], 0, "mark {i} saw a counter already set");
+                        assert_eq!(r[2 * k + 1], (i as u64) << 20 | 0xabc, "noop tag of task {i}");
+                    }
+                }
+            });
+        }
+    });
+    let got = counters.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, c)| **c != 1).take(10).collect();
+    assert!(bad.is_empty(), "counters not exactly 1: {bad:?}");
+    assert_eq!(rt.completed() - before, 2 * n as u64);
+}
+
+/// Axpy over `tasks` slices of `slice` floats with random inputs; output checked
+/// element by element against the f64 reference (an unwritten element keeps `y`,
+/// which differs from the reference since alpha and x are nonzero).
+pub fn axpy_matches_reference(rt: &Runtime, tasks: usize, slice: usize) {
+    let mut rng = rand::rng();
+    let n = tasks * slice;
+    let alpha: f32 = rng.random_range(0.5..2.0) * if rng.random() { 1.0 } else { -1.0 };
+    let xs: Vec<f32> = (0..n).map(|_| rng.random_range(0.1..1.0) * if rng.random() { 1.0 } else { -1.0 }).collect();
+    let ys: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&ys).unwrap();
+    let list: Vec<Task> = (0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect();
+    let results = rt.submit_for_results(&list).unwrap().results().unwrap();
+    assert!(results.iter().all(|&r| r == slice as u64), "axpy results report the slice length");
+    let out = y.read().unwrap();
+    let (mut err2, mut ref2) = (0f64, 0f64);
+    for i in 0..n {
+        let (ax, yv) = (alpha as f64 * xs[i] as f64, ys[i] as f64);
+        let r = ax + yv;
+        // fp32: at most two roundings (multiply, add), each within 2^-24 of its operands.
+        let bound = 2.0 * f32::EPSILON as f64 * (ax.abs() + yv.abs());
+        assert!((out[i] as f64 - r).abs() <= bound, "element {i}: got {}, want {r} (alpha {alpha}, x {}, y {})", out[i], xs[i], ys[i]);
+        err2 += (out[i] as f64 - r).powi(2);
+        ref2 += r * r;
+    }
+    eprintln!("axpy: {tasks} tasks x {slice} floats, relative error {:.2e}", (err2 / ref2).sqrt());
+}
+
+/// Odd lengths and offsets take the scalar and remainder paths of axpy.
+pub fn axpy_odd_shapes(rt: &Runtime) {
+    let mut rng = rand::rng();
+    let n = 10_000;
+    let xs: Vec<f32> = (0..n).map(|_| rng.random_range(0.1..1.0)).collect();
+    let ys: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&ys).unwrap();
+    let mut expect: Vec<f64> = ys.iter().map(|&v| v as f64).collect();
+    let mut tasks = vec![];
+    let mut at = 0;
+    for len in [1usize, 3, 4, 5, 31, 33, 127, 128, 129, 1000, 1023, 1025, 4099] {
+        let off = at + 1; // misaligned on purpose
+        if off + len > n {
+            break;
+        }
+        tasks.push(Task::axpy(1.5, x.slice(off..off + len), y.slice(off..off + len)));
+        for i in off..off + len {
+            expect[i] += 1.5 * xs[i] as f64;
+        }
+        at = off + len;
+    }
+    rt.submit(&tasks).unwrap().wait().unwrap();
+    let out = y.read().unwrap();
+    for i in 0..n {
+        assert!((out[i] as f64 - expect[i]).abs() <= 4.0 * f32::EPSILON as f64 * (1.5 * xs[i] as f64 + ys[i].abs() as f64), "element {i}");
+    }
+}
+
+/// Invalid tasks are refused with a typed error, and nothing of their batch runs.
+pub fn invalid_tasks_rejected(rt: &Runtime) {
+    let x = rt.buffer_from(&[1.0f32; 64]).unwrap();
+    let y = rt.buffer_from(&[1.0f32; 64]).unwrap();
+    let c = rt.buffer_from(&[0u32; 8]).unwrap();
+    let probe = rt.submit(&[Task::noop(1)]).unwrap();
+    probe.wait().unwrap();
+    let next = probe.first_seq() + 1;
+
+    let cases: Vec<(Task, Box<dyn Fn(&Rejection) -> bool>)> = vec![
+        (Task::raw(0, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0)))),
+        (Task::raw(0xdead, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0xdead)))),
+        (Task::terminate(), Box::new(|r| matches!(r, Rejection::ReservedOpcode(_)))),
+        (Task { flags: 1, ..Task::noop(0) }, Box::new(|r| matches!(r, Rejection::NonZeroReserved))),
+        (
+            Task::axpy(1.0, resident::BufSlice { offset: 60, ..x.all() }, y.all()),
+            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 1, offset: 60, len: 64 })),
+        ),
+        (
+            Task::axpy(1.0, x.slice(0..32), resident::BufSlice { offset: u32::MAX, len: 32, ..y.all() }),
+            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 4, .. })),
+        ),
+        (Task::axpy(1.0, x.slice(0..32), y.slice(0..16)), Box::new(|r| matches!(r, Rejection::LengthMismatch(32, 16)))),
+        (Task::axpy(1.0, c.all(), y.slice(0..8)), Box::new(|r| matches!(r, Rejection::BadBuffer { arg: 1, .. }))),
+        (Task::mark(c.all(), 8), Box::new(|r| matches!(r, Rejection::IndexOutOfRange { index: 8, len: 8 }))),
+        (
+            Task::mark(resident::BufSlice { handle: resident::BufferHandle(0x7777_0123), offset: 0, len: 1 }, 0),
+            Box::new(|r| matches!(r, Rejection::BadBuffer { arg: 0, .. })),
+        ),
+    ];
+    for (i, (bad, ok)) in cases.iter().enumerate() {
+        // The bad task sits in the middle of a valid batch: nothing of it may run.
+        let batch = [Task::mark(c.all(), 0), *bad, Task::mark(c.all(), 1)];
+        match rt.submit(&batch) {
+            Err(Error::InvalidTask { index: 1, reason }) => assert!(ok(&reason), "case {i}: wrong reason {reason:?}"),
+            other => panic!("case {i}: expected InvalidTask at index 1, got {other:?}"),
+        }
+    }
+    // A stale handle: the buffer is gone.
+    let gone = rt.buffer_from(&[0.0f32; 8]).unwrap();
+    let stale = gone.all();
+    drop(gone);
+    assert!(matches!(rt.submit(&[Task::axpy(1.0, stale, stale)]), Err(Error::InvalidTask { index: 0, reason: Rejection::BadBuffer { .. } })));
+
+    let after = rt.submit(&[Task::noop(2)]).unwrap();
+    assert_eq!(after.first_seq(), next, "a refused batch must not consume sequence numbers");
+    after.wait().unwrap();
+    assert_eq!(c.read().unwrap(), vec![0; 8], "no task of a refused batch may run");
+}
+
+/// Shutdown with work queued drains it: every ticket completes successfully.
+pub fn shutdown_drains_queued_tasks(rt: Runtime, spin: Duration, count: usize) {
+    let c = rt.buffer_from(&vec![0u32; count]).unwrap();
+    let mut tickets = vec![];
+    for i in 0..count {
+        tickets.push(rt.submit(&[Task::spin(spin.as_nanos() as u64), Task::mark(c.all(), i as u32)]).unwrap());
+    }
+    let start = Instant::now();
+    rt.close().unwrap();
+    for t in &tickets {
+        assert_eq!(t.try_wait(), Some(Ok(())), "drained ticket");
+    }
+    assert!(c.read().unwrap().iter().all(|&v| v == 1));
+    assert!(matches!(rt.submit(&[Task::noop(0)]), Err(Error::ShutDown)));
+    eprintln!("shutdown drained {count} queued spin tasks in {:?}", start.elapsed());
+}
+
+/// Shutdown that cannot drain in time aborts: it returns Timeout within a bound, and
+/// every unfinished ticket resolves with an error instead of hanging.
+pub fn shutdown_aborts_after_timeout(rt: Runtime, workers_hint: usize) {
+    let long = Task::spin(60_000_000_000); // one minute per task
+    let tickets: Vec<_> = (0..workers_hint * 2).map(|_| rt.submit(&[long]).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(50));
+    let start = Instant::now();
+    let r = rt.shutdown();
+    let took = start.elapsed();
+    assert_eq!(r, Err(Error::Timeout));
+    assert!(took < Duration::from_secs(10), "shutdown took {took:?}");
+    for t in &tickets {
+        match t.wait_timeout(Duration::from_secs(1)) {
+            Err(Error::ShutDown) | Err(Error::TaskFailed { status: Status::Aborted, .. }) => {}
+            other => panic!("ticket after abort: {other:?}"),
+        }
+    }
+}
+
+/// Producers still submitting while another thread closes the runtime get ShutDown;
+/// every ticket they did get completes; nothing hangs.
+pub fn close_while_producers_submit(rt: &Runtime, producers: usize) {
+    let c = rt.buffer_from(&vec![0u32; 1]).unwrap();
+    let accepted = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..producers {
+            s.spawn(|| {
+                loop {
+                    match rt.submit(&[Task::noop(1), Task::mark(c.all(), 0)]) {
+                        Ok(t) => {
+                            t.wait().unwrap();
+                            accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(Error::ShutDown) => break,
+                        Err(e) => panic!("unexpected {e:?}"),
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        rt.close().unwrap();
+    });
+    let n = accepted.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(n > 0);
+    assert_eq!(c.read().unwrap()[0] as u64, n, "each accepted mark ran once");
+}
+
+/// try_submit refuses with QueueFull when the ring is full, and nothing is lost.
+pub fn queue_full_backpressure(rt: &Runtime, spin: Duration) {
+    let cap = rt.capacity();
+    let c = rt.buffer_from(&vec![0u32; cap]).unwrap();
+    // Fill the ring with slow tasks.
+    let slow: Vec<Task> = (0..cap).map(|i| if i % 2 == 0 { Task::spin(spin.as_nanos() as u64) } else { Task::mark(c.all(), i as u32) }).collect();
+    let t = rt.submit(&slow).unwrap();
+    match rt.try_submit(&[Task::noop(0); 8]) {
+        Err(Error::QueueFull) => {}
+        other => panic!("expected QueueFull, got {other:?}"),
+    }
+    // Blocking submit waits for room instead.
+    let t2 = rt.submit(&(0..cap / 2).map(|i| Task::mark(c.all(), (2 * i) as u32)).collect::<Vec<_>>()).unwrap();
+    t.wait().unwrap();
+    t2.wait().unwrap();
+    assert!(c.read().unwrap().iter().all(|&v| v == 1), "every slot marked exactly once");
+}
+
+/// wait_timeout gives up with Timeout; the task still completes later.
+pub fn wait_timeout_expires(rt: &Runtime) {
+    let t = rt.submit(&[Task::spin(300_000_000)]).unwrap();
+    assert_eq!(t.wait_timeout(Duration::from_millis(20)), Err(Error::Timeout));
+    assert_eq!(t.try_wait(), None);
+    t.wait().unwrap();
+}
+
+/// Batches larger than the ring are fed in as space frees up.
+pub fn batch_larger_than_ring(rt: &Runtime) {
+    let n = rt.capacity() * 3 + 17;
+    let c = rt.buffer_from(&vec![0u32; n]).unwrap();
+    let tasks: Vec<Task> = (0..n).map(|i| Task::mark(c.all(), i as u32)).collect();
+    rt.submit(&tasks).unwrap().wait().unwrap();
+    assert!(c.read().unwrap().iter().all(|&v| v == 1));
+}

@@ -1,0 +1,72 @@
+//! The runtime on the CPU backend: the same queue protocol and device code as on the
+//! GPU, run by worker threads. These run in CI.
+
+mod common;
+
+use resident::{Runtime, RuntimeConfig};
+use std::time::Duration;
+
+fn cpu(capacity: u32) -> Runtime {
+    Runtime::with_config(RuntimeConfig { capacity, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap()
+}
+
+#[test]
+fn exactly_once_many_producers() {
+    common::exactly_once_many_producers(&cpu(1 << 12), 8, 5_000, 250);
+}
+
+#[test]
+fn axpy_matches_reference() {
+    common::axpy_matches_reference(&cpu(1 << 10), 512, 1024);
+}
+
+#[test]
+fn axpy_odd_shapes() {
+    common::axpy_odd_shapes(&cpu(1 << 10));
+}
+
+#[test]
+fn invalid_tasks_rejected() {
+    common::invalid_tasks_rejected(&cpu(1 << 10));
+}
+
+#[test]
+fn shutdown_drains_queued_tasks() {
+    common::shutdown_drains_queued_tasks(cpu(1 << 10), Duration::from_millis(2), 100);
+}
+
+#[test]
+fn shutdown_aborts_after_timeout() {
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, shutdown_timeout: Duration::from_millis(200), ..RuntimeConfig::cpu() }).unwrap();
+    common::shutdown_aborts_after_timeout(rt, 4);
+}
+
+#[test]
+fn close_while_producers_submit() {
+    common::close_while_producers_submit(&cpu(1 << 8), 6);
+}
+
+#[test]
+fn queue_full_backpressure() {
+    common::queue_full_backpressure(&cpu(64), Duration::from_millis(1));
+}
+
+#[test]
+fn wait_timeout_expires() {
+    common::wait_timeout_expires(&cpu(64));
+}
+
+#[test]
+fn batch_larger_than_ring() {
+    common::batch_larger_than_ring(&cpu(256));
+}
+
+#[test]
+fn auto_backend_picks_cpu_without_a_gpu() {
+    if resident::cuda_available() {
+        return; // On a GPU machine Auto picks CUDA; tests/gpu.rs covers that.
+    }
+    let rt = Runtime::new().unwrap();
+    assert_eq!(rt.backend().kind, resident::BackendKind::Cpu);
+    assert!(matches!(Runtime::with_config(RuntimeConfig::cuda()), Err(resident::Error::NoDriver | resident::Error::NoDevice | resident::Error::PtxUnavailable(_))));
+}

@@ -1,0 +1,86 @@
+//! The runtime on a CUDA GPU. Ignored by default (CI has no GPU); run on a GPU with
+//! `cargo test --release --test gpu -- --include-ignored`, or through `.gpu/run.sh`.
+//! Without a GPU these tests fail: `RuntimeConfig::cuda()` refuses to start.
+//!
+//! One persistent kernel fills the GPU, so the tests take turns (`GPU` lock).
+
+mod common;
+
+use resident::baseline::Baselines;
+use resident::{Runtime, RuntimeConfig, Task};
+use std::sync::Mutex;
+use std::time::Duration;
+
+static GPU: Mutex<()> = Mutex::new(());
+
+fn gpu(capacity: u32) -> Runtime {
+    let rt = Runtime::with_config(RuntimeConfig { capacity, ..RuntimeConfig::cuda() }).expect("a CUDA GPU");
+    eprintln!("{}", rt.backend());
+    rt
+}
+
+macro_rules! gpu_test {
+    ($name:ident, $body:expr) => {
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $name() {
+            let _turn = GPU.lock().unwrap_or_else(|e| e.into_inner());
+            $body
+        }
+    };
+}
+
+gpu_test!(exactly_once_1m_tasks_8_producers, common::exactly_once_many_producers(&gpu(1 << 16), 8, 125_000, 5_000));
+gpu_test!(axpy_1m_tasks_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 1_000_000, 64));
+gpu_test!(axpy_20k_tasks_of_1024_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 20_000, 1024));
+gpu_test!(axpy_odd_shapes, common::axpy_odd_shapes(&gpu(1 << 10)));
+gpu_test!(invalid_tasks_rejected, common::invalid_tasks_rejected(&gpu(1 << 10)));
+gpu_test!(shutdown_drains_queued_tasks, common::shutdown_drains_queued_tasks(gpu(1 << 12), Duration::from_millis(2), 3000));
+gpu_test!(shutdown_aborts_after_timeout, {
+    let rt = Runtime::with_config(RuntimeConfig { shutdown_timeout: Duration::from_millis(300), ..RuntimeConfig::cuda() }).unwrap();
+    let workers = rt.backend().workers as usize;
+    common::shutdown_aborts_after_timeout(rt, workers);
+});
+gpu_test!(close_while_producers_submit, common::close_while_producers_submit(&gpu(1 << 10), 6));
+gpu_test!(queue_full_backpressure, common::queue_full_backpressure(&gpu(64), Duration::from_millis(20)));
+gpu_test!(wait_timeout_expires, common::wait_timeout_expires(&gpu(64)));
+gpu_test!(batch_larger_than_ring, common::batch_larger_than_ring(&gpu(256)));
+
+gpu_test!(claim_sizes_1_and_32_exactly_once, {
+    for claim in [1, 32] {
+        let rt = Runtime::with_config(RuntimeConfig { claim, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
+        common::exactly_once_many_producers(&rt, 4, 50_000, 3_000);
+    }
+});
+
+// The baselines compute the same thing as the persistent runtime (the benchmark
+// compares like with like).
+gpu_test!(baselines_match_persistent_results, {
+    let rt = gpu(1 << 16);
+    let (tasks, slice) = (2_000, 1024);
+    let xs: Vec<f32> = (0..tasks * slice).map(|i| ((i * 7919) % 1000) as f32 / 1000.0 + 0.1).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let list = |y: &resident::Buffer<f32>| -> Vec<Task> {
+        (0..tasks).map(|i| Task::axpy(2.0, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect()
+    };
+    let base = Baselines::new(&rt, tasks).unwrap();
+    let y1 = rt.buffer::<f32>(tasks * slice).unwrap();
+    rt.submit(&list(&y1)).unwrap().wait().unwrap();
+    let y2 = rt.buffer::<f32>(tasks * slice).unwrap();
+    base.launch_per_task(&list(&y2)).unwrap();
+    assert!(base.completions(tasks).unwrap().iter().all(|c| c.status == 0 && c.result == slice as u64));
+    let y3 = rt.buffer::<f32>(tasks * slice).unwrap();
+    let g = base.capture_graph(&list(&y3)).unwrap();
+    g.replay().unwrap();
+    let want: Vec<f32> = xs.iter().map(|v| 2.0 * v).collect();
+    for y in [&y1, &y2, &y3] {
+        assert_eq!(y.read().unwrap(), want);
+    }
+    g.replay().unwrap();
+    assert_eq!(y3.read().unwrap(), xs.iter().map(|v| 4.0 * v).collect::<Vec<_>>());
+});
+
+gpu_test!(auto_backend_picks_cuda, {
+    let rt = Runtime::new().unwrap();
+    assert_eq!(rt.backend().kind, resident::BackendKind::Cuda);
+});
