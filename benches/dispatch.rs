@@ -55,8 +55,31 @@ fn median(mut f: impl FnMut(), warmup: usize, runs: usize) -> Duration {
     t[runs / 2]
 }
 
-fn config(claim: u32) -> RuntimeConfig {
-    RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
+fn config(claim: u32, wc: bool) -> RuntimeConfig {
+    RuntimeConfig { claim, capacity: 1 << 16, staging_write_combined: wc, ..RuntimeConfig::default() }
+}
+
+/// Host cost of staging one batch of tasks: a copy into pinned memory of each kind.
+/// Runs with no persistent kernel resident: freeing pinned memory synchronizes the
+/// context, which would wait forever on a resident kernel.
+fn staging_probe() {
+    use resident::cuda::memory::PinnedAlloc;
+    let rt = Runtime::new().unwrap(); // makes the context current
+    rt.close().unwrap();
+    let src: Vec<Task> = (0..TASKS as u64).map(Task::noop).collect();
+    let bytes = size_of_val(&src[..]);
+    for wc in [false, true] {
+        let dst = unsafe { PinnedAlloc::zeroed(bytes, wc) }.unwrap();
+        let t = median(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, dst.host_ptr(), bytes) }, 20, 101);
+        eprintln!("staging {TASKS} tasks ({bytes} B) into pinned {}: {:.1} us", if wc { "write-combined" } else { "cached" }, t.as_secs_f64() * 1e6);
+    }
+    drop(rt);
+}
+
+fn progress(what: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Instant> = OnceLock::new();
+    eprintln!("[{:7.1}s] {what}", START.get_or_init(Instant::now).elapsed().as_secs_f64());
 }
 
 fn bench(c: &mut Criterion) {
@@ -72,40 +95,65 @@ fn bench(c: &mut Criterion) {
     }
 
     let mut summary = vec![];
-    for claim in [1u32, 8, 32] {
-        let rt = Runtime::with_config(config(claim)).unwrap();
+    for (claim, wc) in [(1u32, false), (8, true), (32, false), (8, false)] {
+        progress(&format!("runtime claim {claim}, write-combined staging {wc}"));
+        let rt = Runtime::with_config(config(claim, wc)).unwrap();
         eprintln!("{} (claim {claim})", rt.backend());
         let w = work(&rt);
         let mut g = c.benchmark_group("noop_20k");
         g.throughput(Throughput::Elements(TASKS as u64));
-        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}")), |b| b.iter(|| persistent(&rt, &w.noop)));
+        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}{}", if wc { "_wc" } else { "" })), |b| b.iter(|| persistent(&rt, &w.noop)));
         g.finish();
         let mut g = c.benchmark_group("axpy_20k_x1024");
         g.throughput(Throughput::Bytes(AXPY_BYTES));
-        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}")), |b| b.iter(|| persistent(&rt, &w.axpy)));
+        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}{}", if wc { "_wc" } else { "" })), |b| b.iter(|| persistent(&rt, &w.axpy)));
         g.finish();
-        summary.push((format!("persistent, claim {claim}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
+        let name = format!("persistent, claim {claim}{}", if wc { ", WC" } else { "" });
+        summary.push((name, median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
+        // Where the time goes: submit (validate, stage, publish) vs waiting.
+        let mut sub = vec![];
+        let mut wait = vec![];
+        for _ in 0..51 {
+            let s = Instant::now();
+            let t = rt.submit(&w.noop).unwrap();
+            sub.push(s.elapsed());
+            let s = Instant::now();
+            t.wait().unwrap();
+            wait.push(s.elapsed());
+        }
+        sub.sort();
+        wait.sort();
+        eprintln!("noop batch split: submit {:.1} us, then wait {:.1} us (medians)", sub[25].as_secs_f64() * 1e6, wait[25].as_secs_f64() * 1e6);
 
-        if claim == 8 {
+        if claim == 8 && !wc {
+            // The baselines run with the persistent kernel stopped (buffers, module and
+            // table stay): nothing resident beside them, and no driver call (graph
+            // instantiation, frees) can wait on a kernel that never ends.
+            rt.close().unwrap();
+            progress("baselines");
             let base = Baselines::new(&rt, TASKS).unwrap();
+            progress("capture noop graph");
             let noop_graph = base.capture_graph(&w.noop).unwrap();
+            progress("capture axpy graph");
             let axpy_graph = base.capture_graph(&w.axpy).unwrap();
             let copy = base.copy_buffers(AXPY_BYTES as usize / 2).unwrap();
+            progress("criterion baselines");
 
             let mut g = c.benchmark_group("noop_20k");
             g.throughput(Throughput::Elements(TASKS as u64));
-            g.sample_size(20);
+            g.sample_size(10);
             g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.noop).unwrap()));
             g.bench_function("graph_replay", |b| b.iter(|| noop_graph.replay().unwrap()));
             g.finish();
             let mut g = c.benchmark_group("axpy_20k_x1024");
             g.throughput(Throughput::Bytes(AXPY_BYTES));
-            g.sample_size(20);
+            g.sample_size(10);
             g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.axpy).unwrap()));
             g.bench_function("graph_replay", |b| b.iter(|| axpy_graph.replay().unwrap()));
             g.bench_function("device_copy_same_bytes", |b| b.iter(|| base.copy(&copy).unwrap()));
             g.finish();
 
+            progress("baseline medians");
             summary.push((
                 "one launch per task".into(),
                 median(|| base.launch_per_task(&w.noop).unwrap(), 3, 21),
@@ -114,8 +162,10 @@ fn bench(c: &mut Criterion) {
             summary.push(("CUDA Graph replay".into(), median(|| noop_graph.replay().unwrap(), 3, 21), median(|| axpy_graph.replay().unwrap(), 3, 21)));
             summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&copy).unwrap(), 5, 51)));
         }
+        progress("shutdown");
         rt.shutdown().unwrap();
     }
+    staging_probe();
     print_summary(&summary);
 }
 

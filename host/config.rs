@@ -31,6 +31,9 @@ pub struct RuntimeConfig {
     pub max_blocks_per_sm: u32,
     /// CPU backend: worker threads (0: one per available core).
     pub cpu_workers: usize,
+    /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
+    /// read, uncached for the host) rather than ordinary cached pinned memory.
+    pub staging_write_combined: bool,
     /// How long dropping the runtime waits for queued tasks to drain before it aborts.
     pub shutdown_timeout: Duration,
 }
@@ -45,6 +48,7 @@ impl Default for RuntimeConfig {
             block_threads: 256,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
+            staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
         }
     }

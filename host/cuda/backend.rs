@@ -2,14 +2,22 @@
 //!
 //! Memory layout and who writes what:
 //! - ring (device memory): written only by the transfer stream's copies from `staging`;
-//! - staging (pinned, write-combined): the host's mirror of the ring, written by the
+//! - staging (pinned; cached by default, write-combined on request): the host's mirror of the ring, written by the
 //!   producer, read by the copy engine;
-//! - header (device memory): `head` by the workers' atomics, `tail` by stream writes on
-//!   the transfer stream, `abort` by stream writes on the control stream, `stop` and
+//! - tails (pinned): one `u32` per slot, the source of the 4-byte copy that publishes
+//!   `tail`; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
+//!   not reused before slot `end - 1` itself is, so the copy's source stays intact;
+//! - header (device memory): `head` by the workers' atomics, `tail` by 4-byte copies on
+//!   the transfer stream, `abort` by a memset on the control stream, `stop` and
 //!   `stop_at` by the sentinel;
 //! - completions (pinned, mapped, cached): written by the workers over PCIe (posted
 //!   writes), read by the host;
 //! - buffer table (device memory): written by synchronous copies under the producer lock.
+//!
+//! Why copies and not `cuStreamWriteValue32`: on the H100 used here the driver refused
+//! the stream write on our header (`CUDA_ERROR_INVALID_VALUE`, 2026-11-22); stream
+//! memory operations are an optional platform feature. A copy is always available and
+//! measured within a few hundred nanoseconds of it (docs/architecture.md).
 //!
 //! Three streams, all non-blocking: the kernel's, the transfer stream (copies and
 //! `tail`), and a control stream (`abort`), so that an abort is never stuck behind a
@@ -34,6 +42,7 @@ pub(crate) struct CudaBackend {
     header: DeviceAlloc,
     table: DeviceAlloc,
     staging: PinnedAlloc,
+    tails: PinnedAlloc,
     completions: PinnedAlloc,
     one_task: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
@@ -67,10 +76,11 @@ impl CudaBackend {
         let capacity = config.capacity;
         let (t, c) = (size_of::<Task>(), size_of::<Completion>());
         unsafe {
-            let ring = DeviceAlloc::zeroed(capacity as usize * t, transfer.raw())?;
-            let header = DeviceAlloc::zeroed(size_of::<QueueHeader>(), transfer.raw())?;
-            let table = DeviceAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>(), transfer.raw())?;
-            let staging = PinnedAlloc::zeroed(capacity as usize * t, true)?;
+            let ring = DeviceAlloc::zeroed_sync(capacity as usize * t)?;
+            let header = DeviceAlloc::zeroed_sync(size_of::<QueueHeader>())?;
+            let table = DeviceAlloc::zeroed_sync(MAX_BUFFERS * size_of::<BufferEntry>())?;
+            let staging = PinnedAlloc::zeroed(capacity as usize * t, config.staging_write_combined)?;
+            let tails = PinnedAlloc::zeroed(capacity as usize * size_of::<u32>(), false)?;
             let completions = PinnedAlloc::zeroed(capacity as usize * c, false)?;
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
@@ -91,6 +101,7 @@ impl CudaBackend {
                 header,
                 table,
                 staging,
+                tails,
                 completions,
                 one_task,
                 _module: module,
@@ -182,12 +193,15 @@ impl CudaBackend {
             if n > n1 {
                 copy(0, n - n1)?;
             }
-            // Publication. Stream order puts this write after the copies above, and
-            // without CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER the driver makes the
-            // copies' data visible before the value: it pairs with the workers'
-            // ld.acquire.sys of `tail` (device/src/queue.rs, step 2).
+            // Publication: a 4-byte copy of `end` into `tail`. Stream order starts it
+            // only after the slot copies above have completed, so the slots' bytes are
+            // in device memory before `tail` changes; it pairs with the workers'
+            // ld.acquire.sys of `tail` (device/src/queue.rs, step 2), whose acquire
+            // also drops stale L1 copies of the slots.
+            let mailbox = (self.tails.host_ptr() as *mut u32).add(((end - 1) & mask) as usize);
+            mailbox.write_volatile(end as u32);
             let tail = self.header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
-            check(sys::cuStreamWriteValue32_v2(s, tail, end as u32, 0), "cuStreamWriteValue32(tail)")
+            check(sys::cuMemcpyHtoDAsync_v2(tail, mailbox as *const c_void, 4, s), "cuMemcpyHtoDAsync(tail)")
         }
     }
 
@@ -232,8 +246,9 @@ impl CudaBackend {
     pub fn abort(&self) -> Result<()> {
         self.ctx.bind()?;
         let abort = self.header.ptr() + std::mem::offset_of!(QueueHeader, abort) as u64;
+        // A memset on its own stream, so it never waits behind the transfer stream.
         // Pairs with the workers' ld.acquire.sys of `abort`.
-        check(unsafe { sys::cuStreamWriteValue32_v2(self.control.raw(), abort, 1, 0) }, "cuStreamWriteValue32(abort)")?;
+        check(unsafe { sys::cuMemsetD32Async(abort, 1, 1, self.control.raw()) }, "cuMemsetD32Async(abort)")?;
         self.control.synchronize()
     }
 

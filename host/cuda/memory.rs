@@ -37,6 +37,20 @@ impl DeviceAlloc {
         Ok(this)
     }
 
+    /// Allocates `bytes` with plain `cuMemAlloc` and zeroes them: for the queue
+    /// memory, allocated before the persistent kernel starts and freed after it exits.
+    ///
+    /// # Safety
+    /// The context must be current.
+    pub unsafe fn zeroed_sync(bytes: usize) -> Result<Self> {
+        let bytes = bytes.max(1);
+        let mut ptr = 0;
+        check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, "cuMemAlloc")?;
+        let this = Self { ptr, bytes, stream: std::ptr::null_mut() };
+        check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, "cuMemsetD8")?;
+        Ok(this)
+    }
+
     pub fn ptr(&self) -> CUdeviceptr {
         self.ptr
     }
@@ -50,8 +64,12 @@ impl Drop for DeviceAlloc {
         // SAFETY: allocated by cuMemAllocAsync on this stream; the owner guarantees no
         // work still uses it.
         unsafe {
-            sys::cuMemFreeAsync(self.ptr, self.stream);
-            sys::cuStreamSynchronize(self.stream);
+            if self.stream.is_null() {
+                sys::cuMemFree_v2(self.ptr);
+            } else {
+                sys::cuMemFreeAsync(self.ptr, self.stream);
+                sys::cuStreamSynchronize(self.stream);
+            }
         }
     }
 }
