@@ -93,6 +93,15 @@ impl Backend {
         each!(self, b => b.publish(first, end))
     }
     /// The completion record of `seq`. Read `stamp` with acquire first.
+    /// Copies `end - first` tasks from backend memory at `from` into the slots
+    /// `first..end` and publishes them: the resident-list path, with no host staging.
+    ///
+    /// # Safety
+    /// As for [`Backend::stage`]; `from` must hold `end - first` tasks in memory from
+    /// [`Backend::alloc`].
+    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
+        each!(self, b => unsafe { b.publish_resident(first, end, from) })
+    }
     pub fn completion(&self, seq: u64) -> *const Completion {
         each!(self, b => b.completion(seq))
     }

@@ -49,6 +49,7 @@ pub mod cuda;
 mod error;
 mod queue;
 mod runtime;
+mod task_list;
 mod ticket;
 mod validate;
 
@@ -58,4 +59,5 @@ pub use config::{BackendKind, RuntimeConfig};
 pub use error::{Error, Rejection, Result};
 pub use resident_shared::{BufSlice, BufferHandle, Completion, Opcode, Status, Task};
 pub use runtime::{Runtime, cuda_available};
+pub use task_list::TaskList;
 pub use ticket::Ticket;

@@ -12,7 +12,8 @@ use crate::buffer::{Buffer, Element};
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::completions::CompletionTracker;
-use crate::queue::producer::{self, Producer, WhenFull};
+use crate::queue::producer::{self, Producer, Source, WhenFull};
+use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
 
@@ -131,7 +132,7 @@ impl Shared {
         }
         let _ = self.bind();
         let sentinel = if self.fault().is_ok() {
-            producer::submit(self, &[Task::terminate()], false, WhenFull::Wait, true).map(|_| ())
+            producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Wait, true).map(|_| ())
         } else {
             Ok(())
         };
@@ -273,7 +274,22 @@ impl Runtime {
     }
 
     fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
-        let state = producer::submit(&self.shared, tasks, keep, full, false)?;
+        let state = producer::submit(&self.shared, Source::Host(tasks), keep, full, false)?;
+        Ok(Ticket { state, shared: self.shared.clone() })
+    }
+
+    /// Validates `tasks` once and keeps them in device memory, for
+    /// [`Runtime::submit_list`]: the persistent counterpart of a captured CUDA Graph.
+    pub fn upload_tasks(&self, tasks: &[Task]) -> Result<TaskList> {
+        TaskList::upload(&self.shared, tasks)
+    }
+
+    /// Submits a resident task list: its tasks are copied device-to-device into the
+    /// ring, with no host staging. The buffers it names are checked to be still live;
+    /// the device checks every slice again.
+    pub fn submit_list(&self, list: &TaskList) -> Result<Ticket> {
+        let src = Source::Resident { addr: list.addr(), len: list.len(), handles: list.handles() };
+        let state = producer::submit(&self.shared, src, false, WhenFull::Wait, false)?;
         Ok(Ticket { state, shared: self.shared.clone() })
     }
 

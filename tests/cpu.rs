@@ -70,3 +70,8 @@ fn auto_backend_picks_cpu_without_a_gpu() {
     assert_eq!(rt.backend().kind, resident::BackendKind::Cpu);
     assert!(matches!(Runtime::with_config(RuntimeConfig::cuda()), Err(resident::Error::NoDriver | resident::Error::NoDevice | resident::Error::PtxUnavailable(_))));
 }
+
+#[test]
+fn resident_list_replays() {
+    common::resident_list_replays(&cpu(1 << 10), 3000, 256);
+}

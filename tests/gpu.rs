@@ -84,3 +84,5 @@ gpu_test!(auto_backend_picks_cuda, {
     let rt = Runtime::new().unwrap();
     assert_eq!(rt.backend().kind, resident::BackendKind::Cuda);
 });
+
+gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));

@@ -100,6 +100,12 @@ impl CpuBackend {
         Ok(())
     }
 
+    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
+        let tasks = unsafe { std::slice::from_raw_parts(from as *const Task, (end - first) as usize) };
+        unsafe { self.stage(first, tasks) };
+        self.publish(first, end)
+    }
+
     pub fn completion(&self, seq: u64) -> *const Completion {
         let i = (seq & (self.capacity as u64 - 1)) as usize;
         unsafe { (self.completions.ptr() as *const Completion).add(i) }

@@ -176,23 +176,47 @@ impl CudaBackend {
 
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         let t = size_of::<Task>();
-        let mask = self.capacity as u64 - 1;
-        let start = (first & mask) as usize;
-        let n = (end - first) as usize;
-        let n1 = n.min(self.capacity as usize - start);
         let s = self.transfer.raw();
         let (dev, host) = (self.ring.ptr(), self.staging.host_ptr());
+        self.for_ring_runs(first, end, |slot, _, count| {
+            check(
+                unsafe { sys::cuMemcpyHtoDAsync_v2(dev + (slot * t) as u64, host.add(slot * t) as *const c_void, count * t, s) },
+                "cuMemcpyHtoDAsync(ring)",
+            )
+        })?;
+        self.publish_tail(end)
+    }
+
+    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
+        let t = size_of::<Task>();
+        let s = self.transfer.raw();
+        let dev = self.ring.ptr();
+        self.for_ring_runs(first, end, |slot, off, count| {
+            check(
+                unsafe { sys::cuMemcpyDtoDAsync_v2(dev + (slot * t) as u64, from + (off * t) as u64, count * t, s) },
+                "cuMemcpyDtoDAsync(ring)",
+            )
+        })?;
+        self.publish_tail(end)
+    }
+
+    /// Calls `f(first_slot, offset_in_batch, count)` for the one or two contiguous runs
+    /// of ring slots that `first..end` occupies.
+    fn for_ring_runs(&self, first: u64, end: u64, mut f: impl FnMut(usize, usize, usize) -> Result<()>) -> Result<()> {
+        let start = (first & (self.capacity as u64 - 1)) as usize;
+        let n = (end - first) as usize;
+        let n1 = n.min(self.capacity as usize - start);
+        f(start, 0, n1)?;
+        if n > n1 {
+            f(0, n1, n - n1)?;
+        }
+        Ok(())
+    }
+
+    fn publish_tail(&self, end: u64) -> Result<()> {
+        let mask = self.capacity as u64 - 1;
+        let s = self.transfer.raw();
         unsafe {
-            let copy = |off: usize, count: usize| {
-                check(
-                    sys::cuMemcpyHtoDAsync_v2(dev + (off * t) as u64, host.add(off * t) as *const c_void, count * t, s),
-                    "cuMemcpyHtoDAsync(ring)",
-                )
-            };
-            copy(start, n1)?;
-            if n > n1 {
-                copy(0, n - n1)?;
-            }
             // Publication: a 4-byte copy of `end` into `tail`. Stream order starts it
             // only after the slot copies above have completed, so the slots' bytes are
             // in device memory before `tail` changes; it pairs with the workers'

@@ -37,32 +37,70 @@ pub(crate) enum WhenFull {
     Fail,
 }
 
-/// Validates, stages and publishes `tasks` as one ticket.
-pub(crate) fn submit(shared: &Shared, tasks: &[Task], keep_results: bool, full: WhenFull, internal: bool) -> Result<Arc<TicketState>> {
+/// Where the tasks of a submission come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    /// Tasks in host memory, validated now, staged and copied host-to-device.
+    Host(&'a [Task]),
+    /// A resident task list (validated at upload; `handles` re-checked now), copied
+    /// device-to-device into the ring: no host staging.
+    Resident { addr: u64, len: usize, handles: &'a [resident_shared::BufferHandle] },
+}
+
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Source::Host(t) => t.len(),
+            Source::Resident { len, .. } => *len,
+        }
+    }
+}
+
+/// Validates, stages and publishes a batch as one ticket.
+pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, internal: bool) -> Result<Arc<TicketState>> {
     let mut p = shared.producer.lock().unwrap();
     if p.closed && !internal {
         return Err(Error::ShutDown);
     }
     shared.fault()?;
-    if !internal {
-        crate::validate::validate(tasks, &p.registry)?;
+    match src {
+        Source::Host(tasks) if !internal => crate::validate::validate(tasks, &p.registry)?,
+        Source::Resident { handles, .. } => {
+            if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
+                return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
+            }
+        }
+        _ => {}
     }
+    let n = src.len();
     let cap = shared.backend.capacity() as u64;
-    if full == WhenFull::Fail && tasks.len() as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
+    if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
         return Err(Error::QueueFull);
     }
     shared.bind()?;
     let first = p.next;
-    let ticket = Arc::new(TicketState::new(first, first + tasks.len() as u64, keep_results));
+    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results));
     shared.tracker.register(ticket.clone());
+    let chunk = PUBLISH_CHUNK.min(cap as usize / 2);
     let mut at = first;
-    for chunk in tasks.chunks(PUBLISH_CHUNK.min(cap as usize / 2)) {
-        let end = at + chunk.len() as u64;
+    while at < first + n as u64 {
+        let off = (at - first) as usize;
+        let len = chunk.min(n - off);
+        let end = at + len as u64;
         // Slots `at..end` are free once everything before `end - cap` has completed.
         shared.wait_until(None, || shared.tracker.advance(&shared.backend) + cap >= end)?;
-        // SAFETY: the slots are free (just checked) and we hold the producer lock.
-        unsafe { shared.backend.stage(at, chunk) };
-        shared.backend.publish(at, end)?;
+        match src {
+            Source::Host(tasks) => {
+                // SAFETY: the slots are free (just checked) and we hold the producer lock.
+                unsafe { shared.backend.stage(at, &tasks[off..off + len]) };
+                shared.backend.publish(at, end)?;
+            }
+            Source::Resident { addr, .. } => {
+                let from = addr + (off * size_of::<Task>()) as u64;
+                // SAFETY: as above; `from..` lies in the list (off + len <= n).
+                unsafe { shared.backend.publish_resident(at, end, from) }?;
+            }
+        }
         at = end;
         p.next = end;
     }

@@ -251,3 +251,35 @@ pub fn batch_larger_than_ring(rt: &Runtime) {
     rt.submit(&tasks).unwrap().wait().unwrap();
     assert!(c.read().unwrap().iter().all(|&v| v == 1));
 }
+
+/// A resident task list replays the same work: submitted twice, y = y0 + 2·alpha·x; a
+/// list that names a buffer dropped since upload is refused.
+pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
+    let mut rng = rand::rng();
+    let n = tasks * slice;
+    let alpha: f32 = rng.random_range(0.5..2.0);
+    let xs: Vec<f32> = (0..n).map(|_| rng.random_range(0.1..1.0)).collect();
+    let ys: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&ys).unwrap();
+    let list = rt
+        .upload_tasks(&(0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(list.len(), tasks);
+    rt.submit_list(&list).unwrap().wait().unwrap();
+    rt.submit_list(&list).unwrap().wait().unwrap();
+    let out = y.read().unwrap();
+    for i in 0..n {
+        let (ax, yv) = (alpha as f64 * xs[i] as f64, ys[i] as f64);
+        let r = 2.0 * ax + yv;
+        assert!((out[i] as f64 - r).abs() <= 4.0 * f32::EPSILON as f64 * (2.0 * ax.abs() + yv.abs()), "element {i}: {} vs {r}", out[i]);
+    }
+    let doomed = rt.buffer_from(&vec![0u32; 4]).unwrap();
+    let list2 = rt.upload_tasks(&[Task::mark(doomed.all(), 3)]).unwrap();
+    rt.submit_list(&list2).unwrap().wait().unwrap();
+    assert_eq!(doomed.read().unwrap(), vec![0, 0, 0, 1]);
+    drop(doomed);
+    assert!(matches!(rt.submit_list(&list2), Err(Error::InvalidTask { reason: Rejection::BadBuffer { .. }, .. })));
+    // Invalid tasks are refused at upload.
+    assert!(matches!(rt.upload_tasks(&[Task::noop(0), Task::raw(77, [0; 12])]), Err(Error::InvalidTask { index: 1, .. })));
+}

@@ -1,0 +1,73 @@
+//! Resident task lists: tasks validated once and kept in device memory, submitted again
+//! and again with a device-to-device copy into the ring. What a captured CUDA Graph is
+//! to launches, a task list is to the persistent queue: the per-submission host work
+//! (validation, staging, a host-to-device copy) is paid once, at upload.
+
+use resident_shared::{BufferHandle, Opcode, Task};
+use std::sync::Arc;
+
+use crate::backend::Memory;
+use crate::runtime::Shared;
+use crate::Result;
+
+pub struct TaskList {
+    shared: Arc<Shared>,
+    mem: Memory,
+    len: usize,
+    /// Every buffer the tasks name, re-checked at each submission.
+    handles: Vec<BufferHandle>,
+}
+
+impl std::fmt::Debug for TaskList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskList").field("len", &self.len).field("buffers", &self.handles.len()).finish()
+    }
+}
+
+impl TaskList {
+    pub(crate) fn upload(shared: &Arc<Shared>, tasks: &[Task]) -> Result<Self> {
+        let mut handles = vec![];
+        {
+            let p = shared.producer.lock().unwrap();
+            crate::validate::validate(tasks, &p.registry)?;
+        }
+        for t in tasks {
+            let args: &[usize] = match Opcode::from_u32(t.opcode) {
+                Some(Opcode::Axpy) => &[1, 4],
+                Some(Opcode::Mark) => &[0],
+                _ => &[],
+            };
+            handles.extend(args.iter().map(|&a| t.arg_slice(a).handle));
+        }
+        handles.sort_by_key(|h| h.0);
+        handles.dedup();
+        let mem = shared.backend.alloc(size_of_val(tasks))?;
+        // SAFETY: `mem` holds exactly the tasks' bytes.
+        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(tasks)) }?;
+        Ok(Self { shared: shared.clone(), mem, len: tasks.len(), handles })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub(crate) fn addr(&self) -> u64 {
+        self.mem.addr()
+    }
+    pub(crate) fn handles(&self) -> &[BufferHandle] {
+        &self.handles
+    }
+}
+
+impl Drop for TaskList {
+    fn drop(&mut self) {
+        // A copy from the list may still be queued on the transfer stream: wait until
+        // everything submitted so far has completed (its copies ran before its tasks).
+        let target = self.shared.producer.lock().unwrap().next;
+        if !self.shared.is_stopped() && self.shared.wait_completed(target, std::time::Duration::from_secs(30)).is_err() {
+            std::mem::forget(std::mem::replace(&mut self.mem, Memory::Cpu(crate::cpu::HostAlloc::zeroed(1).unwrap())));
+        }
+    }
+}
