@@ -4,17 +4,22 @@
 //! 1. Claim: lane 0 adds `claim` to `header.head` (relaxed, .gpu) and broadcasts the old
 //!    value: the warp now owns slots `[first, first + claim)`. The claim carries no
 //!    ordering; it only hands out tickets. Every ticket is served: the owner waits
-//!    for its slot, however long, until the queue stops.
+//!    for its slot, however long, until the queue stops. The atomic for the next range
+//!    is issued before the last task of the current one runs, and its result broadcast
+//!    only afterwards, so its latency hides behind the task.
 //! 2. Wait: every lane loads `header.tail` with acquire at system scope until all lanes
-//!    see `seq < tail`. That load pairs with the host's publication of `tail`, which a
-//!    stream memory operation writes after the copy of the slots, with a memory barrier,
-//!    on the same stream: so the slot's bytes are visible once `tail` is.
-//! 3. Run the task, keep its completion in a register of lane `k % WARP`.
+//!    see `seq < tail`. That load pairs with the host's publication of `tail`, a copy on
+//!    the transfer stream that stream order starts only after the copy of the slots:
+//!    so the slot's bytes are visible once `tail` is. Each lane keeps the last `tail` it
+//!    acquired: an acquire that saw `tail > seq` already orders every later load, so a
+//!    slot below it needs no new load.
+//! 3. Run the task, keep its completion (and its `seq`) in a register of lane `k`, for
+//!    the warp's `k`-th held completion, across claims.
 //! 4. Flush: each lane with a held completion stores `status` and `result` (weak), all
 //!    lanes fence `acq_rel.sys`, then each stores `stamp` relaxed at system scope: a
 //!    release pattern that the host's acquire load of `stamp` pairs with. One fence
-//!    covers up to a warp's worth of completions; a warp flushes before it sleeps, so
-//!    nothing it finished waits on work that has not arrived.
+//!    covers up to a warp's worth of completions; a warp flushes when it holds 32, and
+//!    before it sleeps, so nothing it finished waits on work that has not arrived.
 //! 5. Stop: the terminate sentinel stores its own sequence number in `stop_at` and then
 //!    releases `stop` (.gpu); a waiting warp that acquires `stop` and holds a slot after
 //!    `stop_at` leaves. Every slot before the sentinel was published before it, so no
@@ -65,28 +70,40 @@ impl DeviceQueue {
         self.header
     }
 
-    /// Step 1: claims `claim` consecutive slots for this warp.
+    /// Step 1, first half: lane 0 issues the claim of the next `claim` slots. The
+    /// result is needed only by [`DeviceQueue::claimed`], so the atomic's latency
+    /// overlaps whatever the warp does in between.
     #[inline(always)]
-    pub unsafe fn claim(&self) -> u32 {
+    pub unsafe fn start_claim(&self) -> u32 {
         let mut first = 0;
         if arch::lane_id() == 0 {
             // Relaxed: the claim only hands out a ticket; the slot's contents are
             // ordered by the acquire of `tail` in `wait_published`.
             first = unsafe { arch::atom_add_relaxed_gpu(&raw mut (*self.header).head.value, self.claim) };
         }
-        arch::shfl_idx(first, 0)
+        first
     }
 
-    /// Step 2: waits until slot `seq` is published, flushing held completions first.
+    /// Step 1, second half: the first claimed slot, in every lane.
     #[inline(always)]
-    pub unsafe fn wait_published(&self, seq: u32, held: &mut HeldCompletions) -> Wait {
+    pub fn claimed(&self, started: u32) -> u32 {
+        arch::shfl_idx(started, 0)
+    }
+
+    /// Step 2: returns once slot `seq` is published (or the queue stops), flushing held
+    /// completions before sleeping. `tail_seen` is this lane's last acquired `tail`.
+    #[inline(always)]
+    pub unsafe fn wait_published(&self, seq: u32, held: &mut HeldCompletions, tail_seen: &mut u32) -> Wait {
+        if arch::all_lanes(self.published(seq, *tail_seen)) {
+            return Wait::Ready;
+        }
         let h = self.header;
         let mut sleep = 0u32;
         loop {
-            // Acquire, .sys: pairs with the host's stream write of `tail`, issued after
-            // the copy of the slot on the same stream (docs/architecture.md, step 2).
-            let tail = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
-            if arch::all_lanes(seq_before(seq, tail)) {
+            // Acquire, .sys: pairs with the host's copy into `tail`, which stream order
+            // places after the copy of the slots (docs/architecture.md, step 5).
+            *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
+            if arch::all_lanes(self.published(seq, *tail_seen)) {
                 return Wait::Ready;
             }
             unsafe { held.flush(self) };
@@ -104,6 +121,15 @@ impl DeviceQueue {
             arch::nanosleep(sleep);
             sleep = (sleep * 2).clamp(32, MAX_POLL_SLEEP_NS);
         }
+    }
+
+    /// Slot `seq` (claimed, not yet run) is published under `tail`. A claimed slot that
+    /// has not run holds back the producer, so a live `tail` is at most `capacity` past
+    /// it: the window `1 <= tail - seq <= capacity` also rejects a cached `tail` that
+    /// has fallen 2^31 behind (a warp parked in a very long task).
+    #[inline(always)]
+    fn published(&self, seq: u32, tail: u32) -> bool {
+        tail.wrapping_sub(seq).wrapping_sub(1) <= self.mask
     }
 
     /// Reads slot `seq`. Only after `wait_published(seq)` returned `Ready`.
@@ -133,10 +159,11 @@ impl DeviceQueue {
     }
 }
 
-/// Completions finished but not yet visible to the host: the `k`-th lives in lane `k`.
+/// Completions finished but not yet visible to the host: the `k`-th lives in lane `k`,
+/// with its own sequence number (held tasks need not be consecutive).
 pub struct HeldCompletions {
-    first: u32,
     count: u32,
+    mine_seq: u32,
     mine: Outcome,
 }
 
@@ -148,18 +175,14 @@ impl Default for HeldCompletions {
 
 impl HeldCompletions {
     pub const fn new() -> Self {
-        Self { first: 0, count: 0, mine: Outcome::ok(0) }
+        Self { count: 0, mine_seq: 0, mine: Outcome::ok(0) }
     }
 
     /// Step 3: keeps the (warp-uniform) outcome of task `seq`; flushes a full warp.
-    /// Held sequence numbers are consecutive: a warp runs its claimed slots in order and
-    /// flushes before it moves to a new claim.
     #[inline(always)]
     pub unsafe fn hold(&mut self, q: &DeviceQueue, seq: u32, out: Outcome) {
-        if self.count == 0 {
-            self.first = seq;
-        }
         if arch::lane_id() == self.count {
+            self.mine_seq = seq;
             self.mine = out;
         }
         self.count += 1;
@@ -174,9 +197,8 @@ impl HeldCompletions {
         if self.count == 0 {
             return;
         }
-        let lane = arch::lane_id();
-        let seq = self.first.wrapping_add(lane);
-        let mine = lane < self.count;
+        let seq = self.mine_seq;
+        let mine = arch::lane_id() < self.count;
         if mine {
             unsafe { q.store_payload(seq, self.mine) };
         }

@@ -16,19 +16,25 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header() };
     let mut held = HeldCompletions::new();
+    let mut tail_seen = 0u32;
+    let mut next = unsafe { q.start_claim() };
     loop {
-        let first = unsafe { q.claim() };
+        let first = q.claimed(next);
         for k in 0..q.claim {
             let seq = first.wrapping_add(k);
-            if unsafe { q.wait_published(seq, &mut held) } == Wait::Stop {
+            if unsafe { q.wait_published(seq, &mut held, &mut tail_seen) } == Wait::Stop {
+                // Any claimed slot after this one lies after the sentinel too: none
+                // will ever be published.
                 unsafe { held.flush(&q) };
                 return;
+            }
+            if k + 1 == q.claim {
+                next = unsafe { q.start_claim() };
             }
             let task = unsafe { q.read_task(seq) };
             let out = unsafe { tasks::execute(&task, &cx, seq) };
             unsafe { held.hold(&q, seq, out) };
         }
-        unsafe { held.flush(&q) };
     }
 }
 
