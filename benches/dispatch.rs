@@ -56,6 +56,7 @@ fn median(mut f: impl FnMut(), warmup: usize, runs: usize) -> Duration {
 }
 
 fn config(claim: u32, wc: bool) -> RuntimeConfig {
+    // 64 Ki slots: a 20k batch fits whole; sizes a resident list's copy to one piece.
     RuntimeConfig { claim, capacity: 1 << 16, staging_write_combined: wc, ..RuntimeConfig::default() }
 }
 
@@ -94,53 +95,64 @@ fn bench(c: &mut Criterion) {
         return;
     }
 
+    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
+    // (label, claim, worker flags, blocks per SM, host-fed variants too, baselines after)
+    // Measured on the H100, 2026-11-22, resident lists, claim 1 (docs/benchmarks.md):
+    // PRECLAIM changed nothing (noop 115 vs 117 us, axpy 145 vs 140 us) and
+    // HOLD_ACROSS_CLAIMS cost 40% on axpy (192-200 us): the default sets neither.
+    let _ = (HOLD_ACROSS_CLAIMS, PRECLAIM);
+    // (label, claim, worker flags, blocks per SM, host-fed variants too, baselines after)
+    let variants: [(&str, u32, u32, u32, bool, bool); 2] = [("claim 1", 1, 0, 2, true, false), ("claim 8", 8, 0, 2, true, true)];
     let mut summary = vec![];
-    for (claim, wc) in [(1u32, false), (4, false), (8, false)] {
-        progress(&format!("runtime claim {claim}, write-combined staging {wc}"));
-        let rt = Runtime::with_config(config(claim, wc)).unwrap();
-        eprintln!("{} (claim {claim})", rt.backend());
+    for (label, claim, flags, blocks, host_fed, baselines) in variants {
+        progress(label);
+        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, max_blocks_per_sm: blocks, ..config(claim, false) }).unwrap();
+        eprintln!("{} ({label})", rt.backend());
+        let id = label.replace([',', ' ', '+', '/'], "_");
         let w = work(&rt);
-        let mut g = c.benchmark_group("noop_20k");
-        g.throughput(Throughput::Elements(TASKS as u64));
-        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}{}", if wc { "_wc" } else { "" })), |b| b.iter(|| persistent(&rt, &w.noop)));
-        g.finish();
-        let mut g = c.benchmark_group("axpy_20k_x1024");
-        g.throughput(Throughput::Bytes(AXPY_BYTES));
-        g.bench_function(BenchmarkId::new("persistent", format!("claim{claim}{}", if wc { "_wc" } else { "" })), |b| b.iter(|| persistent(&rt, &w.axpy)));
-        g.finish();
-        let name = format!("persistent, claim {claim}{}", if wc { ", WC" } else { "" });
-        summary.push((name, median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
-        if !wc {
+        if host_fed {
+            let mut g = c.benchmark_group("noop_20k");
+            g.throughput(Throughput::Elements(TASKS as u64));
+            g.bench_function(BenchmarkId::new("persistent", &id), |b| b.iter(|| persistent(&rt, &w.noop)));
+            g.finish();
+            let mut g = c.benchmark_group("axpy_20k_x1024");
+            g.throughput(Throughput::Bytes(AXPY_BYTES));
+            g.bench_function(BenchmarkId::new("persistent", &id), |b| b.iter(|| persistent(&rt, &w.axpy)));
+            g.finish();
+            summary.push((format!("host-fed, {label}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
+        }
+        {
             // The same batches as resident task lists: uploaded once, replayed with a
             // device-to-device copy into the ring (the counterpart of graph replay).
             let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
             let replay = |l: &resident::TaskList| rt.submit_list(l).unwrap().wait().unwrap();
             let mut g = c.benchmark_group("noop_20k");
             g.throughput(Throughput::Elements(TASKS as u64));
-            g.bench_function(BenchmarkId::new("persistent_list", format!("claim{claim}")), |b| b.iter(|| replay(&noop_list)));
+            g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&noop_list)));
             g.finish();
             let mut g = c.benchmark_group("axpy_20k_x1024");
             g.throughput(Throughput::Bytes(AXPY_BYTES));
-            g.bench_function(BenchmarkId::new("persistent_list", format!("claim{claim}")), |b| b.iter(|| replay(&axpy_list)));
+            g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&axpy_list)));
             g.finish();
-            summary.push((format!("resident list, claim {claim}"), median(|| replay(&noop_list), 20, 101), median(|| replay(&axpy_list), 10, 51)));
+            summary.push((format!("list, {label}"), median(|| replay(&noop_list), 20, 101), median(|| replay(&axpy_list), 10, 51)));
         }
-        // Where the time goes: submit (validate, stage, publish) vs waiting.
-        let mut sub = vec![];
-        let mut wait = vec![];
-        for _ in 0..51 {
-            let s = Instant::now();
-            let t = rt.submit(&w.noop).unwrap();
-            sub.push(s.elapsed());
-            let s = Instant::now();
-            t.wait().unwrap();
-            wait.push(s.elapsed());
+        if host_fed {
+            // Where the time goes: submit (validate, stage, publish) vs waiting.
+            let (mut sub, mut wait) = (vec![], vec![]);
+            for _ in 0..51 {
+                let s = Instant::now();
+                let t = rt.submit(&w.noop).unwrap();
+                sub.push(s.elapsed());
+                let s = Instant::now();
+                t.wait().unwrap();
+                wait.push(s.elapsed());
+            }
+            sub.sort();
+            wait.sort();
+            eprintln!("{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians)", sub[25].as_secs_f64() * 1e6, wait[25].as_secs_f64() * 1e6);
         }
-        sub.sort();
-        wait.sort();
-        eprintln!("noop batch split: submit {:.1} us, then wait {:.1} us (medians)", sub[25].as_secs_f64() * 1e6, wait[25].as_secs_f64() * 1e6);
 
-        if claim == 8 && !wc {
+        if baselines {
             // The baselines run with the persistent kernel stopped (buffers, module and
             // table stay): nothing resident beside them, and no driver call (graph
             // instantiation, frees) can wait on a kernel that never ends.
@@ -189,16 +201,16 @@ fn print_summary(rows: &[(String, Duration, Duration)]) {
     let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay"), find("device copy, same bytes"));
     let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
     println!("\nsummary: {TASKS} tasks per batch, medians of this run");
-    println!("{:<26} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
+    println!("{:<34} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
     for (name, noop, axpy) in rows {
         let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);
         let rate = TASKS as f64 / noop.as_secs_f64() / 1e6;
         let gbs = AXPY_BYTES as f64 / axpy.as_secs_f64() / 1e9;
         if noop.is_zero() {
-            println!("{name:<26} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
+            println!("{name:<34} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
         } else {
             println!(
-                "{name:<26} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
+                "{name:<34} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
                 launch.1.as_secs_f64() / noop.as_secs_f64(),
                 graph.1.as_secs_f64() / noop.as_secs_f64(),
                 100.0 * gbs / copy_bw

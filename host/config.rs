@@ -26,11 +26,15 @@ pub struct RuntimeConfig {
     pub claim: u32,
     /// Threads per block of the persistent kernel (a multiple of 32).
     pub block_threads: u32,
-    /// At most this many blocks per SM; fewer if the occupancy query says so. Leaving
-    /// SMs room lets other streams' kernels run beside the persistent one.
+    /// At most this many blocks per SM, and always at least one block slot fewer than
+    /// the occupancy query allows: the runtime's own memsets and other streams' kernels
+    /// need room beside the persistent kernel.
     pub max_blocks_per_sm: u32,
     /// CPU backend: worker threads (0: one per available core).
     pub cpu_workers: usize,
+    /// Worker policies (`resident_shared::worker_flags` bits), for measurement; the
+    /// default is the combination measured fastest (docs/benchmarks.md).
+    pub worker_flags: u32,
     /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
     /// read, uncached for the host) rather than ordinary cached pinned memory.
     pub staging_write_combined: bool,
@@ -44,10 +48,11 @@ impl Default for RuntimeConfig {
             backend: BackendKind::Auto,
             device: 0,
             capacity: 1 << 18,
-            claim: 8,
+            claim: 1,
             block_threads: 256,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
+            worker_flags: 0,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
         }

@@ -57,7 +57,7 @@ pub use backend::BackendInfo;
 pub use buffer::{Buffer, Element};
 pub use config::{BackendKind, RuntimeConfig};
 pub use error::{Error, Rejection, Result};
-pub use resident_shared::{BufSlice, BufferHandle, Completion, Opcode, Status, Task};
+pub use resident_shared::{BufSlice, BufferHandle, Completion, Opcode, Status, Task, worker_flags};
 pub use runtime::{Runtime, cuda_available};
 pub use task_list::TaskList;
 pub use ticket::Ticket;

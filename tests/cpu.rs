@@ -75,3 +75,12 @@ fn auto_backend_picks_cpu_without_a_gpu() {
 fn resident_list_replays() {
     common::resident_list_replays(&cpu(1 << 10), 3000, 256);
 }
+
+#[test]
+fn worker_policies_exactly_once() {
+    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
+    for flags in [PRECLAIM, HOLD_ACROSS_CLAIMS | PRECLAIM] {
+        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
+        common::exactly_once_many_producers(&rt, 4, 2_000, 200);
+    }
+}

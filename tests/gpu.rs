@@ -86,3 +86,22 @@ gpu_test!(auto_backend_picks_cuda, {
 });
 
 gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));
+
+gpu_test!(worker_policies_exactly_once, {
+    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
+    for flags in [0, PRECLAIM, HOLD_ACROSS_CLAIMS, HOLD_ACROSS_CLAIMS | PRECLAIM] {
+        for claim in [1, 8] {
+            let rt = Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
+            common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);
+            common::resident_list_replays(&rt, 2_000, 256);
+        }
+    }
+});
+
+// Asking for more blocks than fit leaves one block slot per SM free, so the runtime's
+// own memsets (zeroing a new buffer) still run beside the persistent kernel.
+gpu_test!(full_occupancy_request_leaves_room, {
+    let rt = Runtime::with_config(RuntimeConfig { max_blocks_per_sm: 64, ..RuntimeConfig::cuda() }).unwrap();
+    eprintln!("{}", rt.backend());
+    common::axpy_matches_reference(&rt, 1_000, 1024);
+});

@@ -3,7 +3,7 @@
 //! flush; leave on the terminate sentinel or on abort. The queue protocol itself is in
 //! [`crate::queue`]; the tasks in [`crate::tasks`].
 
-use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, stamp_for};
+use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, stamp_for, worker_flags};
 
 use crate::queue::{DeviceQueue, HeldCompletions, Wait};
 use crate::tasks::{self, TaskContext};
@@ -17,6 +17,8 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
     let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header() };
     let mut held = HeldCompletions::new();
     let mut tail_seen = 0u32;
+    let hold_across = p.flags & worker_flags::HOLD_ACROSS_CLAIMS != 0;
+    let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let mut next = unsafe { q.start_claim() };
     loop {
         let first = q.claimed(next);
@@ -28,12 +30,18 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
                 unsafe { held.flush(&q) };
                 return;
             }
-            if k + 1 == q.claim {
+            if preclaim && k + 1 == q.claim {
                 next = unsafe { q.start_claim() };
             }
             let task = unsafe { q.read_task(seq) };
             let out = unsafe { tasks::execute(&task, &cx, seq) };
             unsafe { held.hold(&q, seq, out) };
+        }
+        if !hold_across {
+            unsafe { held.flush(&q) };
+        }
+        if !preclaim {
+            next = unsafe { q.start_claim() };
         }
     }
 }

@@ -41,6 +41,8 @@ impl CpuBackend {
             capacity,
             // A CPU "warp" has one lane and holds one completion at a time.
             claim: 1,
+            flags: config.worker_flags,
+            _pad: 0,
         };
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));

@@ -89,12 +89,18 @@ impl CudaBackend {
                 sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, persistent, config.block_threads as i32, 0),
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor",
             )?;
-            if per_sm < 1 {
-                return Err(Error::Config(format!("a block of {} threads does not fit on an SM", config.block_threads)));
+            if per_sm < 2 {
+                return Err(Error::Config(format!(
+                    "only {per_sm} block(s) of {} threads fit on an SM; the runtime needs room for one more",
+                    config.block_threads
+                )));
             }
             // Every block must be co-resident: the grid never exceeds what the
-            // occupancy query allows, and may be smaller to leave room to other streams.
-            let grid = sms * (per_sm as u32).min(config.max_blocks_per_sm);
+            // occupancy query allows. And one block slot per SM always stays free: the
+            // runtime's own memsets (zeroing a new buffer) and other streams' kernels
+            // need an SM too. At full occupancy a buffer allocation waited forever on
+            // its memset (H100, 2026-11-22).
+            let grid = sms * (per_sm as u32 - 1).min(config.max_blocks_per_sm);
             let name = ctx.name();
             let this = Self {
                 ring,
@@ -115,12 +121,12 @@ impl CudaBackend {
                 sms,
                 name,
             };
-            this.launch(persistent, config.claim)?;
+            this.launch(persistent, config.claim, config.worker_flags)?;
             Ok(this)
         }
     }
 
-    unsafe fn launch(&self, f: CUfunction, claim: u32) -> Result<()> {
+    unsafe fn launch(&self, f: CUfunction, claim: u32, flags: u32) -> Result<()> {
         let mut params = KernelParams {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
@@ -128,6 +134,8 @@ impl CudaBackend {
             buffers: self.table.ptr(),
             capacity: self.capacity,
             claim,
+            flags,
+            _pad: 0,
         };
         let mut args = [&raw mut params as *mut c_void];
         check(

@@ -81,7 +81,12 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let first = p.next;
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results));
     shared.tracker.register(ticket.clone());
-    let chunk = PUBLISH_CHUNK.min(cap as usize / 2);
+    // Host tasks are staged and copied in chunks so the workers start early; a resident
+    // list needs no staging, so it goes in as few copies as the ring allows.
+    let chunk = match src {
+        Source::Host(_) => PUBLISH_CHUNK.min(cap as usize / 2),
+        Source::Resident { .. } => cap as usize / 2,
+    };
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;

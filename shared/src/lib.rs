@@ -19,7 +19,7 @@ mod task;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
 pub use completion::{Completion, stamp_for};
-pub use params::{KernelParams, OneTaskParams};
+pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use status::Status;
 pub use task::{Opcode, Task, TASK_ARGS};

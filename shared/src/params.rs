@@ -22,8 +22,20 @@ pub struct KernelParams {
     pub capacity: u32,
     /// Slots claimed per atomic increment; a power of two, at most the warp width.
     pub claim: u32,
+    /// [`worker_flags`] bits: worker policies, chosen by measurement.
+    pub flags: u32,
+    pub _pad: u32,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 40);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 48);
+
+/// Policies of the persistent loop (see `device/src/worker.rs`).
+pub mod worker_flags {
+    /// Keep completions held across claims (flush at 32 or before sleeping) instead of
+    /// flushing at the end of every claimed range.
+    pub const HOLD_ACROSS_CLAIMS: u32 = 1;
+    /// Issue the next claim's atomic before running the last task of the current range.
+    pub const PRECLAIM: u32 = 2;
+}
 
 /// Parameters of the one-launch-per-task baseline kernel: one task, by value.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
