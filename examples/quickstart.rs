@@ -29,7 +29,7 @@ fn main() -> resident::Result<()> {
         let r = i * SLICE..(i + 1) * SLICE;
         tasks.push(Task::axpy(alpha, x.slice(r.clone()), y.slice(r)));
         tasks.push(Task::mark(marks.all(), i as u32));
-        tasks.push(Task::noop(0xC0FFEE_0000 + i as u64));
+        tasks.push(Task::noop(0x00C0_FFEE_0000 + i as u64));
     }
 
     let start = Instant::now();
@@ -47,7 +47,7 @@ fn main() -> resident::Result<()> {
     }
     let rel = (err2 / ref2).sqrt();
     let marks_ok = marks.read()?.iter().all(|&m| m == 1);
-    let tags_ok = (0..SLICES).all(|i| results[3 * i + 2] == 0xC0FFEE_0000 + i as u64 && results[3 * i] == SLICE as u64);
+    let tags_ok = (0..SLICES).all(|i| results[3 * i + 2] == 0x00C0_FFEE_0000 + i as u64 && results[3 * i] == SLICE as u64);
     println!(
         "{} tasks in {:.2} ms ({:.1} M tasks/s, submit to last completion)",
         tasks.len(),

@@ -75,7 +75,7 @@ impl RuntimeConfig {
         if !self.claim.is_power_of_two() || self.claim > 32 {
             return bad("claim must be a power of two no larger than 32");
         }
-        if self.block_threads == 0 || self.block_threads % 32 != 0 || self.block_threads > 1024 {
+        if self.block_threads == 0 || !self.block_threads.is_multiple_of(32) || self.block_threads > 1024 {
             return bad("block_threads must be a multiple of 32 in [32, 1024]");
         }
         if self.max_blocks_per_sm == 0 {

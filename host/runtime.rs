@@ -97,7 +97,7 @@ impl Shared {
                 return Ok(());
             }
             polls += 1;
-            if polls % 64 == 0 {
+            if polls.is_multiple_of(64) {
                 self.check_health()?;
             }
             let now = Instant::now();

@@ -73,6 +73,10 @@ impl DeviceQueue {
     /// Step 1, first half: lane 0 issues the claim of the next `claim` slots. The
     /// result is needed only by [`DeviceQueue::claimed`], so the atomic's latency
     /// overlaps whatever the warp does in between.
+    ///
+    /// # Safety
+    /// The queue must be live (see [`DeviceQueue::new`]). Every slot claimed must be
+    /// waited for and run, or the warp must leave on `Stop`.
     #[inline(always)]
     pub unsafe fn start_claim(&self) -> u32 {
         let mut first = 0;
@@ -92,6 +96,9 @@ impl DeviceQueue {
 
     /// Step 2: returns once slot `seq` is published (or the queue stops), flushing held
     /// completions before sleeping. `tail_seen` is this lane's last acquired `tail`.
+    ///
+    /// # Safety
+    /// `seq` must be a slot this warp claimed and has not run; every lane must call.
     #[inline(always)]
     pub unsafe fn wait_published(&self, seq: u32, held: &mut HeldCompletions, tail_seen: &mut u32) -> Wait {
         if arch::all_lanes(self.published(seq, *tail_seen)) {
@@ -132,7 +139,10 @@ impl DeviceQueue {
         tail.wrapping_sub(seq).wrapping_sub(1) <= self.mask
     }
 
-    /// Reads slot `seq`. Only after `wait_published(seq)` returned `Ready`.
+    /// Reads slot `seq`.
+    ///
+    /// # Safety
+    /// Only after `wait_published(seq)` returned `Ready`.
     #[inline(always)]
     pub unsafe fn read_task(&self, seq: u32) -> Task {
         // A plain load is enough: it follows this lane's acquire of `tail`, which on
@@ -179,6 +189,9 @@ impl HeldCompletions {
     }
 
     /// Step 3: keeps the (warp-uniform) outcome of task `seq`; flushes a full warp.
+    ///
+    /// # Safety
+    /// `seq` must be a task this warp ran, held once; every lane must call.
     #[inline(always)]
     pub unsafe fn hold(&mut self, q: &DeviceQueue, seq: u32, out: Outcome) {
         if arch::lane_id() == self.count {
@@ -192,6 +205,9 @@ impl HeldCompletions {
     }
 
     /// Step 4: makes every held completion visible to the host.
+    ///
+    /// # Safety
+    /// `q` must be the queue the completions belong to; every lane must call.
     #[inline(always)]
     pub unsafe fn flush(&mut self, q: &DeviceQueue) {
         if self.count == 0 {

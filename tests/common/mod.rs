@@ -112,7 +112,8 @@ pub fn invalid_tasks_rejected(rt: &Runtime) {
     probe.wait().unwrap();
     let next = probe.first_seq() + 1;
 
-    let cases: Vec<(Task, Box<dyn Fn(&Rejection) -> bool>)> = vec![
+    type Expect = Box<dyn Fn(&Rejection) -> bool>;
+    let cases: Vec<(Task, Expect)> = vec![
         (Task::raw(0, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0)))),
         (Task::raw(0xdead, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0xdead)))),
         (Task::terminate(), Box::new(|r| matches!(r, Rejection::ReservedOpcode(_)))),
@@ -192,7 +193,7 @@ pub fn shutdown_aborts_after_timeout(rt: Runtime, workers_hint: usize) {
 /// Producers still submitting while another thread closes the runtime get ShutDown;
 /// every ticket they did get completes; nothing hangs.
 pub fn close_while_producers_submit(rt: &Runtime, producers: usize) {
-    let c = rt.buffer_from(&vec![0u32; 1]).unwrap();
+    let c = rt.buffer_from(&[0u32; 1]).unwrap();
     let accepted = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
         for _ in 0..producers {
@@ -274,7 +275,7 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
         let r = 2.0 * ax + yv;
         assert!((out[i] as f64 - r).abs() <= 4.0 * f32::EPSILON as f64 * (2.0 * ax.abs() + yv.abs()), "element {i}: {} vs {r}", out[i]);
     }
-    let doomed = rt.buffer_from(&vec![0u32; 4]).unwrap();
+    let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
     let list2 = rt.upload_tasks(&[Task::mark(doomed.all(), 3)]).unwrap();
     rt.submit_list(&list2).unwrap().wait().unwrap();
     assert_eq!(doomed.read().unwrap(), vec![0, 0, 0, 1]);

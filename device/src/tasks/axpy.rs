@@ -36,7 +36,7 @@ unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
     let lane = arch::lane_id() as usize;
     let w = arch::WARP as usize;
     let mut done = 0;
-    if (x as usize | y as usize) % 16 == 0 {
+    if (x as usize | y as usize).is_multiple_of(16) {
         let (x4, y4) = (x as *const F4, y as *mut F4);
         let n4 = len / 4;
         let chunk = UNROLL * w;
