@@ -12,7 +12,7 @@ use crate::buffer::{Buffer, Element};
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::completions::CompletionTracker;
-use crate::queue::producer::{self, Producer, Source, WhenFull};
+use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
@@ -132,7 +132,7 @@ impl Shared {
         }
         let _ = self.bind();
         let sentinel = if self.fault().is_ok() {
-            producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Wait, true).map(|_| ())
+            producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Wait, Origin::Runtime).map(|_| ())
         } else {
             Ok(())
         };
@@ -274,7 +274,26 @@ impl Runtime {
     }
 
     fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
-        let state = producer::submit(&self.shared, Source::Host(tasks), keep, full, false)?;
+        let state = producer::submit(&self.shared, Source::Host(tasks), keep, full, Origin::User)?;
+        Ok(Ticket { state, shared: self.shared.clone() })
+    }
+
+    /// Submits without the host-side check: the tasks reach the device as they are, and
+    /// the device's own check (opcode, buffer handle, generation, element type, range)
+    /// is all that stands between a bad task and memory. A task it refuses completes
+    /// with an error status ([`Error::TaskFailed`]) and touches nothing. For tests of
+    /// that check, and for callers who validated elsewhere.
+    ///
+    /// # Safety
+    /// No opcode may be the runtime's terminate sentinel, and `flags`/`reserved` must be
+    /// zero; otherwise tasks are as unchecked as a raw kernel launch's arguments: a
+    /// valid handle with a wrong offset is still refused, but nothing checks that two
+    /// tasks running at once do not write the same memory.
+    pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
+        if let Some(index) = tasks.iter().position(|t| t.opcode == resident_shared::Opcode::Terminate as u32) {
+            return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedOpcode(tasks[index].opcode) });
+        }
+        let state = producer::submit(&self.shared, Source::Host(tasks), true, WhenFull::Wait, Origin::Unchecked)?;
         Ok(Ticket { state, shared: self.shared.clone() })
     }
 
@@ -289,7 +308,7 @@ impl Runtime {
     /// the device checks every slice again.
     pub fn submit_list(&self, list: &TaskList) -> Result<Ticket> {
         let src = Source::Resident { addr: list.addr(), len: list.len(), handles: list.handles() };
-        let state = producer::submit(&self.shared, src, false, WhenFull::Wait, false)?;
+        let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
         Ok(Ticket { state, shared: self.shared.clone() })
     }
 

@@ -84,3 +84,8 @@ fn worker_policies_exactly_once() {
         common::exactly_once_many_producers(&rt, 4, 2_000, 200);
     }
 }
+
+#[test]
+fn device_rejects_forged_tasks() {
+    common::device_rejects_forged_tasks(&cpu(1 << 10));
+}

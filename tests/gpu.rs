@@ -105,3 +105,5 @@ gpu_test!(full_occupancy_request_leaves_room, {
     eprintln!("{}", rt.backend());
     common::axpy_matches_reference(&rt, 1_000, 1024);
 });
+
+gpu_test!(device_rejects_forged_tasks, common::device_rejects_forged_tasks(&gpu(1 << 10)));

@@ -37,6 +37,17 @@ pub(crate) enum WhenFull {
     Fail,
 }
 
+/// Who submits: decides which checks apply.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// A user batch: refused after shutdown, validated on the host.
+    User,
+    /// `submit_unchecked`: refused after shutdown, checked only by the device.
+    Unchecked,
+    /// The runtime's own sentinel: accepted while shutting down.
+    Runtime,
+}
+
 /// Where the tasks of a submission come from.
 #[derive(Clone, Copy)]
 pub(crate) enum Source<'a> {
@@ -57,14 +68,14 @@ impl Source<'_> {
 }
 
 /// Validates, stages and publishes a batch as one ticket.
-pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, internal: bool) -> Result<Arc<TicketState>> {
+pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
     let mut p = shared.producer.lock().unwrap();
-    if p.closed && !internal {
+    if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
     shared.fault()?;
     match src {
-        Source::Host(tasks) if !internal => crate::validate::validate(tasks, &p.registry)?,
+        Source::Host(tasks) if origin == Origin::User => crate::validate::validate(tasks, &p.registry)?,
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
                 return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });

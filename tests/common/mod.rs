@@ -284,3 +284,43 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
     // Invalid tasks are refused at upload.
     assert!(matches!(rt.upload_tasks(&[Task::noop(0), Task::raw(77, [0; 12])]), Err(Error::InvalidTask { index: 1, .. })));
 }
+
+/// The device's own check: forged tasks sent past the host check complete with a typed
+/// failure status and touch nothing; the valid tasks beside them run.
+pub fn device_rejects_forged_tasks(rt: &Runtime) {
+    use resident::BufSlice;
+    let x = rt.buffer_from(&[1.0f32; 64]).unwrap();
+    let y = rt.buffer_from(&[2.0f32; 64]).unwrap();
+    let c = rt.buffer_from(&[0u32; 8]).unwrap();
+    let gone = rt.buffer_from(&[0.0f32; 8]).unwrap();
+    let stale = gone.all();
+    drop(gone);
+    let forged = [
+        (Task::raw(0xdead, [0; 12]), Status::InvalidOpcode),
+        (Task::axpy(1.0, BufSlice { offset: 60, ..x.all() }, y.all()), Status::OutOfRange),
+        (Task::axpy(1.0, x.slice(0..8), BufSlice { offset: u32::MAX, len: 8, ..y.all() }), Status::OutOfRange),
+        (Task::axpy(1.0, c.all(), y.slice(0..8)), Status::BadBuffer),
+        (Task::axpy(1.0, stale, stale), Status::BadBuffer),
+        (Task::axpy(1.0, x.slice(0..8), y.slice(0..4)), Status::BadArgs),
+        (Task::mark(c.all(), 8), Status::OutOfRange),
+        (Task::mark(BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 1 }, 0), Status::BadBuffer),
+    ];
+    for (i, (task, want)) in forged.iter().enumerate() {
+        let batch = [Task::mark(c.all(), 0), *task, Task::mark(c.all(), 1)];
+        // SAFETY: the point of the test; the device must refuse the middle task.
+        let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
+        match t.wait() {
+            Err(Error::TaskFailed { seq, status }) => {
+                assert_eq!(status, *want, "case {i}");
+                assert_eq!(seq, t.first_seq() + 1, "case {i}: the failed task is the forged one");
+            }
+            other => panic!("case {i}: expected TaskFailed({want:?}), got {other:?}"),
+        }
+    }
+    let n = forged.len() as u32;
+    assert_eq!(c.read().unwrap(), [n, n, 0, 0, 0, 0, 0, 0], "the valid tasks beside each forged one ran, once");
+    assert_eq!(x.read().unwrap(), vec![1.0; 64], "no forged task wrote x");
+    assert_eq!(y.read().unwrap(), vec![2.0; 64], "no forged task wrote y");
+    // The sentinel cannot be forged.
+    assert!(matches!(unsafe { rt.submit_unchecked(&[Task::terminate()]) }, Err(Error::InvalidTask { .. })));
+}
