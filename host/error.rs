@@ -53,6 +53,8 @@ pub enum Error {
     BufferTooLarge(usize),
     #[error("too many live buffers (at most {0})")]
     TooManyBuffers(usize),
+    #[error("this ticket keeps no results: submit with submit_for_results")]
+    NoResults,
     #[error("length mismatch: expected {expected}, got {got}")]
     LengthMismatch { expected: usize, got: usize },
 }

@@ -53,10 +53,13 @@ impl Ticket {
     }
 
     /// Waits, then returns each task's inline result in submission order. Only for
-    /// batches submitted with [`crate::Runtime::submit_for_results`].
+    /// batches submitted with [`crate::Runtime::submit_for_results`] (otherwise
+    /// [`Error::NoResults`]); the results are handed out once.
     pub fn results(&self) -> Result<Vec<u64>> {
+        if !self.state.keep_results {
+            return Err(Error::NoResults);
+        }
         self.wait()?;
-        assert!(self.state.keep_results, "results() needs a ticket from submit_for_results");
         Ok(std::mem::take(&mut self.state.outcome.lock().unwrap().results))
     }
 

@@ -148,6 +148,7 @@ pub fn invalid_tasks_rejected(rt: &Runtime) {
     drop(gone);
     assert!(matches!(rt.submit(&[Task::axpy(1.0, stale, stale)]), Err(Error::InvalidTask { index: 0, reason: Rejection::BadBuffer { .. } })));
 
+    assert_eq!(probe.results(), Err(Error::NoResults));
     let after = rt.submit(&[Task::noop(2)]).unwrap();
     assert_eq!(after.first_seq(), next, "a refused batch must not consume sequence numbers");
     after.wait().unwrap();
