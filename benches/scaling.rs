@@ -1,0 +1,59 @@
+//! Where a resident list's time goes: replay time against batch size (slope = per-task
+//! cost, intercept = fixed cost) for noop and axpy, with 1 and 2 blocks per SM (halving
+//! the warps doubles each warp's serial chain of tasks; a claim-counter or host-scan
+//! bound would not care). A diagnostic printed as a table; medians of 51 replays.
+//!
+//!     cargo bench --bench scaling          # on a GPU machine
+
+use resident::{Runtime, RuntimeConfig, Task};
+use std::time::{Duration, Instant};
+
+const SLICE: usize = 1024;
+const SIZES: [usize; 6] = [1_000, 2_500, 5_000, 10_000, 20_000, 40_000];
+
+fn median(mut f: impl FnMut(), runs: usize) -> Duration {
+    for _ in 0..5 {
+        f();
+    }
+    let mut t: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[runs / 2]
+}
+
+fn main() {
+    if !resident::cuda_available() {
+        eprintln!("scaling: needs a CUDA GPU; nothing to do");
+        return;
+    }
+    let max = *SIZES.last().unwrap();
+    println!("{:>10} {:>8} {:>10} {:>10} {:>10} {:>10}", "blocks/SM", "tasks", "noop us", "ns/task", "axpy us", "GB/s");
+    for blocks in [2u32, 1] {
+        let rt = Runtime::with_config(RuntimeConfig { max_blocks_per_sm: blocks, capacity: 1 << 17, ..RuntimeConfig::cuda() }).unwrap();
+        eprintln!("{}", rt.backend());
+        let x = rt.buffer_from(&vec![0.5f32; max * SLICE]).unwrap();
+        let y = rt.buffer::<f32>(max * SLICE).unwrap();
+        for n in SIZES {
+            let noop = rt.upload_tasks(&(0..n as u64).map(Task::noop).collect::<Vec<_>>()).unwrap();
+            let axpy = rt
+                .upload_tasks(&(0..n).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect::<Vec<_>>())
+                .unwrap();
+            let tn = median(|| rt.submit_list(&noop).unwrap().wait().unwrap(), 51);
+            let ta = median(|| rt.submit_list(&axpy).unwrap().wait().unwrap(), 51);
+            let bytes = (n * SLICE * 12) as f64;
+            println!(
+                "{blocks:>10} {n:>8} {:>10.1} {:>10.2} {:>10.1} {:>10.0}",
+                tn.as_secs_f64() * 1e6,
+                tn.as_secs_f64() * 1e9 / n as f64,
+                ta.as_secs_f64() * 1e6,
+                bytes / ta.as_secs_f64() / 1e9
+            );
+        }
+        rt.shutdown().unwrap();
+    }
+}
