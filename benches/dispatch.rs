@@ -10,6 +10,9 @@
 //!
 //!     cargo bench --bench dispatch          # on a GPU machine (or .gpu/run.sh)
 
+mod common;
+
+use common::median;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use resident::baseline::Baselines;
 use resident::{Buffer, Runtime, RuntimeConfig, Task};
@@ -40,24 +43,9 @@ fn persistent(rt: &Runtime, tasks: &[Task]) {
     rt.submit(tasks).unwrap().wait().unwrap();
 }
 
-fn median(mut f: impl FnMut(), warmup: usize, runs: usize) -> Duration {
-    for _ in 0..warmup {
-        f();
-    }
-    let mut t: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[runs / 2]
-}
-
-fn config(claim: u32, wc: bool) -> RuntimeConfig {
+fn config(claim: u32) -> RuntimeConfig {
     // 64 Ki slots: a 20k batch fits whole; sizes a resident list's copy to one piece.
-    RuntimeConfig { claim, capacity: 1 << 16, staging_write_combined: wc, ..RuntimeConfig::default() }
+    RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
 }
 
 /// Host cost of staging one batch of tasks: a copy into pinned memory of each kind.
@@ -106,7 +94,7 @@ fn bench(c: &mut Criterion) {
     let mut summary = vec![];
     for (label, claim, flags, blocks, host_fed, baselines) in variants {
         progress(label);
-        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, max_blocks_per_sm: blocks, ..config(claim, false) }).unwrap();
+        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, max_blocks_per_sm: blocks, ..config(claim) }).unwrap();
         eprintln!("{} ({label})", rt.backend());
         let id = label.replace([',', ' ', '+', '/'], "_");
         let w = work(&rt);

@@ -5,26 +5,14 @@
 //!
 //!     cargo bench --bench scaling          # on a GPU machine
 
+mod common;
+
+use common::median;
 use resident::{Runtime, RuntimeConfig, Task};
-use std::time::{Duration, Instant};
 
 const SLICE: usize = 1024;
 const SIZES: [usize; 6] = [1_000, 2_500, 5_000, 10_000, 20_000, 40_000];
 
-fn median(mut f: impl FnMut(), runs: usize) -> Duration {
-    for _ in 0..5 {
-        f();
-    }
-    let mut t: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[runs / 2]
-}
 
 fn main() {
     if !resident::cuda_available() {
@@ -43,8 +31,8 @@ fn main() {
             let axpy = rt
                 .upload_tasks(&(0..n).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect::<Vec<_>>())
                 .unwrap();
-            let tn = median(|| rt.submit_list(&noop).unwrap().wait().unwrap(), 51);
-            let ta = median(|| rt.submit_list(&axpy).unwrap().wait().unwrap(), 51);
+            let tn = median(|| rt.submit_list(&noop).unwrap().wait().unwrap(), 5, 51);
+            let ta = median(|| rt.submit_list(&axpy).unwrap().wait().unwrap(), 5, 51);
             let bytes = (n * SLICE * 12) as f64;
             println!(
                 "{blocks:>10} {n:>8} {:>10.1} {:>10.2} {:>10.1} {:>10.0}",

@@ -12,7 +12,8 @@ use crate::Result;
 
 pub struct TaskList {
     shared: Arc<Shared>,
-    mem: Memory,
+    /// `None` only after a drop that had to leak it.
+    mem: Option<Memory>,
     len: usize,
     /// Every buffer the tasks name, re-checked at each submission.
     handles: Vec<BufferHandle>,
@@ -44,7 +45,7 @@ impl TaskList {
         let mem = shared.backend.alloc(size_of_val(tasks))?;
         // SAFETY: `mem` holds exactly the tasks' bytes.
         unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(tasks)) }?;
-        Ok(Self { shared: shared.clone(), mem, len: tasks.len(), handles })
+        Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), handles })
     }
 
     pub fn len(&self) -> usize {
@@ -54,7 +55,7 @@ impl TaskList {
         self.len == 0
     }
     pub(crate) fn addr(&self) -> u64 {
-        self.mem.addr()
+        self.mem.as_ref().expect("live until drop").addr()
     }
     pub(crate) fn handles(&self) -> &[BufferHandle] {
         &self.handles
@@ -67,7 +68,7 @@ impl Drop for TaskList {
         // everything submitted so far has completed (its copies ran before its tasks).
         let target = self.shared.producer.lock().unwrap().next;
         if !self.shared.is_stopped() && self.shared.wait_completed(target, std::time::Duration::from_secs(30)).is_err() {
-            std::mem::forget(std::mem::replace(&mut self.mem, Memory::Cpu(crate::cpu::HostAlloc::zeroed(1).unwrap())));
+            std::mem::forget(self.mem.take());
         }
     }
 }

@@ -172,10 +172,9 @@ impl Drop for CpuBackend {
             let _ = self.abort();
             if !self.wait_exit(Duration::from_secs(1)) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");
-                std::mem::forget(std::mem::replace(&mut self.ring, HostAlloc::zeroed(1).unwrap()));
-                std::mem::forget(std::mem::replace(&mut self.header, HostAlloc::zeroed(1).unwrap()));
-                std::mem::forget(std::mem::replace(&mut self.completions, HostAlloc::zeroed(1).unwrap()));
-                std::mem::forget(std::mem::replace(&mut self.table, HostAlloc::zeroed(1).unwrap()));
+                for m in [&mut self.ring, &mut self.header, &mut self.completions, &mut self.table] {
+                    m.leak();
+                }
             }
         }
     }

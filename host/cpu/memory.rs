@@ -7,6 +7,8 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 pub struct HostAlloc {
     ptr: *mut u8,
     layout: Layout,
+    /// Never freed: something may still use it (workers that would not stop).
+    leaked: bool,
 }
 
 // SAFETY: plain memory, shared with worker threads through raw pointers under the
@@ -22,16 +24,22 @@ impl HostAlloc {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        Ok(Self { ptr, layout })
+        Ok(Self { ptr, layout, leaked: false })
     }
     pub fn ptr(&self) -> *mut u8 {
         self.ptr
+    }
+    /// Keeps the memory alive past this value's drop.
+    pub fn leak(&mut self) {
+        self.leaked = true;
     }
 }
 
 impl Drop for HostAlloc {
     fn drop(&mut self) {
-        // SAFETY: allocated above with this layout.
-        unsafe { dealloc(self.ptr, self.layout) }
+        if !self.leaked {
+            // SAFETY: allocated above with this layout.
+            unsafe { dealloc(self.ptr, self.layout) }
+        }
     }
 }

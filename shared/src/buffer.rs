@@ -46,12 +46,6 @@ pub enum ElemType {
     I32 = 3,
 }
 
-impl ElemType {
-    pub const fn size(self) -> usize {
-        4
-    }
-}
-
 /// One entry of the buffer table in device memory. A free entry has `ptr == 0`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
