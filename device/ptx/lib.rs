@@ -31,3 +31,29 @@ pub unsafe extern "ptx-kernel" fn resident_one_task(p: OneTaskParams) {
 fn panic(_: &core::panic::PanicInfo) -> ! {
     resident_device::arch::trap()
 }
+
+/// An elementwise map with a tunable cost per element (stream API, overlap example).
+/// Any grid; each thread strides over the array.
+///
+/// # Safety
+/// `p` must name `len` valid `f32`s of input and of output; see
+/// `resident_device::kernels::pipeline::run`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_pipeline(p: resident_device::kernels::pipeline::PipelineParams) {
+    use resident_device::arch;
+    let first = arch::block_idx() as u64 * arch::block_dim() as u64 + arch::thread_idx() as u64;
+    let stride = arch::grid_dim() as u64 * arch::block_dim() as u64;
+    unsafe { resident_device::kernels::pipeline::run(&p, first, stride) }
+}
+
+/// Thread 0 waits `nanos`, then writes `value` (stream API ordering tests). Launch
+/// with one thread.
+///
+/// # Safety
+/// `p.target` must be a valid `u32`; see `resident_device::kernels::spin_write::run`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_spin_write(p: resident_device::kernels::spin_write::SpinWriteParams) {
+    if resident_device::arch::block_idx() == 0 && resident_device::arch::thread_idx() == 0 {
+        unsafe { resident_device::kernels::spin_write::run(&p) };
+    }
+}
