@@ -49,6 +49,7 @@ pub mod cuda;
 mod error;
 mod queue;
 mod runtime;
+pub mod stream;
 mod task_list;
 mod ticket;
 mod validate;

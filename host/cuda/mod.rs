@@ -6,6 +6,7 @@
 
 pub(crate) mod backend;
 pub mod driver;
+pub mod event;
 pub mod memory;
 pub mod module;
 pub mod stream;
