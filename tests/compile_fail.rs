@@ -1,0 +1,11 @@
+//! The borrow rules of `resident::stream`, checked by the compiler: each file in
+//! tests/compile_fail/ misuses the API and must fail to compile with the error in its
+//! `.stderr` twin. Needs no GPU (nothing runs). Regenerate the expected errors after a
+//! deliberate change with `TRYBUILD=overwrite cargo test --release --test compile_fail`,
+//! and read them.
+
+#[test]
+fn stream_borrow_rules() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/compile_fail/*.rs");
+}
