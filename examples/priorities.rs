@@ -1,0 +1,65 @@
+//! Stream priorities: two streams each get a long sequence of kernels that fill the
+//! GPU. Both are released at the same instant (they wait on one event), the
+//! low-priority stream's work enqueued first. With a high and a low priority, the
+//! high-priority stream's blocks are scheduled first and it finishes long before the
+//! other; with equal priorities the two share the GPU and finish together.
+//!
+//!     cargo run --release --example priorities [-- --kernels 20 --iters 400]
+
+use resident::stream::{Event, Gpu};
+use std::time::Duration;
+
+fn main() -> resident::Result<()> {
+    if !resident::cuda_available() {
+        println!("priorities: this example needs a CUDA GPU (and a build with PTX); none found, nothing to do.");
+        return Ok(());
+    }
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str, default: u32| -> u32 {
+        v.iter().position(|a| a == name).map(|i| v[i + 1].parse().expect("a number")).unwrap_or(default)
+    };
+    let (kernels, iters) = (opt("--kernels", 20), opt("--iters", 400));
+    let gpu = Gpu::first()?;
+    let p = gpu.priorities();
+    println!("device: {}; stream priorities: least {} (default), greatest {}", gpu.name(), p.least, p.greatest);
+    println!("each stream: {kernels} kernels of {iters} multiply-adds per element over 16 Mi floats, filling every SM");
+
+    // Each stream its own buffer: no dependency between the two streams but the GPU.
+    let n = 1 << 24;
+    let (x_low, x_high) = (gpu.alloc_zeroed::<f32>(n)?, gpu.alloc_zeroed::<f32>(n)?);
+    let gate_flag = gpu.alloc_zeroed::<u32>(1)?;
+
+    for (label, prio_a, prio_b) in [("high vs low", p.low(), p.high()), ("equal", p.low(), p.low())] {
+        let gate = gpu.stream()?;
+        let a = gpu.stream_with_priority(prio_a)?; // enqueued first
+        let b = gpu.stream_with_priority(prio_b)?;
+        let (go, end_a, end_b) = (Event::new(&gpu)?, Event::new(&gpu)?, Event::new(&gpu)?);
+        // Hold both streams until everything is enqueued, then release them together.
+        gate.spin_write(gate_flag.view(), 1, Duration::from_millis(20))?;
+        gate.record(&go)?;
+        a.wait_event(&go)?;
+        b.wait_event(&go)?;
+        for _ in 0..kernels {
+            a.pipeline(x_low.view(), x_low.view(), iters)?;
+        }
+        a.record(&end_a)?;
+        for _ in 0..kernels {
+            b.pipeline(x_high.view(), x_high.view(), iters)?;
+        }
+        b.record(&end_b)?;
+        a.synchronize()?;
+        b.synchronize()?;
+        let (ta, tb) = (end_a.elapsed_ms_since(&go)?, end_b.elapsed_ms_since(&go)?);
+        println!();
+        println!("{label}:");
+        println!("  stream A (priority {:>2}, enqueued first) finished at {ta:8.2} ms", a.priority());
+        println!("  stream B (priority {:>2}, enqueued second) finished at {tb:8.2} ms", b.priority());
+        if prio_a != prio_b {
+            let verdict = if tb < ta { "yes" } else { "NO" };
+            println!("  the high-priority stream finished first: {verdict} (B at {:.0}% of A's time)", 100.0 * tb / ta);
+        } else {
+            println!("  finish times differ by {:.1}% of the later one", 100.0 * (ta - tb).abs() / ta.max(tb));
+        }
+    }
+    Ok(())
+}
