@@ -83,14 +83,10 @@ fn bench(c: &mut Criterion) {
         return;
     }
 
-    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
+    use resident::worker_flags::PRECLAIM;
     // (label, claim, worker flags, blocks per SM, host-fed variants too, baselines after)
-    // Measured on the H100, 2026-11-22, resident lists, claim 1 (docs/benchmarks.md):
-    // PRECLAIM changed nothing (noop 115 vs 117 us, axpy 145 vs 140 us) and
-    // HOLD_ACROSS_CLAIMS cost 40% on axpy (192-200 us): the default sets neither.
-    let _ = (HOLD_ACROSS_CLAIMS, PRECLAIM);
-    // (label, claim, worker flags, blocks per SM, host-fed variants too, baselines after)
-    let variants: [(&str, u32, u32, u32, bool, bool); 2] = [("claim 1", 1, 0, 2, true, false), ("claim 8", 8, 0, 2, true, true)];
+    let variants: [(&str, u32, u32, u32, bool, bool); 3] =
+        [("claim 1", 1, 0, 2, true, false), ("claim 1 preclaim", 1, PRECLAIM, 2, false, false), ("claim 8", 8, 0, 2, true, true)];
     let mut summary = vec![];
     for (label, claim, flags, blocks, host_fed, baselines) in variants {
         progress(label);

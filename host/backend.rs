@@ -1,14 +1,16 @@
 //! The two places tasks can run, behind one enum: the persistent kernel on a CUDA
 //! device, or worker threads on the host running the same device code. Both present the
-//! same queue memory (ring, header, completion ring, buffer table); they differ only in
+//! same queue memory (ring, header, completion records, segment counts and records,
+//! counters, buffer table); they differ only in
 //! how staged slots and the `tail` counter reach the workers, and in how memory is
 //! allocated and copied.
 
-use resident_shared::{BufferEntry, Completion, Task};
+use resident_shared::{BufferEntry, Completion, SegmentDone, Task};
 use std::time::Duration;
 
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
+use crate::queue::placement::Placement;
 use crate::Result;
 
 /// What runs the tasks, for display.
@@ -85,14 +87,13 @@ impl Backend {
     /// # Safety
     /// The slots must be free: every earlier task in them has completed, and the caller
     /// is the only producer (the runtime's producer lock).
-    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
-        each!(self, b => unsafe { b.stage(first, tasks) })
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
+        each!(self, b => unsafe { b.stage(first, tasks, place) })
     }
     /// Makes the staged slots `first..end` visible to the workers: `tail = end`.
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         each!(self, b => b.publish(first, end))
     }
-    /// The completion record of `seq`. Read `stamp` with acquire first.
     /// Copies `end - first` tasks from backend memory at `from` into the slots
     /// `first..end` and publishes them: the resident-list path, with no host staging.
     ///
@@ -102,8 +103,18 @@ impl Backend {
     pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
         each!(self, b => unsafe { b.publish_resident(first, end, from) })
     }
+    /// The per-task completion record of `seq`; valid only after its segment's record
+    /// was acquired, and only if its `stamp` is `stamp_for(seq)`.
     pub fn completion(&self, seq: u64) -> *const Completion {
         each!(self, b => b.completion(seq))
+    }
+    /// The record of the segment starting at `first`. Read `stamp` with acquire first.
+    pub fn segment_done(&self, first: u64) -> *const SegmentDone {
+        each!(self, b => b.segment_done(first))
+    }
+    /// Address of device counter `id`, for `upload`/`download`.
+    pub fn counter_addr(&self, id: usize) -> u64 {
+        each!(self, b => b.counter_addr(id))
     }
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {
         each!(self, b => b.alloc(bytes))

@@ -40,7 +40,10 @@ impl Baselines {
         if tasks.len() > self.max_tasks {
             return Err(Error::LengthMismatch { expected: self.max_tasks, got: tasks.len() });
         }
-        crate::validate::validate(tasks, &self.shared.producer.lock().unwrap().registry)?;
+        {
+            let p = self.shared.producer.lock().unwrap();
+            crate::validate::validate(tasks, &p.registry, &p.counters)?;
+        }
         let table = self.shared.backend.cuda().unwrap().table_ptr();
         let base = self.completions.ptr();
         Ok(tasks.iter().enumerate().map(move |(i, t)| OneTaskParams {

@@ -69,8 +69,8 @@ impl RuntimeConfig {
 
     pub(crate) fn validate(&self) -> crate::Result<()> {
         let bad = |m: &str| Err(crate::Error::Config(m.into()));
-        if !self.capacity.is_power_of_two() || self.capacity < 64 || self.capacity > 1 << 30 {
-            return bad("capacity must be a power of two in [64, 2^30]");
+        if !self.capacity.is_power_of_two() || self.capacity < 64 || self.capacity > resident_shared::segment::MAX_CAPACITY {
+            return bad("capacity must be a power of two in [64, 2^21]");
         }
         if !self.claim.is_power_of_two() || self.claim > 32 {
             return bad("claim must be a power of two no larger than 32");

@@ -7,11 +7,13 @@ use resident_shared::Status;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
     #[error("unknown opcode {0:#x}")]
-    UnknownOpcode(u32),
+    UnknownOpcode(u16),
     #[error("opcode {0:#x} is reserved for the runtime")]
-    ReservedOpcode(u32),
-    #[error("flags or reserved words are not zero")]
+    ReservedOpcode(u16),
+    #[error("the runtime's header words (flags, seg) are not zero")]
     NonZeroReserved,
+    #[error("counter {0} is not a live device counter")]
+    BadCounter(u16),
     #[error("argument {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
     BadBuffer { arg: usize, handle: u32 },
     #[error("argument {arg}: slice [{offset}, {offset}+{len}) is out of range")]
@@ -51,6 +53,10 @@ pub enum Error {
     KernelExited,
     #[error("buffer too large: {0} elements (at most u32::MAX)")]
     BufferTooLarge(usize),
+    #[error("batch too large: {0} tasks (at most u32::MAX)")]
+    BatchTooLarge(usize),
+    #[error("too many live device counters (at most {0})")]
+    TooManyCounters(usize),
     #[error("too many live buffers (at most {0})")]
     TooManyBuffers(usize),
     #[error("this ticket keeps no results: submit with submit_for_results")]

@@ -211,13 +211,14 @@ impl Runtime {
             _ => Backend::Cpu(CpuBackend::new(&config)?),
         };
         let info = backend.info();
+        let capacity = backend.capacity();
         Ok(Self {
             shared: Arc::new(Shared {
                 backend: ManuallyDrop::new(backend),
                 info,
                 config,
                 producer: Mutex::new(Producer::new()),
-                tracker: CompletionTracker::new(),
+                tracker: CompletionTracker::new(capacity),
                 fault: Mutex::new(None),
                 stopped: AtomicBool::new(false),
                 leak: AtomicBool::new(false),
@@ -246,6 +247,12 @@ impl Runtime {
     pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
         self.shared.fault()?;
         Buffer::new(self.shared.clone(), len)
+    }
+
+    /// A device counter for task dependencies ([`Task::after`], [`Task::signals`]),
+    /// starting at zero.
+    pub fn counter(&self) -> Result<crate::Counter> {
+        crate::Counter::new(self.shared.clone())
     }
 
     /// A buffer holding a copy of `data`.
@@ -285,12 +292,12 @@ impl Runtime {
     /// that check, and for callers who validated elsewhere.
     ///
     /// # Safety
-    /// No opcode may be the runtime's terminate sentinel, and `flags`/`reserved` must be
-    /// zero; otherwise tasks are as unchecked as a raw kernel launch's arguments: a
+    /// No opcode may be the runtime's terminate sentinel (the runtime overwrites `flags`
+    /// and `seg`); otherwise tasks are as unchecked as a raw kernel launch's arguments: a
     /// valid handle with a wrong offset is still refused, but nothing checks that two
     /// tasks running at once do not write the same memory.
     pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
-        if let Some(index) = tasks.iter().position(|t| t.opcode == resident_shared::Opcode::Terminate as u32) {
+        if let Some(index) = tasks.iter().position(|t| t.opcode == resident_shared::Opcode::Terminate as u16) {
             return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedOpcode(tasks[index].opcode) });
         }
         let state = producer::submit(&self.shared, Source::Host(tasks), true, WhenFull::Wait, Origin::Unchecked)?;

@@ -7,6 +7,7 @@ use resident_shared::{BufferHandle, Opcode, Task};
 use std::sync::Arc;
 
 use crate::backend::Memory;
+use crate::queue::placement::Placement;
 use crate::runtime::Shared;
 use crate::Result;
 
@@ -30,10 +31,10 @@ impl TaskList {
         let mut handles = vec![];
         {
             let p = shared.producer.lock().unwrap();
-            crate::validate::validate(tasks, &p.registry)?;
+            crate::validate::validate(tasks, &p.registry, &p.counters)?;
         }
         for t in tasks {
-            let args: &[usize] = match Opcode::from_u32(t.opcode) {
+            let args: &[usize] = match Opcode::from_u16(t.opcode) {
                 Some(Opcode::Axpy) => &[1, 4],
                 Some(Opcode::Mark) => &[0],
                 _ => &[],
@@ -42,9 +43,14 @@ impl TaskList {
         }
         handles.sort_by_key(|h| h.0);
         handles.dedup();
+        let len = u32::try_from(tasks.len()).map_err(|_| crate::Error::BatchTooLarge(tasks.len()))?;
+        // Stored already placed: a list is always submitted whole, as one batch, so its
+        // segments are fixed relative to its start and the replay copy needs no patch.
+        let place = Placement::batch(len, 0, shared.tracker.segment_size());
+        let placed: Vec<Task> = tasks.iter().enumerate().map(|(i, t)| place.apply(i, t)).collect();
         let mem = shared.backend.alloc(size_of_val(tasks))?;
         // SAFETY: `mem` holds exactly the tasks' bytes.
-        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(tasks)) }?;
+        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed)) }?;
         Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), handles })
     }
 

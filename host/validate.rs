@@ -5,19 +5,25 @@
 use resident_shared::{BufSlice, ElemType, Opcode, Task};
 
 use crate::buffer::BufferRegistry;
+use crate::counter::CounterRegistry;
 use crate::error::{Error, Rejection};
 
 /// Checks every task of a batch; the first bad one names its index.
-pub(crate) fn validate(tasks: &[Task], reg: &BufferRegistry) -> Result<(), Error> {
+pub(crate) fn validate(tasks: &[Task], reg: &BufferRegistry, counters: &CounterRegistry) -> Result<(), Error> {
     for (index, t) in tasks.iter().enumerate() {
-        check(t, reg).map_err(|reason| Error::InvalidTask { index, reason })?;
+        check(t, reg, counters).map_err(|reason| Error::InvalidTask { index, reason })?;
     }
     Ok(())
 }
 
-pub(crate) fn check(t: &Task, reg: &BufferRegistry) -> Result<(), Rejection> {
-    if t.flags != 0 || t.reserved != [0; 2] {
+pub(crate) fn check(t: &Task, reg: &BufferRegistry, counters: &CounterRegistry) -> Result<(), Rejection> {
+    if t.flags != 0 || t.seg != 0 {
         return Err(Rejection::NonZeroReserved);
+    }
+    for c in [t.wait_counter, t.signal_counter] {
+        if c != 0 && !counters.is_live(c) {
+            return Err(Rejection::BadCounter(c));
+        }
     }
     let slice = |arg: usize, elem: ElemType| -> Result<BufSlice, Rejection> {
         let s = t.arg_slice(arg);
@@ -32,7 +38,7 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry) -> Result<(), Rejection> {
             _ => Err(Rejection::BadBuffer { arg, handle: s.handle.0 }),
         }
     };
-    match Opcode::from_u32(t.opcode) {
+    match Opcode::from_u16(t.opcode) {
         None => Err(Rejection::UnknownOpcode(t.opcode)),
         Some(Opcode::Terminate) => Err(Rejection::ReservedOpcode(t.opcode)),
         Some(Opcode::Noop | Opcode::Spin) => Ok(()),

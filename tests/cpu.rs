@@ -78,8 +78,8 @@ fn resident_list_replays() {
 
 #[test]
 fn worker_policies_exactly_once() {
-    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
-    for flags in [PRECLAIM, HOLD_ACROSS_CLAIMS | PRECLAIM] {
+    use resident::worker_flags::PRECLAIM;
+    for flags in [0, PRECLAIM] {
         let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
         common::exactly_once_many_producers(&rt, 4, 2_000, 200);
     }
@@ -88,4 +88,9 @@ fn worker_policies_exactly_once() {
 #[test]
 fn device_rejects_forged_tasks() {
     common::device_rejects_forged_tasks(&cpu(1 << 10));
+}
+
+#[test]
+fn dependencies_order_stages() {
+    common::dependencies_order_stages(&cpu(1 << 12), 64, 256);
 }

@@ -88,8 +88,8 @@ gpu_test!(auto_backend_picks_cuda, {
 gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));
 
 gpu_test!(worker_policies_exactly_once, {
-    use resident::worker_flags::{HOLD_ACROSS_CLAIMS, PRECLAIM};
-    for flags in [0, PRECLAIM, HOLD_ACROSS_CLAIMS, HOLD_ACROSS_CLAIMS | PRECLAIM] {
+    use resident::worker_flags::PRECLAIM;
+    for flags in [0, PRECLAIM] {
         for claim in [1, 8] {
             let rt = Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
             common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);
@@ -107,3 +107,5 @@ gpu_test!(full_occupancy_request_leaves_room, {
 });
 
 gpu_test!(device_rejects_forged_tasks, common::device_rejects_forged_tasks(&gpu(1 << 10)));
+
+gpu_test!(dependencies_order_stages, common::dependencies_order_stages(&gpu(1 << 16), 4_000, 1024));

@@ -1,6 +1,7 @@
 //! A loom model of the queue protocol's host side and its handshakes with the workers:
-//! publication (`tail`), claims (`head`), completion records (`stamp` after payload),
-//! the host's scan (`completed`), and slot reuse. loom explores the interleavings and
+//! publication (`tail`), claims (`head`), per-task records (weak) published by the
+//! segment count (acq_rel read-modify-writes) and the finisher's segment record
+//! (`stamp` after a fence), the host's scan (`completed`), and slot and count reuse. loom explores the interleavings and
 //! flags any access to a slot or record that no happens-before edge orders.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
@@ -15,34 +16,52 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU32, Ordering, fence};
 use loom::thread;
 
-/// Slots in the modelled ring (at most 2); fewer slots than tasks forces reuse.
-const MAX_CAP: usize = 2;
+/// Slots in the modelled ring (at most 4); fewer slots than tasks forces reuse.
+const MAX_CAP: usize = 4;
 
 struct Queue {
     cap: u32,
     tasks: u32,
+    /// Tasks per segment (the runtime's `segment_size`: at most half the ring).
+    seg: u32,
     ring: [UnsafeCell<u32>; MAX_CAP],
+    /// Per-task records (`Completion`), weak stores.
     payload: [UnsafeCell<u32>; MAX_CAP],
-    stamp: [AtomicU32; MAX_CAP],
+    /// `SegmentCount::pending` and `first`, per entry.
+    pending: [AtomicU32; MAX_CAP],
+    first: [AtomicU32; MAX_CAP],
+    /// `SegmentDone::stamp`, per entry.
+    done: [AtomicU32; MAX_CAP],
     head: AtomicU32,
     tail: AtomicU32,
 }
 
 impl Queue {
-    fn new(cap: u32, tasks: u32) -> Self {
+    fn new(cap: u32, seg: u32, tasks: u32) -> Self {
+        assert!(cap as usize <= MAX_CAP && seg <= cap / 2);
         Self {
             cap,
             tasks,
-            ring: [UnsafeCell::new(0), UnsafeCell::new(0)],
-            payload: [UnsafeCell::new(0), UnsafeCell::new(0)],
-            stamp: [AtomicU32::new(0), AtomicU32::new(0)],
+            seg,
+            ring: std::array::from_fn(|_| UnsafeCell::new(0)),
+            payload: std::array::from_fn(|_| UnsafeCell::new(0)),
+            pending: std::array::from_fn(|_| AtomicU32::new(0)),
+            first: std::array::from_fn(|_| AtomicU32::new(0)),
+            done: std::array::from_fn(|_| AtomicU32::new(0)),
             head: AtomicU32::new(0),
             tail: AtomicU32::new(0),
         }
     }
+
+    /// First task and length of the segment holding `seq` (one batch of `tasks`).
+    fn segment(&self, seq: u32) -> (u32, u32) {
+        let first = seq - seq % self.seg;
+        (first, self.seg.min(self.tasks - first))
+    }
 }
 
-/// One worker: device/src/worker.rs with claim 1, flush per claim.
+/// One worker: device/src/worker.rs with claim 1, completion by
+/// device/src/completion.rs.
 fn worker(q: &Queue) {
     loop {
         // queue.rs start_claim: atom.relaxed.gpu.add
@@ -57,30 +76,46 @@ fn worker(q: &Queue) {
         let i = (seq % q.cap) as usize;
         let task = q.ring[i].with(|p| unsafe { *p });
         assert_eq!(task, 100 + seq, "the worker read the task of its own lap");
-        // queue.rs flush: weak payload store, fence.acq_rel.sys, st.relaxed.sys stamp
+        // completion.rs step 1: the per-task record, a weak store.
         q.payload[i].with_mut(|p| unsafe { *p = task + 1 });
-        fence(Ordering::Release);
-        q.stamp[i].store(seq + 1, Ordering::Relaxed);
+        let (first, len) = q.segment(seq);
+        let e = (first % q.cap) as usize;
+        if seq == first {
+            // st.relaxed.gpu of `first`, published by the add below.
+            q.first[e].store(seq, Ordering::Relaxed);
+        }
+        // Step 4: atom.acq_rel.gpu.add on the segment count.
+        if q.pending[e].fetch_add(1, Ordering::AcqRel) + 1 == len {
+            // Step 5, the finisher: reset, fence.acq_rel.sys, st.relaxed.sys stamp.
+            let f = q.first[e].load(Ordering::Relaxed);
+            assert_eq!(f, first, "the finisher sees its segment's first task");
+            q.pending[e].store(0, Ordering::Relaxed);
+            fence(Ordering::Release);
+            q.done[e].store(f + 1, Ordering::Relaxed);
+        }
     }
 }
 
 /// The host's completion scan (host/queue/completions.rs advance): returns the new
-/// prefix of completed, read records.
+/// prefix of completed segments, whose records it read.
 fn scan(q: &Queue, prefix: &mut u32, published: u32) {
     while *prefix < published {
-        let i = (*prefix % q.cap) as usize;
-        // Acquire load of stamp: pairs with the worker's fence + relaxed store.
-        if q.stamp[i].load(Ordering::Acquire) != *prefix + 1 {
+        let (first, len) = q.segment(*prefix);
+        // Acquire load of the segment's stamp: pairs with the finisher's fence +
+        // relaxed store, and through the count with every task of the segment.
+        if q.done[(first % q.cap) as usize].load(Ordering::Acquire) != first + 1 {
             break;
         }
-        let v = q.payload[i].with(|p| unsafe { *p });
-        assert_eq!(v, 100 + *prefix + 1, "the host read the result of task {}", *prefix);
-        *prefix += 1;
+        for seq in first..first + len {
+            let v = q.payload[(seq % q.cap) as usize].with(|p| unsafe { *p });
+            assert_eq!(v, 100 + seq + 1, "the host read the result of task {seq}");
+        }
+        *prefix = first + len;
     }
 }
 
-fn model(workers: usize, cap: u32, tasks: u32, spawn_after_publish: bool) {
-    let q = Arc::new(Queue::new(cap, tasks));
+fn model(workers: usize, cap: u32, seg: u32, tasks: u32, spawn_after_publish: bool) {
+    let q = Arc::new(Queue::new(cap, seg, tasks));
     let spawn = |q: &Arc<Queue>| -> Vec<_> {
         (0..workers)
             .map(|_| {
@@ -118,12 +153,22 @@ fn model(workers: usize, cap: u32, tasks: u32, spawn_after_publish: bool) {
     assert_eq!(prefix, tasks, "every task completed once and was read once");
 }
 
-/// Two slots, three tasks: slot 0 is reused after the host read its record.
+/// Two slots, three tasks: slot 0 and its count are reused after the host read its
+/// segment record.
 #[test]
 fn one_worker_slot_reuse() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
-    b.check(|| model(1, 2, 3, false));
+    b.check(|| model(1, 2, 1, 3, false));
+}
+
+/// Two workers finish the two tasks of one segment in either order; whichever adds
+/// last publishes both records.
+#[test]
+fn two_workers_share_a_segment() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| model(2, 4, 2, 2, true));
 }
 
 #[test]
@@ -135,5 +180,5 @@ fn two_workers_race_for_published_slots() {
     // (Workers start after publication: a worker spinning on `tail` while the producer
     // spins for room is progress by spinning, whose state space loom cannot bound;
     // slot reuse is covered by the one-worker model.)
-    b.check(|| model(2, 2, 2, true));
+    b.check(|| model(2, 2, 1, 2, true));
 }

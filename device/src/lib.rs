@@ -5,7 +5,8 @@
 //! host they are the CPU backend's workers, which run the identical loop and task code
 //! with a "warp" of one lane. Only [`arch`] differs between the two.
 //!
-//! Owns: the arch layer, the queue's consumer side ([`queue`]), the persistent loop
+//! Owns: the arch layer, the queue's consumer side ([`queue`]), completion counting
+//! ([`completion`]), device-side dependencies ([`deps`]), the persistent loop
 //! ([`worker`]), buffer checks ([`buffers`]) and the built-in tasks ([`tasks`]).
 //! Does not own: layouts (in `resident-shared`) or anything the host does.
 #![no_std]
@@ -17,6 +18,8 @@ extern crate std;
 pub mod arch;
 pub mod buffers;
 pub mod kernels;
+pub mod completion;
+pub mod deps;
 pub mod queue;
 pub mod tasks;
 pub mod worker;

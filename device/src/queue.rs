@@ -1,34 +1,26 @@
 //! The consumer side of the work queue, run by every worker warp.
 //!
-//! Protocol (the host side is in `host/queue/`; docs/architecture.md has the whole):
+//! Protocol (the host side is in `host/queue/`; docs/protocol.md has the whole):
 //! 1. Claim: lane 0 adds `claim` to `header.head` (relaxed, .gpu) and broadcasts the old
 //!    value: the warp now owns slots `[first, first + claim)`. The claim carries no
 //!    ordering; it only hands out tickets. Every ticket is served: the owner waits
-//!    for its slot, however long, until the queue stops. The atomic for the next range
-//!    is issued before the last task of the current one runs, and its result broadcast
-//!    only afterwards, so its latency hides behind the task.
+//!    for its slot, however long, until the queue stops.
 //! 2. Wait: every lane loads `header.tail` with acquire at system scope until all lanes
 //!    see `seq < tail`. That load pairs with the host's publication of `tail`, a copy on
 //!    the transfer stream that stream order starts only after the copy of the slots:
 //!    so the slot's bytes are visible once `tail` is. Each lane keeps the last `tail` it
 //!    acquired: an acquire that saw `tail > seq` already orders every later load, so a
 //!    slot below it needs no new load.
-//! 3. Run the task, keep its completion (and its `seq`) in a register of lane `k`, for
-//!    the warp's `k`-th held completion, across claims.
-//! 4. Flush: each lane with a held completion stores `status` and `result` (weak), all
-//!    lanes fence `acq_rel.sys`, then each stores `stamp` relaxed at system scope: a
-//!    release pattern that the host's acquire load of `stamp` pairs with. One fence
-//!    covers up to a warp's worth of completions; a warp flushes when it holds 32, and
-//!    before it sleeps, so nothing it finished waits on work that has not arrived.
+//! 3. Run the task (after its dependency, if it has one: `crate::deps`).
+//! 4. Complete: counted per segment, see `crate::completion`.
 //! 5. Stop: the terminate sentinel stores its own sequence number in `stop_at` and then
 //!    releases `stop` (.gpu); a waiting warp that acquires `stop` and holds a slot after
 //!    `stop_at` leaves. Every slot before the sentinel was published before it, so no
 //!    task is dropped. `abort` (written by the host) makes waiting warps leave at once.
 
-use resident_shared::{Completion, KernelParams, QueueHeader, Task, seq_before, stamp_for};
+use resident_shared::{KernelParams, QueueHeader, Task, seq_before};
 
 use crate::arch;
-use crate::tasks::Outcome;
 
 /// Longest sleep between two polls of an empty queue. Bounds the wake-up latency that
 /// an idle warp adds, and keeps the poll rate of thousands of idle warps on one L2 line
@@ -46,7 +38,6 @@ pub enum Wait {
 pub struct DeviceQueue {
     ring: *const Task,
     header: *mut QueueHeader,
-    completions: *mut Completion,
     mask: u32,
     pub claim: u32,
 }
@@ -59,7 +50,6 @@ impl DeviceQueue {
         Self {
             ring: p.ring as *const Task,
             header: p.header as *mut QueueHeader,
-            completions: p.completions as *mut Completion,
             mask: p.capacity - 1,
             claim: p.claim,
         }
@@ -94,13 +84,13 @@ impl DeviceQueue {
         arch::shfl_idx(started, 0)
     }
 
-    /// Step 2: returns once slot `seq` is published (or the queue stops), flushing held
-    /// completions before sleeping. `tail_seen` is this lane's last acquired `tail`.
+    /// Step 2: returns once slot `seq` is published (or the queue stops). `tail_seen`
+    /// is this lane's last acquired `tail`.
     ///
     /// # Safety
     /// `seq` must be a slot this warp claimed and has not run; every lane must call.
     #[inline(always)]
-    pub unsafe fn wait_published(&self, seq: u32, held: &mut HeldCompletions, tail_seen: &mut u32) -> Wait {
+    pub unsafe fn wait_published(&self, seq: u32, tail_seen: &mut u32) -> Wait {
         if arch::all_lanes(self.published(seq, *tail_seen)) {
             return Wait::Ready;
         }
@@ -113,8 +103,7 @@ impl DeviceQueue {
             if arch::all_lanes(self.published(seq, *tail_seen)) {
                 return Wait::Ready;
             }
-            unsafe { held.flush(self) };
-            // Acquire, .sys: the host writes `abort` through a stream memory operation.
+            // Acquire, .sys: pairs with the host's memset of `abort` on the control stream.
             if unsafe { arch::ld_acquire_sys(&raw const (*h).abort.value) } != 0 {
                 return Wait::Stop;
             }
@@ -148,82 +137,5 @@ impl DeviceQueue {
         // A plain load is enough: it follows this lane's acquire of `tail`, which on
         // the GPU also invalidates any stale L1 copy of the slot from an earlier lap.
         unsafe { self.ring.add((seq & self.mask) as usize).read() }
-    }
-
-    /// Stores one completion record (step 4); `stamp` last.
-    #[inline(always)]
-    unsafe fn store_payload(&self, seq: u32, out: Outcome) {
-        let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
-        unsafe {
-            core::ptr::write_volatile(&raw mut (*rec).status, out.status as u32);
-            core::ptr::write_volatile(&raw mut (*rec).result, out.result);
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn store_stamp(&self, seq: u32) {
-        let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
-        // Relaxed, .sys, after the fence in `flush`: the release that the host's
-        // acquire load of `stamp` pairs with.
-        unsafe { arch::st_relaxed_sys(&raw mut (*rec).stamp, stamp_for(seq)) };
-    }
-}
-
-/// Completions finished but not yet visible to the host: the `k`-th lives in lane `k`,
-/// with its own sequence number (held tasks need not be consecutive).
-pub struct HeldCompletions {
-    count: u32,
-    mine_seq: u32,
-    mine: Outcome,
-}
-
-impl Default for HeldCompletions {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl HeldCompletions {
-    pub const fn new() -> Self {
-        Self { count: 0, mine_seq: 0, mine: Outcome::ok(0) }
-    }
-
-    /// Step 3: keeps the (warp-uniform) outcome of task `seq`; flushes a full warp.
-    ///
-    /// # Safety
-    /// `seq` must be a task this warp ran, held once; every lane must call.
-    #[inline(always)]
-    pub unsafe fn hold(&mut self, q: &DeviceQueue, seq: u32, out: Outcome) {
-        if arch::lane_id() == self.count {
-            self.mine_seq = seq;
-            self.mine = out;
-        }
-        self.count += 1;
-        if self.count == arch::WARP {
-            unsafe { self.flush(q) };
-        }
-    }
-
-    /// Step 4: makes every held completion visible to the host.
-    ///
-    /// # Safety
-    /// `q` must be the queue the completions belong to; every lane must call.
-    #[inline(always)]
-    pub unsafe fn flush(&mut self, q: &DeviceQueue) {
-        if self.count == 0 {
-            return;
-        }
-        let seq = self.mine_seq;
-        let mine = arch::lane_id() < self.count;
-        if mine {
-            unsafe { q.store_payload(seq, self.mine) };
-        }
-        // Orders the payload stores above before the stamp stores below, at system
-        // scope (one MEMBAR.SYS per flush, for up to WARP completions).
-        arch::fence_acq_rel_sys();
-        if mine {
-            unsafe { q.store_stamp(seq) };
-        }
-        self.count = 0;
     }
 }

@@ -1,44 +1,45 @@
 //! The persistent loop: what every worker warp runs from launch to shutdown.
-//! Claim a range of slots, wait for each to be published, run it, hold its completion,
-//! flush; leave on the terminate sentinel or on abort. The queue protocol itself is in
-//! [`crate::queue`]; the tasks in [`crate::tasks`].
+//! Claim a range of slots, wait for each to be published, wait for its dependency, run
+//! it, complete it; leave on the terminate sentinel or on abort. The queue protocol is
+//! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
+//! [`crate::deps`], the tasks in [`crate::tasks`].
 
 use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, stamp_for, worker_flags};
 
-use crate::queue::{DeviceQueue, HeldCompletions, Wait};
-use crate::tasks::{self, TaskContext};
+use crate::completion::Completer;
+use crate::queue::{DeviceQueue, Wait};
+use crate::tasks::{self, Outcome, TaskContext};
 
 /// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend).
 ///
 /// # Safety
-/// `p` must describe a live queue (see [`DeviceQueue::new`]) and buffer table.
+/// `p` must describe a live queue (see [`DeviceQueue::new`]), buffer table, counter
+/// table and completion arrays.
 pub unsafe fn persistent_loop(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
-    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header() };
-    let mut held = HeldCompletions::new();
+    let done = unsafe { Completer::new(p) };
+    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header(), counters: p.counters as *mut u32 };
     let mut tail_seen = 0u32;
-    let hold_across = p.flags & worker_flags::HOLD_ACROSS_CLAIMS != 0;
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let mut next = unsafe { q.start_claim() };
     loop {
         let first = q.claimed(next);
         for k in 0..q.claim {
             let seq = first.wrapping_add(k);
-            if unsafe { q.wait_published(seq, &mut held, &mut tail_seen) } == Wait::Stop {
+            if unsafe { q.wait_published(seq, &mut tail_seen) } == Wait::Stop {
                 // Any claimed slot after this one lies after the sentinel too: none
                 // will ever be published.
-                unsafe { held.flush(&q) };
                 return;
             }
             if preclaim && k + 1 == q.claim {
                 next = unsafe { q.start_claim() };
             }
             let task = unsafe { q.read_task(seq) };
-            let out = unsafe { tasks::execute(&task, &cx, seq) };
-            unsafe { held.hold(&q, seq, out) };
-        }
-        if !hold_across {
-            unsafe { held.flush(&q) };
+            let out = match unsafe { crate::deps::wait(&cx, &task) } {
+                Ok(()) => unsafe { tasks::execute(&task, &cx, seq) },
+                Err(status) => Outcome::err(status),
+            };
+            unsafe { done.complete(seq, &task, out) };
         }
         if !preclaim {
             next = unsafe { q.start_claim() };
@@ -52,7 +53,7 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
 /// # Safety
 /// `p.buffers` must point to a buffer table, `p.completion` to a writable record.
 pub unsafe fn run_one(p: &OneTaskParams) {
-    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: core::ptr::null_mut() };
+    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: core::ptr::null_mut(), counters: core::ptr::null_mut() };
     let out = unsafe { tasks::execute(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {
         let rec = p.completion as *mut Completion;

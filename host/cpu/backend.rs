@@ -1,6 +1,6 @@
 //! Queue memory in host RAM and the worker threads that drain it.
 
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, QueueHeader, Task};
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -8,12 +8,16 @@ use std::time::{Duration, Instant};
 
 use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
+use crate::queue::placement::Placement;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
     header: HostAlloc,
     completions: HostAlloc,
+    segment_counts: HostAlloc,
+    segment_done: HostAlloc,
+    counters: HostAlloc,
     table: HostAlloc,
     capacity: u32,
     workers: Mutex<Vec<JoinHandle<()>>>,
@@ -28,6 +32,9 @@ impl CpuBackend {
         let ring = HostAlloc::zeroed(capacity as usize * size_of::<Task>())?;
         let header = HostAlloc::zeroed(size_of::<QueueHeader>())?;
         let completions = HostAlloc::zeroed(capacity as usize * size_of::<Completion>())?;
+        let segment_counts = HostAlloc::zeroed(capacity as usize * size_of::<SegmentCount>())?;
+        let segment_done = HostAlloc::zeroed(capacity as usize * size_of::<SegmentDone>())?;
+        let counters = HostAlloc::zeroed(MAX_COUNTERS * size_of::<u32>())?;
         let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
         let n_workers = match config.cpu_workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
@@ -37,9 +44,12 @@ impl CpuBackend {
             ring: ring.ptr() as u64,
             header: header.ptr() as u64,
             completions: completions.ptr() as u64,
+            segment_counts: segment_counts.ptr() as u64,
+            segment_done: segment_done.ptr() as u64,
             buffers: table.ptr() as u64,
+            counters: counters.ptr() as u64,
             capacity,
-            // A CPU "warp" has one lane and holds one completion at a time.
+            // A CPU "warp" has one lane.
             claim: 1,
             flags: config.worker_flags,
             _pad: 0,
@@ -65,7 +75,7 @@ impl CpuBackend {
                 .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
             handles.push(h);
         }
-        Ok(Self { ring, header, completions, table, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
+        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
     }
 
     pub fn info(&self) -> BackendInfo {
@@ -85,13 +95,19 @@ impl CpuBackend {
         self.header.ptr() as *mut QueueHeader
     }
 
-    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
+        unsafe { self.write_slots(first, tasks, |i, t| place.apply(i, t)) }
+    }
+
+    /// # Safety
+    /// As for `stage`.
+    unsafe fn write_slots(&self, first: u64, tasks: &[Task], f: impl Fn(usize, &Task) -> Task) {
         let ring = self.ring.ptr() as *mut Task;
         let mask = self.capacity as u64 - 1;
         for (i, t) in tasks.iter().enumerate() {
             // SAFETY: index < capacity; the slot is free (caller's contract), so no
-            // worker reads it until the release store of `tail` below publishes it.
-            unsafe { ring.add(((first + i as u64) & mask) as usize).write(*t) };
+            // worker reads it until the release store of `tail` in `publish`.
+            unsafe { ring.add(((first + i as u64) & mask) as usize).write(f(i, t)) };
         }
     }
 
@@ -104,13 +120,24 @@ impl CpuBackend {
 
     pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
         let tasks = unsafe { std::slice::from_raw_parts(from as *const Task, (end - first) as usize) };
-        unsafe { self.stage(first, tasks) };
+        // A resident list is stored already placed (`TaskList::upload`).
+        unsafe { self.write_slots(first, tasks, |_, t| *t) };
         self.publish(first, end)
     }
 
     pub fn completion(&self, seq: u64) -> *const Completion {
         let i = (seq & (self.capacity as u64 - 1)) as usize;
         unsafe { (self.completions.ptr() as *const Completion).add(i) }
+    }
+
+    pub fn segment_done(&self, first: u64) -> *const SegmentDone {
+        let i = (first & (self.capacity as u64 - 1)) as usize;
+        unsafe { (self.segment_done.ptr() as *const SegmentDone).add(i) }
+    }
+
+    pub fn counter_addr(&self, id: usize) -> u64 {
+        assert!(id < MAX_COUNTERS);
+        self.counters.ptr() as u64 + (id * size_of::<u32>()) as u64
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {
@@ -172,7 +199,7 @@ impl Drop for CpuBackend {
             let _ = self.abort();
             if !self.wait_exit(Duration::from_secs(1)) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");
-                for m in [&mut self.ring, &mut self.header, &mut self.completions, &mut self.table] {
+                for m in [&mut self.ring, &mut self.header, &mut self.completions, &mut self.segment_counts, &mut self.segment_done, &mut self.counters, &mut self.table] {
                     m.leak();
                 }
             }

@@ -10,8 +10,13 @@
 //! - header (device memory): `head` by the workers' atomics, `tail` by 4-byte copies on
 //!   the transfer stream, `abort` by a memset on the control stream, `stop` and
 //!   `stop_at` by the sentinel;
-//! - completions (pinned, mapped, cached): written by the workers over PCIe (posted
-//!   writes), read by the host;
+//! - completions (pinned, mapped, cached): per-task records, written by the workers
+//!   over PCIe (posted writes) only for failed tasks and tickets that want results;
+//! - segment counts (device memory): the workers' per-segment atomics;
+//! - segment records (pinned, mapped, cached): one per segment, written by the worker
+//!   that completes it, polled by the host (`resident_shared::segment`);
+//! - counters (device memory): the device-side dependency counters; reset by a
+//!   synchronous copy when the host hands one out;
 //! - buffer table (device memory): written by synchronous copies under the producer lock.
 //!
 //! Why copies and not `cuStreamWriteValue32`: on the H100 used here the driver refused
@@ -24,7 +29,7 @@
 //! copy.
 
 use cudarc::driver::sys::{self, CUfunction};
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, OneTaskParams, QueueHeader, Task};
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
@@ -33,6 +38,7 @@ use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
 use super::stream::{Stream, StreamState};
 use crate::backend::{BackendInfo, Health, Memory};
+use crate::queue::placement::Placement;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
@@ -44,6 +50,9 @@ pub(crate) struct CudaBackend {
     staging: PinnedAlloc,
     tails: PinnedAlloc,
     completions: PinnedAlloc,
+    segment_counts: DeviceAlloc,
+    segment_done: PinnedAlloc,
+    counters: DeviceAlloc,
     one_task: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
     _module: Module,
@@ -82,6 +91,9 @@ impl CudaBackend {
             let staging = PinnedAlloc::zeroed(capacity as usize * t, config.staging_write_combined)?;
             let tails = PinnedAlloc::zeroed(capacity as usize * size_of::<u32>(), false)?;
             let completions = PinnedAlloc::zeroed(capacity as usize * c, false)?;
+            let segment_counts = DeviceAlloc::zeroed_sync(capacity as usize * size_of::<SegmentCount>())?;
+            let segment_done = PinnedAlloc::zeroed(capacity as usize * size_of::<SegmentDone>(), false)?;
+            let counters = DeviceAlloc::zeroed_sync(MAX_COUNTERS * size_of::<u32>())?;
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
             let mut per_sm = 0;
@@ -109,6 +121,9 @@ impl CudaBackend {
                 staging,
                 tails,
                 completions,
+                segment_counts,
+                segment_done,
+                counters,
                 one_task,
                 _module: module,
                 kernel_stream,
@@ -131,7 +146,10 @@ impl CudaBackend {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
             completions: self.completions.device_ptr(),
+            segment_counts: self.segment_counts.ptr(),
+            segment_done: self.segment_done.device_ptr(),
             buffers: self.table.ptr(),
+            counters: self.counters.ptr(),
             capacity: self.capacity,
             claim,
             flags,
@@ -168,17 +186,14 @@ impl CudaBackend {
         &self.ctx
     }
 
-    pub unsafe fn stage(&self, first: u64, tasks: &[Task]) {
+    pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         let base = self.staging.host_ptr() as *mut Task;
         let mask = self.capacity as u64 - 1;
-        let start = (first & mask) as usize;
-        let n1 = tasks.len().min(self.capacity as usize - start);
-        // SAFETY: in bounds; the slots' previous copies have completed, since their
-        // tasks completed (caller's contract). Write-combined memory: one streaming
-        // copy per run.
-        unsafe {
-            std::ptr::copy_nonoverlapping(tasks.as_ptr(), base.add(start), n1);
-            std::ptr::copy_nonoverlapping(tasks.as_ptr().add(n1), base, tasks.len() - n1);
+        for (i, t) in tasks.iter().enumerate() {
+            // SAFETY: in bounds; the slot's previous copy has completed, since its task
+            // completed (caller's contract). Sequential whole-record stores, so that
+            // write-combined staging streams too.
+            unsafe { base.add(((first + i as u64) & mask) as usize).write(place.apply(i, t)) };
         }
     }
 
@@ -240,6 +255,17 @@ impl CudaBackend {
     pub fn completion(&self, seq: u64) -> *const Completion {
         let i = (seq & (self.capacity as u64 - 1)) as usize;
         unsafe { (self.completions.host_ptr() as *const Completion).add(i) }
+    }
+
+    pub fn segment_done(&self, first: u64) -> *const SegmentDone {
+        let i = (first & (self.capacity as u64 - 1)) as usize;
+        unsafe { (self.segment_done.host_ptr() as *const SegmentDone).add(i) }
+    }
+
+    /// Address of device counter `id`.
+    pub fn counter_addr(&self, id: usize) -> u64 {
+        assert!(id < MAX_COUNTERS);
+        self.counters.ptr() + (id * size_of::<u32>()) as u64
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {

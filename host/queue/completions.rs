@@ -1,9 +1,10 @@
-//! The completion tracker: scans the completion ring in sequence order, hands each
-//! record to the ticket that owns it, and publishes how far everything is complete.
+//! The completion tracker: polls the segment records (`resident_shared::segment`) in
+//! sequence order, hands each finished segment to the ticket that owns it, and
+//! publishes how far everything is complete.
 //!
 //! Any thread that waits drives the scan (`try_lock`: one scanner at a time; the others
-//! read `completed`). No background thread is needed, and a waiter sees its own
-//! completion as soon as the device's write lands.
+//! read `completed`). No background thread is needed, and a waiter sees its batch
+//! complete as soon as the device's write of its last segment record lands.
 
 use resident_shared::{Status, stamp_for};
 use std::collections::VecDeque;
@@ -19,6 +20,8 @@ pub(crate) struct CompletionTracker {
     /// Every task before this sequence number has completed and its record was read;
     /// its ring slot (and completion slot) may be reused.
     completed: AtomicU64,
+    /// Tasks per segment (`segment::segment_size` of the ring).
+    segment: u32,
 }
 
 struct Scan {
@@ -28,8 +31,16 @@ struct Scan {
 }
 
 impl CompletionTracker {
-    pub fn new() -> Self {
-        Self { scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new() }), completed: AtomicU64::new(0) }
+    pub fn new(capacity: u32) -> Self {
+        Self {
+            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new() }),
+            completed: AtomicU64::new(0),
+            segment: resident_shared::segment::segment_size(capacity),
+        }
+    }
+
+    pub fn segment_size(&self) -> u32 {
+        self.segment
     }
 
     /// Registers a ticket before its tasks are published (else the scan could pass
@@ -44,43 +55,33 @@ impl CompletionTracker {
         self.completed.load(Ordering::Acquire)
     }
 
-    /// Reads every newly completed record; returns the new `completed`.
+    /// Reads every newly completed segment; returns the new `completed`.
     pub fn advance(&self, backend: &Backend) -> u64 {
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
         let scan = &mut *scan;
         while let Some(t) = scan.tickets.front().cloned() {
-            let from = scan.prefix.max(t.first);
-            let mut seq = from;
-            let mut failure = None;
-            let mut results = Vec::new();
-            while seq < t.end {
-                let rec = backend.completion(seq);
-                // Acquire: pairs with the worker's fence.acq_rel.sys + st.relaxed.sys of
-                // `stamp` (device/src/queue.rs, step 4), or with the CPU worker's
-                // fence(AcqRel) + relaxed store. After it, `status` and `result` hold
-                // this task's values.
-                let stamp = unsafe { AtomicU32::from_ptr(&raw const (*rec).stamp as *mut u32) }.load(Ordering::Acquire);
-                if stamp != stamp_for(seq as u32) {
+            // Segments are cut from the ticket's start, and `prefix` only stops at a
+            // segment's end: `seg` is always a segment's first task.
+            let mut seg = scan.prefix.max(t.first);
+            while seg < t.end {
+                let end = (seg + self.segment as u64).min(t.end);
+                let d = backend.segment_done(seg);
+                // Acquire: pairs with the finishing worker's fence.acq_rel.sys +
+                // st.relaxed.sys of `stamp` (device/src/completion.rs, step 5), or the
+                // CPU worker's fence(AcqRel) + relaxed store. After it, `failed`, the
+                // segment's per-task records and every write of its tasks are visible.
+                let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
+                if stamp != stamp_for(seg as u32) {
                     break;
                 }
-                let (status, result) = unsafe { (std::ptr::read_volatile(&raw const (*rec).status), std::ptr::read_volatile(&raw const (*rec).result)) };
-                if status != 0 && failure.is_none() {
-                    failure = Some((seq, Status::from_u32(status).unwrap_or(Status::BadArgs)));
+                let failed = unsafe { std::ptr::read_volatile(&raw const (*d).failed) };
+                if failed != 0 || t.keep_results {
+                    read_records(backend, &t, seg, end, failed);
                 }
-                if t.keep_results {
-                    results.push(result);
-                }
-                seq += 1;
+                seg = end;
             }
-            if seq > from {
-                let mut o = t.outcome.lock().unwrap();
-                o.results.extend_from_slice(&results);
-                if o.failure.is_none() {
-                    o.failure = failure;
-                }
-            }
-            scan.prefix = seq;
-            if seq < t.end {
+            scan.prefix = seg;
+            if seg < t.end {
                 break;
             }
             t.finish();
@@ -97,5 +98,33 @@ impl CompletionTracker {
         for t in scan.tickets.drain(..) {
             t.fail(error.clone());
         }
+    }
+}
+
+/// Reads the per-task records of a finished segment `seg..end` (ordered by the acquire
+/// of its segment record): results if the ticket keeps them, and the first failure.
+fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: u32) {
+    let mut failure = None;
+    let mut results = Vec::new();
+    for seq in seg..end {
+        let rec = unsafe { std::ptr::read_volatile(backend.completion(seq)) };
+        // Written only for failed tasks and RESULT tasks; a stale stamp means "not
+        // written", i.e. the task succeeded.
+        let written = rec.stamp == stamp_for(seq as u32);
+        if written && rec.status != 0 && failure.is_none() {
+            failure = Some((seq, Status::from_u32(rec.status).unwrap_or(Status::BadArgs)));
+        }
+        if t.keep_results {
+            results.push(if written { rec.result } else { 0 });
+        }
+    }
+    if failed != 0 && failure.is_none() {
+        // Only children of the segment's tasks failed: they have no record of their own.
+        failure = Some((seg, Status::ChildFailed));
+    }
+    let mut o = t.outcome.lock().unwrap();
+    o.results.extend_from_slice(&results);
+    if o.failure.is_none() {
+        o.failure = failure;
     }
 }

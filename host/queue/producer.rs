@@ -3,12 +3,14 @@
 //! the buffer registry, so a buffer can never be freed between a task's validation
 //! and its publication.
 
-use resident_shared::Task;
+use resident_shared::{Task, task_flags};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::placement::Placement;
 use super::ticket_state::TicketState;
 use crate::buffer::BufferRegistry;
+use crate::counter::CounterRegistry;
 use crate::runtime::Shared;
 use crate::{Error, Result};
 
@@ -22,11 +24,12 @@ pub(crate) struct Producer {
     /// No more submissions (shutdown or fault).
     pub closed: bool,
     pub registry: BufferRegistry,
+    pub counters: CounterRegistry,
 }
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, registry: BufferRegistry::new() }
+        Self { next: 0, closed: false, registry: BufferRegistry::new(), counters: CounterRegistry::new() }
     }
 }
 
@@ -75,7 +78,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     }
     shared.fault()?;
     match src {
-        Source::Host(tasks) if origin == Origin::User => crate::validate::validate(tasks, &p.registry)?,
+        Source::Host(tasks) if origin == Origin::User => crate::validate::validate(tasks, &p.registry, &p.counters)?,
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
                 return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
@@ -84,16 +87,21 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         _ => {}
     }
     let n = src.len();
+    let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
     if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
         return Err(Error::QueueFull);
     }
     shared.bind()?;
     let first = p.next;
+    let place = Placement::batch(batch_len, if keep_results { task_flags::RESULT } else { 0 }, shared.tracker.segment_size());
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results));
     shared.tracker.register(ticket.clone());
     // Host tasks are staged and copied in chunks so the workers start early; a resident
-    // list needs no staging, so it goes in as few copies as the ring allows.
+    // list needs no staging, so it goes in as few copies as the ring allows. Chunks are
+    // multiples of the segment size (powers of two, the segment at most half the ring)
+    // and at most half the ring: every segment before a chunk is wholly published
+    // before the producer waits for room, so the wait always ends.
     let chunk = match src {
         Source::Host(_) => PUBLISH_CHUNK.min(cap as usize / 2),
         Source::Resident { .. } => cap as usize / 2,
@@ -108,7 +116,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         match src {
             Source::Host(tasks) => {
                 // SAFETY: the slots are free (just checked) and we hold the producer lock.
-                unsafe { shared.backend.stage(at, &tasks[off..off + len]) };
+                unsafe { shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32)) };
                 shared.backend.publish(at, end)?;
             }
             Source::Resident { addr, .. } => {

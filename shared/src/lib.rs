@@ -12,14 +12,18 @@
 
 mod buffer;
 mod completion;
+mod counter;
 mod params;
 mod queue;
+pub mod segment;
 mod status;
 mod task;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
 pub use completion::{Completion, stamp_for};
+pub use counter::{CounterId, MAX_COUNTERS};
 pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use status::Status;
-pub use task::{Opcode, Task, TASK_ARGS};
+pub use segment::{SegmentCount, SegmentDone};
+pub use task::{Opcode, TASK_ARGS, Task, task_flags};

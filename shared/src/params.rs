@@ -5,8 +5,8 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::Task;
 
-/// Everything the persistent loop needs: addresses of the ring, header, completion ring
-/// and buffer table, as device addresses (CUDA) or host addresses (CPU backend).
+/// Everything the persistent loop needs, as device addresses (CUDA) or host addresses
+/// (CPU backend).
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C)]
 pub struct KernelParams {
@@ -14,10 +14,16 @@ pub struct KernelParams {
     pub ring: u64,
     /// The [`crate::QueueHeader`].
     pub header: u64,
-    /// `capacity` [`crate::Completion`] records.
+    /// `capacity` per-task [`crate::Completion`] records (mapped pinned memory).
     pub completions: u64,
+    /// `capacity` [`crate::SegmentCount`]s (device memory).
+    pub segment_counts: u64,
+    /// `capacity` [`crate::SegmentDone`] records (mapped pinned memory).
+    pub segment_done: u64,
     /// `MAX_BUFFERS` [`crate::BufferEntry`] records.
     pub buffers: u64,
+    /// `MAX_COUNTERS` `u32` device counters.
+    pub counters: u64,
     /// Number of slots; a power of two.
     pub capacity: u32,
     /// Slots claimed per atomic increment; a power of two, at most the warp width.
@@ -26,13 +32,10 @@ pub struct KernelParams {
     pub flags: u32,
     pub _pad: u32,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 48);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 72);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {
-    /// Keep completions held across claims (flush at 32 or before sleeping) instead of
-    /// flushing at the end of every claimed range.
-    pub const HOLD_ACROSS_CLAIMS: u32 = 1;
     /// Issue the next claim's atomic before running the last task of the current range.
     pub const PRECLAIM: u32 = 2;
 }

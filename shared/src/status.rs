@@ -15,6 +15,11 @@ pub enum Status {
     BadArgs = 4,
     /// The runtime aborted while the task was running or waiting.
     Aborted = 5,
+    /// A task pushed on the device by one of the batch's tasks failed (children have
+    /// no completion record of their own; the segment counts their failures).
+    ChildFailed = 6,
+    /// A task could not push follow-up tasks: the device queue was full.
+    QueueFull = 7,
 }
 
 impl Status {
@@ -26,6 +31,8 @@ impl Status {
             3 => Some(Self::OutOfRange),
             4 => Some(Self::BadArgs),
             5 => Some(Self::Aborted),
+            6 => Some(Self::ChildFailed),
+            7 => Some(Self::QueueFull),
             _ => None,
         }
     }
@@ -38,6 +45,8 @@ impl Status {
             Self::OutOfRange => "buffer slice out of range",
             Self::BadArgs => "inconsistent arguments",
             Self::Aborted => "aborted",
+            Self::ChildFailed => "a follow-up task pushed on the device failed",
+            Self::QueueFull => "the device queue had no room for follow-up tasks",
         }
     }
 }

@@ -13,7 +13,7 @@ pub const TASK_ARGS: usize = 12;
 /// Zero is deliberately not an opcode: a zeroed or poisoned slot never decodes as a
 /// valid task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
+#[repr(u16)]
 pub enum Opcode {
     /// Does nothing; its result echoes `args[0..2]` as a `u64`, so a test can tell
     /// which task a completion belongs to.
@@ -28,43 +28,86 @@ pub enum Opcode {
     Mark = 4,
     /// The terminate sentinel: every worker whose claimed slot lies after this one
     /// leaves the persistent loop. Submitted by the runtime on shutdown only.
-    Terminate = 0x7fff_ffff,
+    Terminate = 0xffff,
 }
 
 impl Opcode {
     /// Decodes a raw opcode word; `None` for anything that is not a built-in task.
     #[inline]
-    pub const fn from_u32(raw: u32) -> Option<Self> {
+    pub const fn from_u16(raw: u16) -> Option<Self> {
         match raw {
             1 => Some(Self::Noop),
             2 => Some(Self::Axpy),
             3 => Some(Self::Spin),
             4 => Some(Self::Mark),
-            0x7fff_ffff => Some(Self::Terminate),
+            0xffff => Some(Self::Terminate),
             _ => None,
         }
     }
 }
 
-/// One task: an opcode, flags (reserved, zero) and twelve argument words whose meaning
-/// depends on the opcode. Built with the constructors below rather than by hand.
+/// One task: a 16-byte header and twelve argument words whose meaning depends on the
+/// opcode. Built with the constructors below rather than by hand.
+///
+/// Header words, and who writes them:
+/// - `opcode` (user), `flags` and `seg` (the runtime, at submission: a user task must
+///   leave them zero);
+/// - `wait_counter`, `wait_value`, `signal_counter` (user, through [`Task::after`] and
+///   [`Task::signals`]): device-side dependencies, resolved without the host. Counter 0
+///   means none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
 pub struct Task {
-    pub opcode: u32,
-    pub flags: u32,
-    pub reserved: [u32; 2],
+    pub opcode: u16,
+    /// [`task_flags`] bits, set by the runtime.
+    pub flags: u16,
+    /// Where this task's completion is counted: see [`crate::segment`]. Set by the
+    /// runtime.
+    pub seg: u32,
+    /// The task runs only once `counters[wait_counter] >= wait_value` (0: no wait).
+    pub wait_counter: u16,
+    /// After the task ran (and its writes are visible at GPU scope), one is added to
+    /// `counters[signal_counter]` (0: no signal).
+    pub signal_counter: u16,
+    pub wait_value: u32,
     pub args: [u32; TASK_ARGS],
 }
 const _: () = assert!(core::mem::size_of::<Task>() == 64);
 const _: () = assert!(core::mem::align_of::<Task>() == 16);
+const _: () = assert!(core::mem::offset_of!(Task, seg) == 4);
+const _: () = assert!(core::mem::offset_of!(Task, wait_counter) == 8);
+const _: () = assert!(core::mem::offset_of!(Task, wait_value) == 12);
 const _: () = assert!(core::mem::offset_of!(Task, args) == 16);
+
+/// Bits of [`Task::flags`]. All belong to the runtime.
+pub mod task_flags {
+    /// Write this task's completion record (status and inline result) even if it
+    /// succeeds: its ticket wants results.
+    pub const RESULT: u16 = 1;
+    /// A task pushed by another task on the device: [`crate::Task::seg`] names its
+    /// parent's segment absolutely (see [`crate::segment::child`]).
+    pub const CHILD: u16 = 2;
+}
 
 impl Task {
     /// A task with a raw opcode and arguments. The runtime validates it at submit
     /// time; the device validates it again before running it.
-    pub const fn raw(opcode: u32, args: [u32; TASK_ARGS]) -> Self {
-        Self { opcode, flags: 0, reserved: [0; 2], args }
+    pub const fn raw(opcode: u16, args: [u32; TASK_ARGS]) -> Self {
+        Self { opcode, flags: 0, seg: 0, wait_counter: 0, signal_counter: 0, wait_value: 0, args }
+    }
+
+    /// This task waits until device counter `counter` reaches `value` (a value that
+    /// counts signals: the counter only grows).
+    pub const fn after(mut self, counter: crate::CounterId, value: u32) -> Self {
+        self.wait_counter = counter.0;
+        self.wait_value = value;
+        self
+    }
+
+    /// This task adds one to device counter `counter` once it has run.
+    pub const fn signals(mut self, counter: crate::CounterId) -> Self {
+        self.signal_counter = counter.0;
+        self
     }
 
     /// A task that does nothing and completes with `tag` as its result.
@@ -72,7 +115,7 @@ impl Task {
         let mut args = [0; TASK_ARGS];
         args[0] = tag as u32;
         args[1] = (tag >> 32) as u32;
-        Self::raw(Opcode::Noop as u32, args)
+        Self::raw(Opcode::Noop as u16, args)
     }
 
     /// `y = alpha * x + y` on two f32 slices of the same length.
@@ -85,7 +128,7 @@ impl Task {
         args[4] = y.handle.0;
         args[5] = y.offset;
         args[6] = y.len;
-        Self::raw(Opcode::Axpy as u32, args)
+        Self::raw(Opcode::Axpy as u16, args)
     }
 
     /// Spin on the device clock for `nanos` nanoseconds.
@@ -93,7 +136,7 @@ impl Task {
         let mut args = [0; TASK_ARGS];
         args[0] = nanos as u32;
         args[1] = (nanos >> 32) as u32;
-        Self::raw(Opcode::Spin as u32, args)
+        Self::raw(Opcode::Spin as u16, args)
     }
 
     /// Atomically increment element `index` of a `u32` buffer.
@@ -103,12 +146,12 @@ impl Task {
         args[1] = counters.offset;
         args[2] = counters.len;
         args[3] = index;
-        Self::raw(Opcode::Mark as u32, args)
+        Self::raw(Opcode::Mark as u16, args)
     }
 
     /// The terminate sentinel (runtime use).
     pub const fn terminate() -> Self {
-        Self::raw(Opcode::Terminate as u32, [0; TASK_ARGS])
+        Self::raw(Opcode::Terminate as u16, [0; TASK_ARGS])
     }
 
     /// The two argument words at `i` and `i + 1` as one little-endian `u64`.

@@ -325,3 +325,40 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
     // The sentinel cannot be forged.
     assert!(matches!(unsafe { rt.submit_unchecked(&[Task::terminate()]) }, Err(Error::InvalidTask { .. })));
 }
+
+/// Device-side dependencies, three rounds on one counter: in each round's single batch,
+/// stage 1 (`y += a x` over `tasks` slices) signals the counter; stage 2 (`z += y` on
+/// the same slices) waits until the counter has counted every stage-1 task of this
+/// round. Without the wait, stage-2 tasks would run beside stage 1 (thousands of
+/// workers) and read old `y`. Checked against the f64 reference after each round.
+pub fn dependencies_order_stages(rt: &Runtime, tasks: usize, slice: usize) {
+    let mut rng = rand::rng();
+    let n = tasks * slice;
+    let xs: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut y_ref: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut z_ref: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&y_ref.iter().map(|&v| v as f32).collect::<Vec<_>>()).unwrap();
+    let z = rt.buffer_from(&z_ref.iter().map(|&v| v as f32).collect::<Vec<_>>()).unwrap();
+    let stage1 = rt.counter().unwrap();
+    for round in 1..=3u32 {
+        let a: f32 = rng.random_range(0.5..2.0);
+        let s = |i: usize| i * slice..(i + 1) * slice;
+        let mut batch: Vec<Task> = (0..tasks).map(|i| Task::axpy(a, x.slice(s(i)), y.slice(s(i))).signals(stage1.id())).collect();
+        batch.extend((0..tasks).map(|i| Task::axpy(1.0, y.slice(s(i)), z.slice(s(i))).after(stage1.id(), round * tasks as u32)));
+        rt.submit(&batch).unwrap().wait().unwrap();
+        for i in 0..n {
+            y_ref[i] += a as f64 * xs[i] as f64;
+            z_ref[i] += y_ref[i];
+        }
+        assert_eq!(stage1.value().unwrap(), round * tasks as u32);
+        let got = z.read().unwrap();
+        let worst = got.iter().zip(&z_ref).map(|(&g, &r)| (g as f64 - r).abs() / r.abs().max(1.0)).fold(0.0, f64::max);
+        assert!(worst < 1e-5, "round {round}: stage 2 read stale stage-1 output (max relative error {worst:e})");
+    }
+    // A counter that does not exist, or no longer does, is refused at submit time.
+    let gone = rt.counter().unwrap().id();
+    for t in [Task::noop(0).after(resident::CounterId(4000), 1), Task::noop(0).signals(gone)] {
+        assert!(matches!(rt.submit(&[t]), Err(Error::InvalidTask { reason: Rejection::BadCounter(_), .. })), "{t:?}");
+    }
+}

@@ -41,6 +41,8 @@ pub struct TaskContext {
     pub buffers: *const BufferEntry,
     /// Null when the task runs outside the queue (the one-launch baseline).
     pub header: *mut QueueHeader,
+    /// The device counter table (`MAX_COUNTERS` entries); null outside the queue.
+    pub counters: *mut u32,
 }
 
 impl TaskContext {
@@ -59,7 +61,7 @@ impl TaskContext {
 /// anything else while the task runs (as for any CUDA kernel).
 #[inline(always)]
 pub unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
-    match Opcode::from_u32(task.opcode) {
+    match Opcode::from_u16(task.opcode) {
         Some(Opcode::Noop) => noop::run(task),
         Some(Opcode::Axpy) => unsafe { axpy::run(task, cx) }.into(),
         Some(Opcode::Spin) => spin::run(task, cx),

@@ -1,0 +1,117 @@
+//! Completing a task (step 4 of the queue protocol): per-segment counting in device
+//! memory, one record per segment over PCIe. The layouts and the segment encoding are
+//! in `resident_shared::segment`; the host side is `host/queue/completions.rs`.
+//!
+//! Orderings, for a task `t` of segment `s` (first sequence number `f`):
+//! 1. `t`'s lanes write its outputs; lane 0 may write `t`'s [`Completion`] record
+//!    (weak stores: only when the task failed or its ticket wants results).
+//! 2. `bar.warp.sync`: every lane's writes happen before lane 0's next operations.
+//! 3. Lane 0 adds one to `t`'s signal counter, if any (`atom.acq_rel.gpu`: the release
+//!    that a dependent task's acquire load pairs with, `crate::deps`).
+//! 4. Lane 0 adds one to `counts[s].pending` with `atom.acq_rel.gpu`. Each such add
+//!    acquires every earlier add of the segment (they form one chain of read-modify-
+//!    writes on one address), so the add that brings `pending` to the segment's length
+//!    happens after every task of the segment, children included, did steps 1-3.
+//! 5. That worker (the finisher) resets the count, stores `failed` into the segment's
+//!    [`SegmentDone`], fences `acq_rel.sys` and stores `stamp` relaxed at system scope:
+//!    a release pattern at system scope that the host's acquire load of `stamp` pairs
+//!    with. Release is cumulative, so the host then sees every write of every task of
+//!    the segment (outputs, records).
+//!
+//! The count is reset before the release in 5, and its entry is used again only by a
+//! segment published after the host saw `stamp` (ring space), so the next lap's first
+//! add sees zero.
+
+use resident_shared::segment::{self, SegmentCount, SegmentDone};
+use resident_shared::{Completion, KernelParams, Status, Task, stamp_for, task_flags};
+
+use crate::arch;
+use crate::tasks::Outcome;
+
+/// Where completions go: the per-task records, the segment counts and the segment
+/// records.
+pub struct Completer {
+    completions: *mut Completion,
+    counts: *mut SegmentCount,
+    done: *mut SegmentDone,
+    counters: *mut u32,
+    mask: u32,
+}
+
+impl Completer {
+    /// # Safety
+    /// The addresses in `p` must be valid for the life of the loop.
+    pub unsafe fn new(p: &KernelParams) -> Self {
+        Self {
+            completions: p.completions as *mut Completion,
+            counts: p.segment_counts as *mut SegmentCount,
+            done: p.segment_done as *mut SegmentDone,
+            counters: p.counters as *mut u32,
+            mask: p.capacity - 1,
+        }
+    }
+
+    /// Completes task `seq` with `out`. Every lane must call, after every lane is done
+    /// with the task.
+    ///
+    /// # Safety
+    /// `task` must be the task of slot `seq`, run once, and completed once.
+    #[inline(always)]
+    pub unsafe fn complete(&self, seq: u32, task: &Task, out: Outcome) {
+        let child = task.flags & task_flags::CHILD != 0;
+        let (index, len) = if child {
+            (segment::child_index(task.seg) & self.mask, segment::child_length(task.seg))
+        } else {
+            (seq.wrapping_sub(segment::offset(task.seg)) & self.mask, segment::length(task.seg))
+        };
+        let failed = out.status != Status::Ok;
+        if arch::lane_id() == 0 && !child && (failed || task.flags & task_flags::RESULT != 0) {
+            let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
+            // Weak stores: published by the segment's release (steps 4-5).
+            unsafe {
+                core::ptr::write_volatile(&raw mut (*rec).status, out.status as u32);
+                core::ptr::write_volatile(&raw mut (*rec).result, out.result);
+                core::ptr::write_volatile(&raw mut (*rec).stamp, stamp_for(seq));
+            }
+        }
+        // Step 2: every lane's writes of this task before lane 0's releases below.
+        arch::syncwarp();
+        if arch::lane_id() != 0 {
+            return;
+        }
+        unsafe { crate::deps::signal(self.counters, task) };
+        let c = unsafe { self.counts.add(index as usize) };
+        unsafe {
+            if !child && segment::offset(task.seg) == 0 {
+                // Relaxed: published by this task's release add below.
+                arch::st_relaxed_gpu(&raw mut (*c).first, seq);
+            }
+            if failed {
+                // Relaxed: ordered before the release add below (same thread).
+                arch::atom_add_relaxed_gpu(&raw mut (*c).failed, 1);
+            }
+            // Step 4: release this task's writes, acquire every earlier task's.
+            let before = arch::atom_add_acq_rel_gpu(&raw mut (*c).pending, 1);
+            if before.wrapping_add(1) == len {
+                self.finish(index, c);
+            }
+        }
+    }
+
+    /// Step 5, by the worker whose add completed segment `index`.
+    #[inline(always)]
+    unsafe fn finish(&self, index: u32, c: *mut SegmentCount) {
+        unsafe {
+            let first = arch::ld_relaxed_gpu(&raw const (*c).first);
+            let failed = arch::ld_relaxed_gpu(&raw const (*c).failed);
+            arch::st_relaxed_gpu(&raw mut (*c).pending, 0);
+            arch::st_relaxed_gpu(&raw mut (*c).failed, 0);
+            let d = self.done.add(index as usize);
+            core::ptr::write_volatile(&raw mut (*d).failed, failed);
+            // One MEMBAR.SYS per segment: orders everything the segment's tasks wrote
+            // (acquired through the count) before the stamp, for the host.
+            arch::fence_acq_rel_sys();
+            arch::st_relaxed_sys(&raw mut (*d).stamp, stamp_for(first));
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Device-side dependencies: a task may wait until a device counter reaches a value
+//! before it runs, and may add one to a counter after it ran. Counters only grow
+//! (wrapping at 2^32; values are compared as distances of at most 2^31).
+//!
+//! Ordering: the signaling task's writes, then `bar.warp.sync`, then lane 0's
+//! `atom.acq_rel.gpu` add on the counter (release; in `crate::completion`), pairs with
+//! the waiting task's `ld.acquire.gpu` of the counter: once the waiter sees the value,
+//! it sees the writes of every task whose signal the value counts.
+//!
+//! No deadlock from waiting: every worker is co-resident, claims are handed out in
+//! sequence order, so a task that waits only on tasks submitted before it always has
+//! them claimed by running workers. A wait on a counter nothing will signal is a hung
+//! task: it ends with [`Status::Aborted`] when the host aborts.
+
+use resident_shared::{MAX_COUNTERS, Status, Task};
+
+use crate::arch;
+use crate::tasks::TaskContext;
+
+/// Longest sleep between two polls of a counter: short, since dependency chains are on
+/// the critical path.
+const MAX_WAIT_SLEEP_NS: u32 = 256;
+
+/// Waits for `task`'s dependency. Every lane must call; the result is warp-uniform.
+///
+/// # Safety
+/// `cx.counters` must point to the live counter table.
+#[inline(always)]
+pub unsafe fn wait(cx: &TaskContext, task: &Task) -> Result<(), Status> {
+    if task.wait_counter == 0 {
+        return Ok(());
+    }
+    if task.wait_counter as usize >= MAX_COUNTERS || cx.counters.is_null() {
+        return Err(Status::BadArgs);
+    }
+    let c = unsafe { cx.counters.add(task.wait_counter as usize) };
+    let mut sleep = 0u32;
+    loop {
+        // Acquire, .gpu: pairs with the signalers' release adds.
+        let v = unsafe { arch::ld_acquire_gpu(c) };
+        if arch::all_lanes(v.wrapping_sub(task.wait_value) as i32 >= 0) {
+            return Ok(());
+        }
+        if cx.aborting() {
+            return Err(Status::Aborted);
+        }
+        arch::nanosleep(sleep);
+        sleep = (sleep * 2).clamp(32, MAX_WAIT_SLEEP_NS);
+    }
+}
+
+/// Signals `task`'s counter, if it has one. Lane 0 only, after `bar.warp.sync`.
+///
+/// # Safety
+/// `counters` must point to the live counter table (or be null).
+#[inline(always)]
+pub unsafe fn signal(counters: *mut u32, task: &Task) {
+    let s = task.signal_counter as usize;
+    if s != 0 && s < MAX_COUNTERS && !counters.is_null() {
+        // Release, .gpu: see the module doc.
+        unsafe { arch::atom_add_acq_rel_gpu(counters.add(s), 1) };
+    }
+}

@@ -1,0 +1,122 @@
+//! Device counters: the events of the device-side dependency graph.
+//!
+//! A [`Counter`] is a `u32` in device memory that tasks signal ([`Task::signals`]: one
+//! added after the task ran) and wait on ([`Task::after`]: the task runs once the
+//! counter reaches a value). Dependencies are resolved by the workers, with no host
+//! round trip between the stages (ordering: `device/src/deps.rs`).
+//!
+//! ```
+//! use resident::{Runtime, RuntimeConfig, Task};
+//! let rt = Runtime::with_config(RuntimeConfig::cpu())?;
+//! let stage1 = rt.counter()?;
+//! let mut tasks: Vec<Task> = (0..8).map(|i| Task::noop(i).signals(stage1.id())).collect();
+//! tasks.push(Task::noop(99).after(stage1.id(), 8)); // runs after all eight
+//! rt.submit(&tasks)?.wait()?;
+//! assert_eq!(stage1.value()?, 8);
+//! # Ok::<(), resident::Error>(())
+//! ```
+//!
+//! [`Task::signals`]: resident_shared::Task::signals
+//! [`Task::after`]: resident_shared::Task::after
+
+use resident_shared::{CounterId, MAX_COUNTERS};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+/// How long a dropped counter waits for in-flight tasks before its id is retired for
+/// good rather than reused under them.
+const DROP_WAIT: Duration = Duration::from_secs(30);
+
+/// A device counter, zero when created. Its id is valid in tasks while it lives.
+pub struct Counter {
+    shared: Arc<Shared>,
+    id: CounterId,
+}
+
+impl std::fmt::Debug for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Counter").field(&self.id.0).finish()
+    }
+}
+
+impl Counter {
+    pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
+        shared.fault()?;
+        let mut p = shared.producer.lock().unwrap();
+        let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
+        let addr = shared.backend.counter_addr(id.0 as usize);
+        // Zeroed before any task that names it can be published: the copy completes
+        // before this returns, under the producer lock.
+        if let Err(e) = unsafe { shared.backend.upload(addr, &0u32.to_ne_bytes()) } {
+            p.counters.give_back(id);
+            return Err(e);
+        }
+        drop(p);
+        Ok(Self { shared, id })
+    }
+
+    /// The id to put in tasks.
+    pub fn id(&self) -> CounterId {
+        self.id
+    }
+
+    /// The counter's current value (a snapshot: tasks may be signaling it).
+    pub fn value(&self) -> Result<u32> {
+        let mut v = [0u8; 4];
+        let addr = self.shared.backend.counter_addr(self.id.0 as usize);
+        // SAFETY: the counter table is backend memory; 4 bytes at a valid index.
+        unsafe { self.shared.backend.download(addr, &mut v) }?;
+        Ok(u32::from_ne_bytes(v))
+    }
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        // As for buffers: refuse new tasks naming it, wait for those in flight.
+        let target = {
+            let mut p = self.shared.producer.lock().unwrap();
+            p.counters.retire(self.id);
+            p.next
+        };
+        let drained = self.shared.is_stopped() || self.shared.wait_completed(target, DROP_WAIT).is_ok();
+        if drained {
+            self.shared.producer.lock().unwrap().counters.give_back(self.id);
+        }
+    }
+}
+
+/// Which counter ids are live.
+pub(crate) struct CounterRegistry {
+    live: Vec<bool>,
+    free: Vec<u16>,
+}
+
+impl CounterRegistry {
+    pub fn new() -> Self {
+        // Id 0 means "no counter" and is never handed out.
+        Self { live: vec![false; MAX_COUNTERS], free: (1..MAX_COUNTERS as u16).rev().collect() }
+    }
+
+    pub fn is_live(&self, id: u16) -> bool {
+        self.live.get(id as usize).copied().unwrap_or(false)
+    }
+
+    fn take(&mut self) -> Option<CounterId> {
+        let id = self.free.pop()?;
+        self.live[id as usize] = true;
+        Some(CounterId(id))
+    }
+
+    /// No new task may name `id`; it is not yet free.
+    fn retire(&mut self, id: CounterId) {
+        self.live[id.0 as usize] = false;
+    }
+
+    fn give_back(&mut self, id: CounterId) {
+        self.live[id.0 as usize] = false;
+        self.free.push(id.0);
+    }
+}

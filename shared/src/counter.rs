@@ -1,0 +1,14 @@
+//! Device counters: the events of the device-side dependency graph. A task may wait
+//! until a counter reaches a value ([`crate::Task::after`]) and may add one to a
+//! counter once it has run ([`crate::Task::signals`]). Counters live in a table in
+//! device memory owned by the runtime; the host hands out their ids.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Entries in the counter table; id 0 means "none".
+pub const MAX_COUNTERS: usize = 4096;
+
+/// Index of a counter in the runtime's table (1..MAX_COUNTERS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct CounterId(pub u16);
