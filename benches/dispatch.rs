@@ -55,6 +55,7 @@ fn staging_probe() {
     use resident::cuda::memory::PinnedAlloc;
     let rt = Runtime::new().unwrap(); // makes the context current
     rt.close().unwrap();
+    progress("staging probe: runtime closed");
     let src: Vec<Task> = (0..TASKS as u64).map(Task::noop).collect();
     let bytes = size_of_val(&src[..]);
     for wc in [false, true] {
@@ -84,17 +85,26 @@ fn bench(c: &mut Criterion) {
     }
 
     use resident::worker_flags::PRECLAIM;
-    // (label, claim, worker flags, blocks per SM, host-fed variants too, baselines after)
-    let variants: [(&str, u32, u32, u32, bool, bool); 3] =
-        [("claim 1", 1, 0, 2, true, false), ("claim 1 preclaim", 1, PRECLAIM, 2, false, false), ("claim 8", 8, 0, 2, true, true)];
+    let base = config(1);
+    // (label, config, host-fed variants too, criterion groups too, baselines after).
+    // The default first; then one change each, summary medians only.
+    let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
+        ("claim 1 (default)", base.clone(), true, true, false),
+        ("claim 1, preclaim", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
+        ("claim 1, list in one piece", RuntimeConfig { list_first_piece: 0, ..base.clone() }, false, false, false),
+        ("claim 1, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
+        ("claim 1, list in 4096 pieces", RuntimeConfig { list_chunk: 4096, ..base.clone() }, false, false, false),
+        ("claim 1, poll sleep <= 512 ns", RuntimeConfig { max_poll_sleep_ns: 512, ..base.clone() }, false, false, false),
+        ("claim 8", config(8), true, true, true),
+    ];
     let mut summary = vec![];
-    for (label, claim, flags, blocks, host_fed, baselines) in variants {
+    for (label, cfg, host_fed, groups, baselines) in variants {
         progress(label);
-        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, max_blocks_per_sm: blocks, ..config(claim) }).unwrap();
+        let rt = Runtime::with_config(cfg).unwrap();
         eprintln!("{} ({label})", rt.backend());
         let id = label.replace([',', ' ', '+', '/'], "_");
         let w = work(&rt);
-        if host_fed {
+        if host_fed && groups {
             let mut g = c.benchmark_group("noop_20k");
             g.throughput(Throughput::Elements(TASKS as u64));
             g.bench_function(BenchmarkId::new("persistent", &id), |b| b.iter(|| persistent(&rt, &w.noop)));
@@ -103,6 +113,8 @@ fn bench(c: &mut Criterion) {
             g.throughput(Throughput::Bytes(AXPY_BYTES));
             g.bench_function(BenchmarkId::new("persistent", &id), |b| b.iter(|| persistent(&rt, &w.axpy)));
             g.finish();
+        }
+        if host_fed {
             summary.push((format!("host-fed, {label}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
         }
         {
@@ -110,14 +122,16 @@ fn bench(c: &mut Criterion) {
             // device-to-device copy into the ring (the counterpart of graph replay).
             let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
             let replay = |l: &resident::TaskList| rt.submit_list(l).unwrap().wait().unwrap();
-            let mut g = c.benchmark_group("noop_20k");
-            g.throughput(Throughput::Elements(TASKS as u64));
-            g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&noop_list)));
-            g.finish();
-            let mut g = c.benchmark_group("axpy_20k_x1024");
-            g.throughput(Throughput::Bytes(AXPY_BYTES));
-            g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&axpy_list)));
-            g.finish();
+            if groups {
+                let mut g = c.benchmark_group("noop_20k");
+                g.throughput(Throughput::Elements(TASKS as u64));
+                g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&noop_list)));
+                g.finish();
+                let mut g = c.benchmark_group("axpy_20k_x1024");
+                g.throughput(Throughput::Bytes(AXPY_BYTES));
+                g.bench_function(BenchmarkId::new("persistent_list", &id), |b| b.iter(|| replay(&axpy_list)));
+                g.finish();
+            }
             summary.push((format!("list, {label}"), median(|| replay(&noop_list), 20, 101), median(|| replay(&axpy_list), 10, 51)));
         }
         if host_fed {
@@ -175,9 +189,15 @@ fn bench(c: &mut Criterion) {
         }
         progress("shutdown");
         rt.shutdown().unwrap();
+        progress("shut down");
+        drop(w);
+        progress("buffers dropped");
     }
-    staging_probe();
     print_summary(&summary);
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    progress("staging probe");
+    staging_probe();
 }
 
 fn print_summary(rows: &[(String, Duration, Duration)]) {
@@ -185,16 +205,16 @@ fn print_summary(rows: &[(String, Duration, Duration)]) {
     let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay"), find("device copy, same bytes"));
     let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
     println!("\nsummary: {TASKS} tasks per batch, medians of this run");
-    println!("{:<34} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
+    println!("{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
     for (name, noop, axpy) in rows {
         let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);
         let rate = TASKS as f64 / noop.as_secs_f64() / 1e6;
         let gbs = AXPY_BYTES as f64 / axpy.as_secs_f64() / 1e9;
         if noop.is_zero() {
-            println!("{name:<34} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
+            println!("{name:<44} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
         } else {
             println!(
-                "{name:<34} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
+                "{name:<44} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
                 launch.1.as_secs_f64() / noop.as_secs_f64(),
                 graph.1.as_secs_f64() / noop.as_secs_f64(),
                 100.0 * gbs / copy_bw

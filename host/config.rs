@@ -19,7 +19,7 @@ pub struct RuntimeConfig {
     pub backend: BackendKind,
     /// CUDA device ordinal.
     pub device: usize,
-    /// Task slots in the ring (a power of two, at least 64, at most 2^30).
+    /// Task slots in the ring (a power of two, at least 64, at most 2^21).
     pub capacity: u32,
     /// Slots a worker claims per atomic increment (a power of two, at most 32; the CPU
     /// backend always claims 1).
@@ -40,6 +40,15 @@ pub struct RuntimeConfig {
     pub staging_write_combined: bool,
     /// How long dropping the runtime waits for queued tasks to drain before it aborts.
     pub shutdown_timeout: Duration,
+    /// Longest sleep of an idle worker between two polls of the queue, in nanoseconds:
+    /// the wake-up latency it may add against the poll traffic of idle warps.
+    pub max_poll_sleep_ns: u32,
+    /// Slots in the first device-to-device copy when a resident task list is submitted
+    /// (a power of two; 0: no separate first piece). The workers start on it while the
+    /// rest of the list is copied, at one more pair of driver calls.
+    pub list_first_piece: u32,
+    /// Slots per later copy of a resident list (a power of two; 0: half the ring).
+    pub list_chunk: u32,
 }
 
 impl Default for RuntimeConfig {
@@ -55,6 +64,9 @@ impl Default for RuntimeConfig {
             worker_flags: 0,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
+            max_poll_sleep_ns: 2_000,
+            list_first_piece: 4096,
+            list_chunk: 0,
         }
     }
 }
@@ -80,6 +92,12 @@ impl RuntimeConfig {
         }
         if self.max_blocks_per_sm == 0 {
             return bad("max_blocks_per_sm must be at least 1");
+        }
+        if self.max_poll_sleep_ns > 1_000_000 {
+            return bad("max_poll_sleep_ns must be at most 1 ms (the nanosleep limit)");
+        }
+        if [self.list_chunk, self.list_first_piece].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
+            return bad("list_chunk and list_first_piece must be 0 or powers of two");
         }
         Ok(())
     }

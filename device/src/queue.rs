@@ -22,11 +22,6 @@ use resident_shared::{KernelParams, QueueHeader, Task, seq_before};
 
 use crate::arch;
 
-/// Longest sleep between two polls of an empty queue. Bounds the wake-up latency that
-/// an idle warp adds, and keeps the poll rate of thousands of idle warps on one L2 line
-/// at about one per warp per this many nanoseconds.
-pub const MAX_POLL_SLEEP_NS: u32 = 2_000;
-
 /// Whether a worker may run its slot or must leave.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Wait {
@@ -40,6 +35,10 @@ pub struct DeviceQueue {
     header: *mut QueueHeader,
     mask: u32,
     pub claim: u32,
+    /// Longest sleep between two polls (`KernelParams::max_sleep_ns`). Bounds the
+    /// wake-up latency that an idle warp adds, and keeps the poll rate of thousands of
+    /// idle warps on one L2 line at about one per warp per this many nanoseconds.
+    max_sleep: u32,
 }
 
 impl DeviceQueue {
@@ -52,6 +51,7 @@ impl DeviceQueue {
             header: p.header as *mut QueueHeader,
             mask: p.capacity - 1,
             claim: p.claim,
+            max_sleep: p.max_sleep_ns.max(32),
         }
     }
 
@@ -115,7 +115,7 @@ impl DeviceQueue {
                 }
             }
             arch::nanosleep(sleep);
-            sleep = (sleep * 2).clamp(32, MAX_POLL_SLEEP_NS);
+            sleep = (sleep * 2).clamp(32, self.max_sleep);
         }
     }
 

@@ -15,6 +15,7 @@ use crate::tasks::{self, Outcome, TaskContext};
 /// # Safety
 /// `p` must describe a live queue (see [`DeviceQueue::new`]), buffer table, counter
 /// table and completion arrays.
+#[inline(always)]
 pub unsafe fn persistent_loop(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let done = unsafe { Completer::new(p) };

@@ -52,7 +52,7 @@ impl CpuBackend {
             // A CPU "warp" has one lane.
             claim: 1,
             flags: config.worker_flags,
-            _pad: 0,
+            max_sleep_ns: config.max_poll_sleep_ns,
         };
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));

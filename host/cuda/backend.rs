@@ -136,12 +136,12 @@ impl CudaBackend {
                 sms,
                 name,
             };
-            this.launch(persistent, config.claim, config.worker_flags)?;
+            this.launch(persistent, config)?;
             Ok(this)
         }
     }
 
-    unsafe fn launch(&self, f: CUfunction, claim: u32, flags: u32) -> Result<()> {
+    unsafe fn launch(&self, f: CUfunction, config: &RuntimeConfig) -> Result<()> {
         let mut params = KernelParams {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
@@ -151,9 +151,9 @@ impl CudaBackend {
             buffers: self.table.ptr(),
             counters: self.counters.ptr(),
             capacity: self.capacity,
-            claim,
-            flags,
-            _pad: 0,
+            claim: config.claim,
+            flags: config.worker_flags,
+            max_sleep_ns: config.max_poll_sleep_ns,
         };
         let mut args = [&raw mut params as *mut c_void];
         check(

@@ -102,14 +102,19 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // multiples of the segment size (powers of two, the segment at most half the ring)
     // and at most half the ring: every segment before a chunk is wholly published
     // before the producer waits for room, so the wait always ends.
-    let chunk = match src {
-        Source::Host(_) => PUBLISH_CHUNK.min(cap as usize / 2),
-        Source::Resident { .. } => cap as usize / 2,
+    let seg = shared.tracker.segment_size() as usize;
+    let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
+    let (first_chunk, chunk) = match src {
+        Source::Host(_) => (PUBLISH_CHUNK.min(cap as usize / 2), PUBLISH_CHUNK.min(cap as usize / 2)),
+        Source::Resident { .. } => {
+            let rest = if shared.config.list_chunk == 0 { cap as usize / 2 } else { piece(shared.config.list_chunk) };
+            (if shared.config.list_first_piece == 0 { rest } else { piece(shared.config.list_first_piece) }, rest)
+        }
     };
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
-        let len = chunk.min(n - off);
+        let len = if at == first { first_chunk } else { chunk }.min(n - off);
         let end = at + len as u64;
         // Slots `at..end` are free once everything before `end - cap` has completed.
         shared.wait_until(None, || shared.tracker.advance(&shared.backend) + cap >= end)?;

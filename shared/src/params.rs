@@ -30,7 +30,8 @@ pub struct KernelParams {
     pub claim: u32,
     /// [`worker_flags`] bits: worker policies, chosen by measurement.
     pub flags: u32,
-    pub _pad: u32,
+    /// Longest sleep between two polls of an empty queue, in nanoseconds.
+    pub max_sleep_ns: u32,
 }
 const _: () = assert!(core::mem::size_of::<KernelParams>() == 72);
 
