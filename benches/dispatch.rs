@@ -89,13 +89,13 @@ fn bench(c: &mut Criterion) {
     // (label, config, host-fed variants too, criterion groups too, baselines after).
     // The default first; then one change each, summary medians only.
     let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
-        ("claim 1 (default)", base.clone(), true, true, false),
-        ("claim 1, preclaim", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
-        ("claim 1, list in one piece", RuntimeConfig { list_first_piece: 0, ..base.clone() }, false, false, false),
-        ("claim 1, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
-        ("claim 1, list in 4096 pieces", RuntimeConfig { list_chunk: 4096, ..base.clone() }, false, false, false),
-        ("claim 1, poll sleep <= 512 ns", RuntimeConfig { max_poll_sleep_ns: 512, ..base.clone() }, false, false, false),
-        ("claim 8", config(8), true, true, true),
+        ("claim 1 (defaults)", base.clone(), true, true, false),
+        ("defaults, no preclaim", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
+        ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
+        ("defaults, poll sleep <= 2 us", RuntimeConfig { max_poll_sleep_ns: 2_000, ..base.clone() }, false, false, false),
+        ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
+        ("defaults again (order check)", base.clone(), false, false, false),
+        ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),
     ];
     let mut summary = vec![];
     for (label, cfg, host_fed, groups, baselines) in variants {

@@ -61,12 +61,12 @@ impl Default for RuntimeConfig {
             block_threads: 256,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
-            worker_flags: 0,
+            worker_flags: resident_shared::worker_flags::PRECLAIM,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
-            max_poll_sleep_ns: 2_000,
-            list_first_piece: 4096,
-            list_chunk: 0,
+            max_poll_sleep_ns: 512,
+            list_first_piece: 0,
+            list_chunk: 4096,
         }
     }
 }
