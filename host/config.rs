@@ -49,6 +49,10 @@ pub struct RuntimeConfig {
     pub list_first_piece: u32,
     /// Slots per later copy of a resident list (a power of two; 0: half the ring).
     pub list_chunk: u32,
+    /// Slots of the device-side spawn ring: follow-up tasks that running tasks push
+    /// (a power of two, at least 2). A push into a full ring fails that task with
+    /// `Status::QueueFull`.
+    pub spawn_capacity: u32,
 }
 
 impl Default for RuntimeConfig {
@@ -67,6 +71,7 @@ impl Default for RuntimeConfig {
             max_poll_sleep_ns: 512,
             list_first_piece: 0,
             list_chunk: 4096,
+            spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
         }
     }
 }
@@ -98,6 +103,9 @@ impl RuntimeConfig {
         }
         if [self.list_chunk, self.list_first_piece].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
             return bad("list_chunk and list_first_piece must be 0 or powers of two");
+        }
+        if !self.spawn_capacity.is_power_of_two() || self.spawn_capacity < 2 || self.spawn_capacity > 1 << 24 {
+            return bad("spawn_capacity must be a power of two from 2 to 2^24");
         }
         Ok(())
     }

@@ -22,6 +22,8 @@ pub enum Rejection {
     LengthMismatch(u32, u32),
     #[error("index {index} is outside a slice of {len} elements")]
     IndexOutOfRange { index: u32, len: u32 },
+    #[error("inconsistent arguments: {0}")]
+    BadArgs(&'static str),
 }
 
 /// Everything that can go wrong, typed.

@@ -51,5 +51,21 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry, counters: &CounterRegistry) 
             let index = t.args[3];
             if index >= c.len { Err(Rejection::IndexOutOfRange { index, len: c.len }) } else { Ok(()) }
         }
+        Some(Opcode::Tree) => {
+            let c = slice(0, ElemType::U32)?;
+            let (node, depth, fanout) = (t.args[3], t.args[4], t.args[5]);
+            if depth > 0 && !(1..=resident_device::tasks::MAX_TREE_FANOUT).contains(&fanout) {
+                return Err(Rejection::BadArgs("tree fanout must be 1 to 16"));
+            }
+            // The last node of the subtree must fit the slice.
+            let mut last = node as u64;
+            for _ in 0..depth {
+                last = last * fanout as u64 + fanout as u64;
+                if last >= c.len as u64 {
+                    break;
+                }
+            }
+            if last >= c.len as u64 { Err(Rejection::IndexOutOfRange { index: last.min(u32::MAX as u64) as u32, len: c.len }) } else { Ok(()) }
+        }
     }
 }

@@ -94,3 +94,25 @@ fn device_rejects_forged_tasks() {
 fn dependencies_order_stages() {
     common::dependencies_order_stages(&cpu(1 << 12), 64, 256);
 }
+
+#[test]
+fn tree_children_exactly_once() {
+    common::tree_children_exactly_once(&cpu(1 << 10), 64, 4, 4, 4);
+}
+
+#[test]
+fn spawn_ring_full_is_reported() {
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 1, spawn_capacity: 2, ..RuntimeConfig::cpu() }).unwrap();
+    common::spawn_ring_full_is_reported(&rt);
+}
+
+#[test]
+fn shutdown_drains_children() {
+    common::shutdown_drains_children(cpu(1 << 10), 16, 4, 4);
+}
+
+#[test]
+fn spawn_ring_small_never_loses_a_child() {
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, spawn_capacity: 8, ..RuntimeConfig::cpu() }).unwrap();
+    common::spawn_ring_small_never_loses_a_child(&rt, 64, 3, 8);
+}

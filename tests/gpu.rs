@@ -109,3 +109,15 @@ gpu_test!(full_occupancy_request_leaves_room, {
 gpu_test!(device_rejects_forged_tasks, common::device_rejects_forged_tasks(&gpu(1 << 10)));
 
 gpu_test!(dependencies_order_stages, common::dependencies_order_stages(&gpu(1 << 16), 4_000, 1024));
+
+// 1024 trees of 5461 nodes: 5.6 million tasks grown on the device from 1024 roots.
+gpu_test!(tree_children_exactly_once, common::tree_children_exactly_once(&gpu(1 << 16), 1024, 6, 4, 4));
+
+gpu_test!(shutdown_drains_children, common::shutdown_drains_children(gpu(1 << 12), 64, 6, 4));
+
+// The spawn ring much smaller than a tree level: pushes race with pops; every push
+// that fits runs exactly once, every one that does not fails its task with QueueFull.
+gpu_test!(spawn_ring_small_never_loses_a_child, {
+    let rt = Runtime::with_config(RuntimeConfig { spawn_capacity: 64, ..RuntimeConfig::cuda() }).unwrap();
+    common::spawn_ring_small_never_loses_a_child(&rt, 256, 4, 8);
+});

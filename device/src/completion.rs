@@ -51,6 +51,28 @@ impl Completer {
         }
     }
 
+    /// The segment counts, for [`crate::tasks::TaskContext::spawn`].
+    pub fn counts(&self) -> *mut SegmentCount {
+        self.counts
+    }
+
+    /// Entry index and length of the segment that task `seq` is counted in.
+    #[inline(always)]
+    fn segment_of(&self, seq: u32, task: &Task) -> (u32, u32) {
+        if task.flags & task_flags::CHILD != 0 {
+            (segment::child_index(task.seg) & self.mask, segment::child_length(task.seg))
+        } else {
+            (seq.wrapping_sub(segment::offset(task.seg)) & self.mask, segment::length(task.seg))
+        }
+    }
+
+    /// Task `seq`'s segment as a child's `seg` word: where its children are counted.
+    #[inline(always)]
+    pub fn child_seg(&self, seq: u32, task: &Task) -> u32 {
+        let (index, len) = self.segment_of(seq, task);
+        segment::child(index, len)
+    }
+
     /// Completes task `seq` with `out`. Every lane must call, after every lane is done
     /// with the task.
     ///
@@ -59,11 +81,7 @@ impl Completer {
     #[inline(always)]
     pub unsafe fn complete(&self, seq: u32, task: &Task, out: Outcome) {
         let child = task.flags & task_flags::CHILD != 0;
-        let (index, len) = if child {
-            (segment::child_index(task.seg) & self.mask, segment::child_length(task.seg))
-        } else {
-            (seq.wrapping_sub(segment::offset(task.seg)) & self.mask, segment::length(task.seg))
-        };
+        let (index, len) = self.segment_of(seq, task);
         let failed = out.status != Status::Ok;
         if arch::lane_id() == 0 && !child && (failed || task.flags & task_flags::RESULT != 0) {
             let rec = unsafe { self.completions.add((seq & self.mask) as usize) };

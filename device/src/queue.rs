@@ -26,7 +26,12 @@ use crate::arch;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Wait {
     Ready,
+    /// Not yet published: poll again.
+    Pending,
+    /// The terminate sentinel came before this slot: leave once the spawn ring is empty.
     Stop,
+    /// The host aborted: leave now.
+    Abort,
 }
 
 /// The queue as one worker sees it.
@@ -84,39 +89,44 @@ impl DeviceQueue {
         arch::shfl_idx(started, 0)
     }
 
-    /// Step 2: returns once slot `seq` is published (or the queue stops). `tail_seen`
-    /// is this lane's last acquired `tail`.
+    /// Step 2, one poll: whether slot `seq` is published (or the queue stops). The
+    /// caller sleeps between polls that return `Pending` (and looks for children:
+    /// `crate::worker`). `tail_seen` is this lane's last acquired `tail`; a slot below
+    /// it needs no load at all.
     ///
     /// # Safety
     /// `seq` must be a slot this warp claimed and has not run; every lane must call.
     #[inline(always)]
-    pub unsafe fn wait_published(&self, seq: u32, tail_seen: &mut u32) -> Wait {
+    pub unsafe fn poll_published(&self, seq: u32, tail_seen: &mut u32) -> Wait {
         if arch::all_lanes(self.published(seq, *tail_seen)) {
             return Wait::Ready;
         }
         let h = self.header;
-        let mut sleep = 0u32;
-        loop {
-            // Acquire, .sys: pairs with the host's copy into `tail`, which stream order
-            // places after the copy of the slots (docs/architecture.md, step 5).
-            *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
-            if arch::all_lanes(self.published(seq, *tail_seen)) {
-                return Wait::Ready;
-            }
-            // Acquire, .sys: pairs with the host's memset of `abort` on the control stream.
-            if unsafe { arch::ld_acquire_sys(&raw const (*h).abort.value) } != 0 {
+        // Acquire, .sys: pairs with the host's copy into `tail`, which stream order
+        // places after the copy of the slots (docs/protocol.md).
+        *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
+        if arch::all_lanes(self.published(seq, *tail_seen)) {
+            return Wait::Ready;
+        }
+        // Acquire, .sys: pairs with the host's memset of `abort` on the control stream.
+        if unsafe { arch::ld_acquire_sys(&raw const (*h).abort.value) } != 0 {
+            return Wait::Abort;
+        }
+        // Acquire, .gpu: pairs with the sentinel's release of `stop` (step 5).
+        if unsafe { arch::ld_acquire_gpu(&raw const (*h).stop.value) } != 0 {
+            let stop_at = unsafe { arch::ld_relaxed_gpu(&raw const (*h).stop_at.value) };
+            if seq_before(stop_at, seq) {
                 return Wait::Stop;
             }
-            // Acquire, .gpu: pairs with the sentinel's release of `stop` (step 5).
-            if unsafe { arch::ld_acquire_gpu(&raw const (*h).stop.value) } != 0 {
-                let stop_at = unsafe { arch::ld_relaxed_gpu(&raw const (*h).stop_at.value) };
-                if seq_before(stop_at, seq) {
-                    return Wait::Stop;
-                }
-            }
-            arch::nanosleep(sleep);
-            sleep = (sleep * 2).clamp(32, self.max_sleep);
         }
+        Wait::Pending
+    }
+
+    /// Sleep before the next poll: doubles from 32 ns up to `max_sleep`.
+    #[inline(always)]
+    pub fn backoff(&self, sleep: &mut u32) {
+        arch::nanosleep(*sleep);
+        *sleep = (*sleep * 2).clamp(32, self.max_sleep);
     }
 
     /// Slot `seq` (claimed, not yet run) is published under `tail`. A claimed slot that
@@ -128,14 +138,15 @@ impl DeviceQueue {
         tail.wrapping_sub(seq).wrapping_sub(1) <= self.mask
     }
 
-    /// Reads slot `seq`.
+    /// Slot `seq`, read in place by the task code.
     ///
-    /// # Safety
-    /// Only after `wait_published(seq)` returned `Ready`.
+    /// # Safety (of reading it)
+    /// Only after `poll_published(seq)` returned `Ready`. Plain loads are enough: they
+    /// follow this lane's acquire of `tail`, which on the GPU also invalidates any stale
+    /// L1 copy of the slot from an earlier lap. The slot is not written again before
+    /// the task completes (the host reuses it only after its segment's stamp).
     #[inline(always)]
-    pub unsafe fn read_task(&self, seq: u32) -> Task {
-        // A plain load is enough: it follows this lane's acquire of `tail`, which on
-        // the GPU also invalidates any stale L1 copy of the slot from an earlier lap.
-        unsafe { self.ring.add((seq & self.mask) as usize).read() }
+    pub fn slot(&self, seq: u32) -> *const Task {
+        self.ring.wrapping_add((seq & self.mask) as usize)
     }
 }

@@ -4,48 +4,101 @@
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
 //! [`crate::deps`], the tasks in [`crate::tasks`].
 
-use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, stamp_for, worker_flags};
+use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Task, stamp_for, worker_flags};
 
+use crate::arch;
 use crate::completion::Completer;
 use crate::queue::{DeviceQueue, Wait};
+use crate::spawn::SpawnRing;
 use crate::tasks::{self, Outcome, TaskContext};
 
 /// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend).
 ///
 /// # Safety
 /// `p` must describe a live queue (see [`DeviceQueue::new`]), buffer table, counter
-/// table and completion arrays.
+/// table, completion arrays and spawn ring.
 #[inline(always)]
 pub unsafe fn persistent_loop(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let done = unsafe { Completer::new(p) };
-    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: q.header(), counters: p.counters as *mut u32 };
-    let mut tail_seen = 0u32;
+    let spawn = unsafe { SpawnRing::new(p) };
+    let base = TaskContext {
+        buffers: p.buffers as *const BufferEntry,
+        header: q.header(),
+        counters: p.counters as *mut u32,
+        spawn,
+        counts: done.counts(),
+        child_seg: 0,
+    };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
-    let mut next = unsafe { q.start_claim() };
+    let mut tail_seen = 0u32;
+    let mut next = if preclaim { unsafe { q.start_claim() } } else { 0 };
+    // The claimed range `[first, first + claim)` and the next slot of it to run.
+    let mut first = 0u32;
+    let mut k = q.claim;
+    let mut stopping = false;
+    let mut sleep = 0u32;
+    // One place runs tasks, whichever their source: one inlined copy of the task code
+    // keeps the register count low enough for three blocks per SM.
     loop {
-        let first = q.claimed(next);
-        for k in 0..q.claim {
-            let seq = first.wrapping_add(k);
-            if unsafe { q.wait_published(seq, &mut tail_seen) } == Wait::Stop {
-                // Any claimed slot after this one lies after the sentinel too: none
-                // will ever be published.
-                return;
+        // Children first: they belong to tasks already running, whose tickets wait.
+        let child = if unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
+        // The task is read in place (ring slot or spawn slot), field by field as the
+        // task code needs it, not copied into registers first.
+        let (seq, task) = match child {
+            Some(pos) => (pos, spawn.slot(pos)),
+            // Step 5 of spawn.rs: past the sentinel, leave once no child is left.
+            None if stopping => return,
+            None => {
+                if k == q.claim {
+                    if !preclaim {
+                        next = unsafe { q.start_claim() };
+                    }
+                    first = q.claimed(next);
+                    k = 0;
+                }
+                let seq = first.wrapping_add(k);
+                match unsafe { q.poll_published(seq, &mut tail_seen) } {
+                    Wait::Ready => {}
+                    Wait::Pending => {
+                        q.backoff(&mut sleep);
+                        continue;
+                    }
+                    // Any claimed slot after this one lies after the sentinel too:
+                    // none will ever be published.
+                    Wait::Stop => {
+                        stopping = true;
+                        continue;
+                    }
+                    Wait::Abort => return,
+                }
+                k += 1;
+                if preclaim && k == q.claim {
+                    next = unsafe { q.start_claim() };
+                }
+                (seq, q.slot(seq))
             }
-            if preclaim && k + 1 == q.claim {
-                next = unsafe { q.start_claim() };
-            }
-            let task = unsafe { q.read_task(seq) };
-            let out = match unsafe { crate::deps::wait(&cx, &task) } {
-                Ok(()) => unsafe { tasks::execute(&task, &cx, seq) },
-                Err(status) => Outcome::err(status),
-            };
-            unsafe { done.complete(seq, &task, out) };
-        }
-        if !preclaim {
-            next = unsafe { q.start_claim() };
+        };
+        sleep = 0;
+        unsafe { run(&done, &base, seq, &*task) };
+        if let Some(pos) = child
+            && arch::lane_id() == 0
+        {
+            // After `complete`'s warp barrier: no lane reads the slot any more.
+            unsafe { spawn.release(pos) };
         }
     }
+}
+
+/// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`).
+#[inline(always)]
+unsafe fn run(done: &Completer, base: &TaskContext, seq: u32, task: &Task) {
+    let cx = TaskContext { child_seg: done.child_seg(seq, task), ..*base };
+    let out = match unsafe { crate::deps::wait(&cx, task) } {
+        Ok(()) => unsafe { tasks::execute(task, &cx, seq) },
+        Err(status) => Outcome::err(status),
+    };
+    unsafe { done.complete(seq, task, out) };
 }
 
 /// Runs one task outside the queue: the body of the one-launch-per-task baseline.
@@ -54,7 +107,14 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
 /// # Safety
 /// `p.buffers` must point to a buffer table, `p.completion` to a writable record.
 pub unsafe fn run_one(p: &OneTaskParams) {
-    let cx = TaskContext { buffers: p.buffers as *const BufferEntry, header: core::ptr::null_mut(), counters: core::ptr::null_mut() };
+    let cx = TaskContext {
+        buffers: p.buffers as *const BufferEntry,
+        header: core::ptr::null_mut(),
+        counters: core::ptr::null_mut(),
+        spawn: SpawnRing::NONE,
+        counts: core::ptr::null_mut(),
+        child_seg: 0,
+    };
     let out = unsafe { tasks::execute(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {
         let rec = p.completion as *mut Completion;

@@ -19,6 +19,8 @@ pub(crate) struct CpuBackend {
     segment_done: HostAlloc,
     counters: HostAlloc,
     table: HostAlloc,
+    /// Owned here so that it outlives the workers; only they use it.
+    _spawn: HostAlloc,
     capacity: u32,
     workers: Mutex<Vec<JoinHandle<()>>>,
     n_workers: usize,
@@ -36,6 +38,7 @@ impl CpuBackend {
         let segment_done = HostAlloc::zeroed(capacity as usize * size_of::<SegmentDone>())?;
         let counters = HostAlloc::zeroed(MAX_COUNTERS * size_of::<u32>())?;
         let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
+        let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;
         let n_workers = match config.cpu_workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
@@ -53,6 +56,9 @@ impl CpuBackend {
             claim: 1,
             flags: config.worker_flags,
             max_sleep_ns: config.max_poll_sleep_ns,
+            spawn: spawn.ptr() as u64,
+            spawn_capacity: config.spawn_capacity,
+            _pad: 0,
         };
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
@@ -75,7 +81,7 @@ impl CpuBackend {
                 .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
             handles.push(h);
         }
-        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
+        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, _spawn: spawn, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
     }
 
     pub fn info(&self) -> BackendInfo {

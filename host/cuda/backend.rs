@@ -53,6 +53,8 @@ pub(crate) struct CudaBackend {
     segment_counts: DeviceAlloc,
     segment_done: PinnedAlloc,
     counters: DeviceAlloc,
+    spawn: DeviceAlloc,
+    spawn_capacity: u32,
     one_task: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
     _module: Module,
@@ -94,6 +96,7 @@ impl CudaBackend {
             let segment_counts = DeviceAlloc::zeroed_sync(capacity as usize * size_of::<SegmentCount>())?;
             let segment_done = PinnedAlloc::zeroed(capacity as usize * size_of::<SegmentDone>(), false)?;
             let counters = DeviceAlloc::zeroed_sync(MAX_COUNTERS * size_of::<u32>())?;
+            let spawn = DeviceAlloc::zeroed_sync(resident_shared::spawn::bytes(config.spawn_capacity))?;
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
             let mut per_sm = 0;
@@ -124,6 +127,8 @@ impl CudaBackend {
                 segment_counts,
                 segment_done,
                 counters,
+                spawn,
+                spawn_capacity: config.spawn_capacity,
                 one_task,
                 _module: module,
                 kernel_stream,
@@ -154,6 +159,9 @@ impl CudaBackend {
             claim: config.claim,
             flags: config.worker_flags,
             max_sleep_ns: config.max_poll_sleep_ns,
+            spawn: self.spawn.ptr(),
+            spawn_capacity: self.spawn_capacity,
+            _pad: 0,
         };
         let mut args = [&raw mut params as *mut c_void];
         check(

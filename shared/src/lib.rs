@@ -16,6 +16,7 @@ mod counter;
 mod params;
 mod queue;
 pub mod segment;
+pub mod spawn;
 mod status;
 mod task;
 

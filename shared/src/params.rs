@@ -32,8 +32,13 @@ pub struct KernelParams {
     pub flags: u32,
     /// Longest sleep between two polls of an empty queue, in nanoseconds.
     pub max_sleep_ns: u32,
+    /// The spawn ring ([`crate::spawn`]): header, sequence words, slots.
+    pub spawn: u64,
+    /// Spawn slots; a power of two.
+    pub spawn_capacity: u32,
+    pub _pad: u32,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 72);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 88);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {

@@ -26,6 +26,10 @@ pub enum Opcode {
     /// Atomically adds one to a `u32` element of a buffer; result: the value before.
     /// Used to prove that every task runs exactly once.
     Mark = 4,
+    /// A node of a tree of tasks built on the device: marks its node (as `Mark` does),
+    /// then pushes `fanout` children one level down until `depth` reaches zero. The
+    /// test and benchmark of device-side follow-up tasks.
+    Tree = 5,
     /// The terminate sentinel: every worker whose claimed slot lies after this one
     /// leaves the persistent loop. Submitted by the runtime on shutdown only.
     Terminate = 0xffff,
@@ -40,6 +44,7 @@ impl Opcode {
             2 => Some(Self::Axpy),
             3 => Some(Self::Spin),
             4 => Some(Self::Mark),
+            5 => Some(Self::Tree),
             0xffff => Some(Self::Terminate),
             _ => None,
         }
@@ -147,6 +152,38 @@ impl Task {
         args[2] = counters.len;
         args[3] = index;
         Self::raw(Opcode::Mark as u16, args)
+    }
+
+    /// Node `node` of a tree of tasks: marks `marks[node]`, then, if `depth > 0`,
+    /// pushes children `node * fanout + 1 ..= node * fanout + fanout` with `depth - 1`.
+    /// A tree of depth `d` has `(fanout^(d+1) - 1) / (fanout - 1)` nodes, numbered
+    /// breadth-first from 0; `marks` needs that many elements.
+    pub const fn tree(marks: BufSlice, node: u32, depth: u32, fanout: u32) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = marks.handle.0;
+        args[1] = marks.offset;
+        args[2] = marks.len;
+        args[3] = node;
+        args[4] = depth;
+        args[5] = fanout;
+        Self::raw(Opcode::Tree as u16, args)
+    }
+
+    /// Number of nodes of a tree of `depth` levels below the root and `fanout`
+    /// children per node, or `None` if it does not fit in a `u32`.
+    pub const fn tree_nodes(depth: u32, fanout: u32) -> Option<u32> {
+        let mut total: u64 = 0;
+        let mut level: u64 = 1;
+        let mut d = 0;
+        while d <= depth {
+            total += level;
+            if total > u32::MAX as u64 {
+                return None;
+            }
+            level *= fanout as u64;
+            d += 1;
+        }
+        Some(total as u32)
     }
 
     /// The terminate sentinel (runtime use).

@@ -362,3 +362,96 @@ pub fn dependencies_order_stages(rt: &Runtime, tasks: usize, slice: usize) {
         assert!(matches!(rt.submit(&[t]), Err(Error::InvalidTask { reason: Rejection::BadCounter(_), .. })), "{t:?}");
     }
 }
+
+/// Follow-up tasks pushed on the device: `trees` trees of `depth` levels below the root
+/// and `fanout` children per node, grown by the tasks themselves, submitted from
+/// several host threads in batches of roots. Marks start at a random poison value;
+/// once the tickets are done (no other synchronization) every node has been marked
+/// exactly once: a ticket waits for the children too.
+pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout: u32, threads: usize) {
+    let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
+    let base: u32 = rand::rng().random_range(1..1 << 30);
+    let marks = rt.buffer_from(&vec![base; trees * nodes]).unwrap();
+    let before = rt.completed();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (rt, marks) = (&rt, &marks);
+            s.spawn(move || {
+                let mine: Vec<usize> = (th..trees).step_by(threads).collect();
+                for chunk in mine.chunks(4) {
+                    let roots: Vec<Task> = chunk.iter().map(|&t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
+                    rt.submit(&roots).unwrap().wait().unwrap();
+                }
+            });
+        }
+    });
+    // Read after the waits, with no other synchronization: the children's writes must
+    // be visible once their roots' tickets are done.
+    let got = marks.read().unwrap();
+    for t in 0..trees {
+        let tree = &got[t * nodes..(t + 1) * nodes];
+        let bad: Vec<_> = tree.iter().enumerate().filter(|(_, v)| **v != base + 1).take(5).collect();
+        assert!(bad.is_empty(), "tree {t}: nodes not marked exactly once (index, value; poison {base}): {bad:?}");
+    }
+    // Children are not counted as tasks of the queue: only the roots are.
+    assert_eq!(rt.completed() - before, trees as u64);
+    eprintln!("{trees} trees of {nodes} nodes ({} tasks) in {:?}", trees * nodes, start.elapsed());
+}
+
+/// A task that pushes more children than the spawn ring holds fails with `QueueFull`
+/// (typed, through its ticket); the children it did push still run; the runtime goes
+/// on. Needs a runtime with one worker and `spawn_capacity` 2, so that nobody pops
+/// while the root pushes.
+pub fn spawn_ring_full_is_reported(rt: &Runtime) {
+    let marks = rt.buffer_from(&vec![0u32; 17]).unwrap();
+    let r = rt.submit(&[Task::tree(marks.all(), 0, 1, 16)]).unwrap().wait();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::QueueFull, .. })), "{r:?}");
+    let got = marks.read().unwrap();
+    assert_eq!(got[0], 1);
+    assert_eq!(got[1..].iter().sum::<u32>(), 2, "the two children that fit ran once each: {got:?}");
+    rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+}
+
+/// Shutdown drains children too: trees submitted and not waited for are complete once
+/// `close` returns.
+pub fn shutdown_drains_children(rt: Runtime, trees: usize, depth: u32, fanout: u32) {
+    let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
+    let marks = rt.buffer_from(&vec![0u32; trees * nodes]).unwrap();
+    let tickets: Vec<_> = (0..trees).map(|t| rt.submit(&[Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)]).unwrap()).collect();
+    rt.close().unwrap();
+    for t in &tickets {
+        assert_eq!(t.try_wait(), Some(Ok(())));
+    }
+    assert!(marks.read().unwrap().iter().all(|&v| v == 1));
+}
+
+/// With a small spawn ring, some pushes fail: each failed task reports QueueFull (or
+/// ChildFailed for a child of the tree), and every node is marked at most once: no
+/// child is run twice, and the ones that ran are exactly the ones pushed. The runtime
+/// keeps working afterwards.
+pub fn spawn_ring_small_never_loses_a_child(rt: &Runtime, trees: usize, depth: u32, fanout: u32) {
+    let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
+    let marks = rt.buffer_from(&vec![0u32; trees * nodes]).unwrap();
+    let roots: Vec<Task> = (0..trees).map(|t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
+    let r = rt.submit(&roots).unwrap().wait();
+    let got = marks.read().unwrap();
+    assert!(got.iter().all(|&v| v <= 1), "a node ran twice");
+    // A node ran iff its parent ran and pushed it; a tree is whole iff no push failed.
+    for t in 0..trees {
+        let tree = &got[t * nodes..(t + 1) * nodes];
+        assert_eq!(tree[0], 1, "root {t} ran");
+        for (i, &v) in tree.iter().enumerate().skip(1) {
+            let parent = (i - 1) / fanout as usize;
+            assert!(v == 0 || tree[parent] == 1, "tree {t}: node {i} ran without its parent");
+        }
+    }
+    let ran = got.iter().filter(|&&v| v == 1).count();
+    match r {
+        Ok(()) => assert_eq!(ran, trees * nodes),
+        Err(Error::TaskFailed { status: Status::QueueFull | Status::ChildFailed, .. }) => assert!(ran < trees * nodes),
+        Err(e) => panic!("unexpected {e:?}"),
+    }
+    eprintln!("small spawn ring: {ran} of {} nodes ran, outcome {r:?}", trees * nodes);
+    rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+}

@@ -80,6 +80,11 @@ pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
 pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::Relaxed)
 }
+pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 {
+    match unsafe { at(p) }.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(v) | Err(v) => v,
+    }
+}
 pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::AcqRel)
 }

@@ -112,6 +112,17 @@ pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// Atomic compare-and-swap, relaxed, GPU scope; returns the previous value (the swap
+/// happened iff it equals `expected`).
+#[inline(always)]
+pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 {
+    let old: u32;
+    unsafe {
+        asm!("atom.relaxed.gpu.cas.b32 {0}, [{1}], {2}, {3};", out(reg32) old, in(reg64) p, in(reg32) expected, in(reg32) new, options(nostack))
+    };
+    old
+}
+
 /// Atomic add, acquire-release, GPU scope; returns the previous value.
 #[inline(always)]
 pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {

@@ -7,8 +7,15 @@ mod mark;
 mod noop;
 mod spin;
 mod terminate;
+mod tree;
 
-use resident_shared::{BufferEntry, Opcode, QueueHeader, Status, Task};
+pub use tree::MAX_FANOUT as MAX_TREE_FANOUT;
+
+use resident_shared::segment::{self, SegmentCount};
+use resident_shared::{BufferEntry, Opcode, QueueHeader, Status, Task, task_flags};
+
+use crate::arch;
+use crate::spawn::SpawnRing;
 
 /// What a task reports: a status and a small inline result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +44,20 @@ impl From<Result<u64, Status>> for Outcome {
 }
 
 /// What a task may see of the runtime.
+#[derive(Clone, Copy)]
 pub struct TaskContext {
     pub buffers: *const BufferEntry,
     /// Null when the task runs outside the queue (the one-launch baseline).
     pub header: *mut QueueHeader,
     /// The device counter table (`MAX_COUNTERS` entries); null outside the queue.
     pub counters: *mut u32,
+    /// Where [`TaskContext::spawn`] pushes; none outside the queue.
+    pub spawn: SpawnRing,
+    /// The segment counts (`crate::completion`); null outside the queue.
+    pub counts: *mut SegmentCount,
+    /// The running task's segment as a child's `seg` word ([`segment::child`]): its
+    /// children are counted in the same segment.
+    pub child_seg: u32,
 }
 
 impl TaskContext {
@@ -51,6 +66,38 @@ impl TaskContext {
     pub fn aborting(&self) -> bool {
         // Acquire, .sys: pairs with the host's stream write of `abort`.
         !self.header.is_null() && unsafe { crate::arch::ld_acquire_sys(&raw const (*self.header).abort.value) } != 0
+    }
+}
+
+impl TaskContext {
+    /// Pushes `child` for another worker to run (warp-collective; every lane must call
+    /// with the same task). The child completes as part of the running task's segment,
+    /// so the host's ticket waits for it too. `Err(QueueFull)` if the spawn ring has no
+    /// room: nothing was pushed.
+    ///
+    /// # Safety
+    /// Only from a task running in the persistent loop (or with `spawn` none).
+    #[inline(always)]
+    pub unsafe fn spawn(&self, child: &Task) -> Result<(), Status> {
+        if self.spawn.is_none() || self.counts.is_null() {
+            return Err(Status::QueueFull);
+        }
+        let mut ok = 0u32;
+        if arch::lane_id() == 0 {
+            let mut t = *child;
+            t.flags = task_flags::CHILD;
+            t.seg = self.child_seg;
+            let pending = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).pending };
+            // Relaxed: program order puts it before this task's own release add, and
+            // the push's release orders it before the child's add (spawn.rs, step 4).
+            unsafe { arch::atom_add_relaxed_gpu(pending, u32::MAX) };
+            if unsafe { self.spawn.try_push(&t) } {
+                ok = 1;
+            } else {
+                unsafe { arch::atom_add_relaxed_gpu(pending, 1) };
+            }
+        }
+        if arch::shfl_idx(ok, 0) != 0 { Ok(()) } else { Err(Status::QueueFull) }
     }
 }
 
@@ -66,7 +113,9 @@ pub unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
         Some(Opcode::Axpy) => unsafe { axpy::run(task, cx) }.into(),
         Some(Opcode::Spin) => spin::run(task, cx),
         Some(Opcode::Mark) => unsafe { mark::run(task, cx) }.into(),
-        Some(Opcode::Terminate) => unsafe { terminate::run(cx, seq) },
+        Some(Opcode::Tree) => unsafe { tree::run(task, cx) }.into(),
+        Some(Opcode::Terminate) if task.flags & task_flags::CHILD == 0 => unsafe { terminate::run(cx, seq) },
+        Some(Opcode::Terminate) => Outcome::err(Status::InvalidOpcode),
         None => Outcome::err(Status::InvalidOpcode),
     }
 }

@@ -1,0 +1,186 @@
+//! Device-side follow-up tasks: a running task pushes children into the spawn ring;
+//! every worker pops them before it claims its next host task, and while it waits for
+//! the host. The layout is `resident_shared::spawn`; docs/protocol.md has the whole.
+//!
+//! The ring is Vyukov's bounded MPMC queue. Slot `i` has a sequence word `seq[i]`
+//! (stored as `seq - i`, so zeroed memory is the initial state). A pusher at position
+//! `pos` owns slot `pos % cap` when `seq == pos`; a popper at `pos` owns it when
+//! `seq == pos + 1`.
+//!
+//! Orderings (lane 0 of a warp does the ring operations; the task is read by all
+//! lanes):
+//! 1. Push: `ld.acquire.gpu` of `seq` (pairs with the last popper's release, so its
+//!    reads of the slot are done), `atom.relaxed.gpu.cas` on `enqueue` to own the
+//!    position, weak stores of the task, then `st.release.gpu seq = pos + 1`.
+//! 2. Pop: `ld.acquire.gpu` of `seq` seeing `pos + 1` (pairs with the push's release:
+//!    the task's bytes are visible), `atom.relaxed.gpu.cas` on `dequeue` to own the
+//!    position; every lane then acquires `seq` again before reading the slot. The
+//!    child runs in place; after its completion (which ends with `bar.warp.sync`),
+//!    lane 0 releases `seq = pos + cap` for the next lap's pusher.
+//! 3. Exactly once: a position is owned by the one CAS that moved `enqueue` (or
+//!    `dequeue`) past it, and a slot's sequence word admits one pusher then one popper
+//!    per lap.
+//! 4. Completion: before the push, the parent adds -1 to its segment's `pending`
+//!    (`crate::completion`). Its own +1 comes later in program order, so the segment
+//!    cannot complete before the child is counted; the child's +1 happens after the
+//!    -1 (release of `seq`, acquire by the popper), so the count only reaches the
+//!    segment's length when the child, too, has completed.
+//! 5. Shutdown: a worker leaves only after popping the ring empty. A push by a warp
+//!    that is still running is drained by that warp before it leaves.
+
+use resident_shared::spawn::{self, SpawnHeader};
+use resident_shared::{KernelParams, Task};
+
+use crate::arch;
+
+/// The spawn ring as one worker sees it. Null (capacity 0) outside the queue.
+#[derive(Clone, Copy)]
+pub struct SpawnRing {
+    header: *mut SpawnHeader,
+    seqs: *mut u32,
+    slots: *mut Task,
+    mask: u32,
+}
+
+impl SpawnRing {
+    /// # Safety
+    /// `p.spawn` must hold a zeroed (or live) ring of `p.spawn_capacity` slots, a power
+    /// of two, or be null with capacity 0.
+    pub unsafe fn new(p: &KernelParams) -> Self {
+        if p.spawn == 0 || p.spawn_capacity == 0 {
+            return Self::NONE;
+        }
+        let base = p.spawn as *mut u8;
+        Self {
+            header: base as *mut SpawnHeader,
+            seqs: unsafe { base.add(spawn::SEQ_OFFSET) } as *mut u32,
+            slots: unsafe { base.add(spawn::slots_offset(p.spawn_capacity)) } as *mut Task,
+            mask: p.spawn_capacity - 1,
+        }
+    }
+
+    pub const NONE: Self = Self { header: core::ptr::null_mut(), seqs: core::ptr::null_mut(), slots: core::ptr::null_mut(), mask: 0 };
+
+    #[inline(always)]
+    pub fn is_none(&self) -> bool {
+        self.header.is_null()
+    }
+
+    /// The sequence word of slot `pos % cap`, made absolute.
+    #[inline(always)]
+    unsafe fn seq(&self, pos: u32) -> u32 {
+        let i = pos & self.mask;
+        unsafe { arch::ld_acquire_gpu(self.seqs.add(i as usize)) }.wrapping_add(i)
+    }
+
+    #[inline(always)]
+    unsafe fn set_seq(&self, pos: u32, value: u32) {
+        let i = pos & self.mask;
+        unsafe { arch::st_release_gpu(self.seqs.add(i as usize), value.wrapping_sub(i)) };
+    }
+
+    /// Pushes `task` (step 1). Lane 0 only. `false` when the ring is full.
+    ///
+    /// # Safety
+    /// The ring must be live.
+    #[inline(always)]
+    pub unsafe fn try_push(&self, task: &Task) -> bool {
+        if self.is_none() {
+            return false;
+        }
+        let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
+        let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
+        loop {
+            let dif = unsafe { self.seq(pos) }.wrapping_sub(pos) as i32;
+            if dif == 0 {
+                let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };
+                if old == pos {
+                    break;
+                }
+                pos = old;
+            } else if dif < 0 {
+                // The slot still holds last lap's task: full.
+                return false;
+            } else {
+                pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
+            }
+        }
+        unsafe {
+            // Weak stores: published by the release of `seq` below.
+            self.slots.add((pos & self.mask) as usize).write(*task);
+            self.set_seq(pos, pos.wrapping_add(1));
+        }
+        true
+    }
+
+    /// Whether a child may be waiting: two independent relaxed loads, the cheap test
+    /// a worker makes before each claim. May be stale either way; a pop decides.
+    #[inline(always)]
+    pub unsafe fn maybe_nonempty(&self) -> bool {
+        if self.is_none() {
+            return false;
+        }
+        let mut any = false;
+        if arch::lane_id() == 0 {
+            let e = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).enqueue.value) };
+            let d = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).dequeue.value) };
+            any = e != d;
+        }
+        arch::shfl_idx(any as u32, 0) != 0
+    }
+
+    /// Pops one child (step 2): its position, in every lane, or `None` if the ring
+    /// looks empty. The slot stays this warp's until [`SpawnRing::release`]: the task
+    /// is read in place while it runs. Every lane must call.
+    ///
+    /// # Safety
+    /// The ring must be live.
+    #[inline(always)]
+    pub unsafe fn try_pop(&self) -> Option<u32> {
+        let mut got = 0u32;
+        let mut pos = 0u32;
+        if arch::lane_id() == 0 {
+            let dequeue = unsafe { &raw mut (*self.header).dequeue.value };
+            pos = unsafe { arch::ld_relaxed_gpu(dequeue) };
+            loop {
+                let dif = unsafe { self.seq(pos) }.wrapping_sub(pos.wrapping_add(1)) as i32;
+                if dif == 0 {
+                    let old = unsafe { arch::atom_cas_relaxed_gpu(dequeue, pos, pos.wrapping_add(1)) };
+                    if old == pos {
+                        got = 1;
+                        break;
+                    }
+                    pos = old;
+                } else if dif < 0 {
+                    break;
+                } else {
+                    pos = unsafe { arch::ld_relaxed_gpu(dequeue) };
+                }
+            }
+        }
+        if arch::shfl_idx(got, 0) == 0 {
+            return None;
+        }
+        let pos = arch::shfl_idx(pos, 0);
+        // Every lane acquires the push's release before reading the slot: the value is
+        // `pos + 1` until this warp releases it.
+        let _ = unsafe { self.seq(pos) };
+        Some(pos)
+    }
+
+    /// The task at position `pos`, popped by this warp and not yet released.
+    #[inline(always)]
+    pub fn slot(&self, pos: u32) -> *const Task {
+        self.slots.wrapping_add((pos & self.mask) as usize)
+    }
+
+    /// Hands slot `pos` back to the pushers (end of step 2), once every lane is done
+    /// with the task. Lane 0 only, after a `bar.warp.sync` that follows the last read.
+    ///
+    /// # Safety
+    /// `pos` must have been popped by this warp and not released.
+    #[inline(always)]
+    pub unsafe fn release(&self, pos: u32) {
+        unsafe { self.set_seq(pos, pos.wrapping_add(self.mask + 1)) };
+    }
+}

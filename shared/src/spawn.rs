@@ -1,0 +1,45 @@
+//! The spawn ring: where running tasks push follow-up tasks ("children") for other
+//! workers, inside the one kernel, without the host.
+//!
+//! A bounded multi-producer multi-consumer queue after D. Vyukov's design, in device
+//! memory (host memory on the CPU backend): a [`SpawnHeader`] with the enqueue and
+//! dequeue positions on their own lines, then `capacity` `u32` sequence words, then
+//! `capacity` [`crate::Task`] slots. The protocol is in `device/src/spawn.rs`; this
+//! module owns the layout only.
+//!
+//! Sequence words are stored relative to their slot index (`stored = seq - index`), so
+//! that zeroed memory is the initial state: no initialisation pass before launch.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::{CachePadded, Task};
+
+/// Default number of spawn slots: children in flight at once (4 MiB of slots).
+pub const DEFAULT_SPAWN_CAPACITY: u32 = 1 << 16;
+
+/// The two positions, each on its own 128-byte line.
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+pub struct SpawnHeader {
+    /// Next position to push at (CAS by pushers).
+    pub enqueue: CachePadded,
+    /// Next position to pop from (CAS by workers).
+    pub dequeue: CachePadded,
+}
+const _: () = assert!(core::mem::size_of::<SpawnHeader>() == 256);
+
+/// Byte offset of the sequence words in the spawn allocation.
+pub const SEQ_OFFSET: usize = core::mem::size_of::<SpawnHeader>();
+
+/// Byte offset of the task slots in a spawn allocation of `capacity` slots (aligned to
+/// 128 bytes so that a slot never straddles two lines).
+#[inline]
+pub const fn slots_offset(capacity: u32) -> usize {
+    (SEQ_OFFSET + capacity as usize * 4).next_multiple_of(128)
+}
+
+/// Bytes of a spawn allocation of `capacity` slots.
+#[inline]
+pub const fn bytes(capacity: u32) -> usize {
+    slots_offset(capacity) + capacity as usize * core::mem::size_of::<Task>()
+}
