@@ -63,4 +63,4 @@ pub use error::{Error, Rejection, Result};
 pub use resident_shared::{BufSlice, BufferHandle, Completion, CounterId, Opcode, Status, Task, worker_flags};
 pub use runtime::{Runtime, cuda_available};
 pub use task_list::TaskList;
-pub use ticket::Ticket;
+pub use ticket::{Ticket, TicketFuture, WaitFuture};

@@ -12,6 +12,7 @@ use crate::buffer::{Buffer, Element};
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::completions::CompletionTracker;
+use crate::queue::notifier::Notifier;
 use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
@@ -29,6 +30,7 @@ pub(crate) struct Shared {
     pub config: RuntimeConfig,
     pub producer: Mutex<Producer>,
     pub tracker: CompletionTracker,
+    pub notifier: Notifier,
     fault: Mutex<Option<Error>>,
     stopped: AtomicBool,
     /// Workers may still run (shutdown could not stop them): never free their memory.
@@ -61,6 +63,12 @@ impl Shared {
         let e = self.fault.lock().unwrap().get_or_insert(e).clone();
         self.tracker.fail_all(&e);
         e
+    }
+
+    /// Asks the backend whether the workers are alive, at most every `HEALTH_PERIOD`;
+    /// a dead device fails every unfinished ticket.
+    pub fn poll_health(&self) -> Result<()> {
+        self.check_health()
     }
 
     /// Asks the backend whether the workers are alive, at most every `HEALTH_PERIOD`.
@@ -219,6 +227,7 @@ impl Runtime {
                 config,
                 producer: Mutex::new(Producer::new()),
                 tracker: CompletionTracker::new(capacity),
+                notifier: Notifier::default(),
                 fault: Mutex::new(None),
                 stopped: AtomicBool::new(false),
                 leak: AtomicBool::new(false),

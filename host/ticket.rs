@@ -1,6 +1,9 @@
 //! Tickets: a handle on one submitted batch, to wait for it and read its results.
 
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::queue::ticket_state::TicketState;
@@ -63,6 +66,14 @@ impl Ticket {
         Ok(std::mem::take(&mut self.state.outcome.lock().unwrap().results))
     }
 
+    /// Waits without blocking a thread: a future for executors (tokio, async-std,
+    /// `futures::executor`). A background thread of the runtime polls completions while
+    /// futures wait and wakes each one when its ticket is done; a device fault or a
+    /// shutdown resolves it with that error. `ticket.await` works too ([`IntoFuture`]).
+    pub fn wait_async(&self) -> WaitFuture<'_> {
+        WaitFuture { ticket: self }
+    }
+
     fn wait_inner(&self, timeout: Option<Duration>) -> Result<()> {
         let deadline = crate::queue::producer::deadline(timeout);
         self.shared.wait_until(deadline, || {
@@ -81,5 +92,52 @@ impl Ticket {
             Some((seq, status)) => Err(Error::TaskFailed { seq, status }),
             None => Ok(()),
         }
+    }
+}
+
+/// The future of [`Ticket::wait_async`].
+#[must_use = "futures do nothing unless polled"]
+pub struct WaitFuture<'a> {
+    ticket: &'a Ticket,
+}
+
+impl Future for WaitFuture<'_> {
+    type Output = Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let t = self.ticket;
+        if let Some(r) = t.try_wait() {
+            return Poll::Ready(r);
+        }
+        t.shared.notifier.register(&t.shared, &t.state, cx.waker());
+        // Completed between the check and the registration: the notifier may have
+        // missed it, so look again.
+        match t.try_wait() {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// The owned form of [`WaitFuture`], for `ticket.await`.
+#[must_use = "futures do nothing unless polled"]
+pub struct TicketFuture {
+    ticket: Ticket,
+}
+
+impl Future for TicketFuture {
+    type Output = Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        Pin::new(&mut WaitFuture { ticket: &self.ticket }).poll(cx)
+    }
+}
+
+impl IntoFuture for Ticket {
+    type Output = Result<()>;
+    type IntoFuture = TicketFuture;
+
+    fn into_future(self) -> TicketFuture {
+        TicketFuture { ticket: self }
     }
 }

@@ -116,3 +116,14 @@ fn spawn_ring_small_never_loses_a_child() {
     let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, spawn_capacity: 8, ..RuntimeConfig::cpu() }).unwrap();
     common::spawn_ring_small_never_loses_a_child(&rt, 64, 3, 8);
 }
+
+#[test]
+fn async_tickets() {
+    common::async_tickets(&cpu(1 << 12), 200, 16);
+}
+
+#[test]
+fn async_ticket_resolved_by_shutdown() {
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 2, shutdown_timeout: Duration::from_millis(100), ..RuntimeConfig::cpu() }).unwrap();
+    common::async_ticket_resolved_by_shutdown(rt);
+}

@@ -121,3 +121,10 @@ gpu_test!(spawn_ring_small_never_loses_a_child, {
     let rt = Runtime::with_config(RuntimeConfig { spawn_capacity: 64, ..RuntimeConfig::cuda() }).unwrap();
     common::spawn_ring_small_never_loses_a_child(&rt, 256, 4, 8);
 });
+
+gpu_test!(async_tickets, common::async_tickets(&gpu(1 << 16), 2_000, 64));
+
+gpu_test!(async_ticket_resolved_by_shutdown, {
+    let rt = Runtime::with_config(RuntimeConfig { shutdown_timeout: Duration::from_millis(200), ..RuntimeConfig::cuda() }).unwrap();
+    common::async_ticket_resolved_by_shutdown(rt);
+});

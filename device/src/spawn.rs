@@ -115,6 +115,9 @@ impl SpawnRing {
 
     /// Whether a child may be waiting: two independent relaxed loads, the cheap test
     /// a worker makes before each claim. May be stale either way; a pop decides.
+    ///
+    /// # Safety
+    /// The ring must be live (or none).
     #[inline(always)]
     pub unsafe fn maybe_nonempty(&self) -> bool {
         if self.is_none() {

@@ -404,7 +404,7 @@ pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout
 /// on. Needs a runtime with one worker and `spawn_capacity` 2, so that nobody pops
 /// while the root pushes.
 pub fn spawn_ring_full_is_reported(rt: &Runtime) {
-    let marks = rt.buffer_from(&vec![0u32; 17]).unwrap();
+    let marks = rt.buffer_from(&[0u32; 17]).unwrap();
     let r = rt.submit(&[Task::tree(marks.all(), 0, 1, 16)]).unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::QueueFull, .. })), "{r:?}");
     let got = marks.read().unwrap();
@@ -454,4 +454,38 @@ pub fn spawn_ring_small_never_loses_a_child(rt: &Runtime, trees: usize, depth: u
     }
     eprintln!("small spawn ring: {ran} of {} nodes ran, outcome {r:?}", trees * nodes);
     rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+}
+
+/// Tickets as futures: many batches awaited together on one executor thread, each with
+/// its own results.
+pub fn async_tickets(rt: &Runtime, batches: usize, per_batch: usize) {
+    use futures::executor::block_on;
+    let tickets: Vec<_> = (0..batches)
+        .map(|b| rt.submit_for_results(&(0..per_batch).map(|i| Task::noop((b * per_batch + i) as u64)).collect::<Vec<_>>()).unwrap())
+        .collect();
+    let outcomes = block_on(futures::future::join_all(tickets.iter().map(|t| t.wait_async())));
+    assert!(outcomes.iter().all(|r| r.is_ok()), "{outcomes:?}");
+    for (b, t) in tickets.iter().enumerate() {
+        let want: Vec<u64> = (0..per_batch).map(|i| (b * per_batch + i) as u64).collect();
+        assert_eq!(t.results().unwrap(), want);
+    }
+    // The owned form: `ticket.await`.
+    let owned = rt.submit(&[Task::noop(7)]).unwrap();
+    assert_eq!(block_on(async { owned.await }), Ok(()));
+}
+
+/// A future waiting on a task that cannot finish is resolved by shutdown, not left
+/// pending.
+pub fn async_ticket_resolved_by_shutdown(rt: Runtime) {
+    let t = rt.submit(&[Task::spin(60_000_000_000)]).unwrap();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            let _ = rt.close();
+        });
+        let r = futures::executor::block_on(t.wait_async());
+        assert!(r.is_err(), "{r:?}");
+    });
+    assert!(start.elapsed() < Duration::from_secs(10));
 }
