@@ -1,0 +1,86 @@
+//! Round-trip latency of one tiny task: submit it into the running persistent kernel
+//! and see its completion on the host, against a kernel launch plus stream
+//! synchronize, and against replaying a one-launch CUDA Graph plus synchronize. All in
+//! one run, on the same device code (`noop`).
+//!
+//! Timing: host wall clock around each round trip (it ends synchronized: the host saw
+//! the completion, or the stream finished), 2,000 warm-up round trips, then 20,000
+//! samples; p50, p90, p99 and p99.9 in a summary after criterion's groups.
+//!
+//!     cargo bench --bench latency          # on a GPU machine (or .gpu/run.sh)
+
+mod common;
+
+use common::{percentiles, samples};
+use criterion::{Criterion, criterion_group, criterion_main};
+use resident::baseline::Baselines;
+use resident::{Runtime, RuntimeConfig, Task};
+
+const WARMUP: usize = 2_000;
+const SAMPLES: usize = 20_000;
+const PS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+fn round_trip(rt: &Runtime, i: u64) {
+    rt.submit(&[Task::noop(i)]).unwrap().wait().unwrap();
+}
+
+fn bench(c: &mut Criterion) {
+    let cuda = resident::cuda_available();
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, ..RuntimeConfig::default() }).unwrap();
+    eprintln!("{}", rt.backend());
+    let mut rows = vec![];
+    {
+        let mut g = c.benchmark_group("round_trip_1_task");
+        let mut i = 0;
+        g.bench_function("persistent", |b| {
+            b.iter(|| {
+                i += 1;
+                round_trip(&rt, i)
+            })
+        });
+        g.finish();
+        let mut i = 0;
+        let mut s = samples(
+            || {
+                i += 1;
+                round_trip(&rt, i)
+            },
+            WARMUP,
+            SAMPLES,
+        );
+        rows.push(("persistent: submit + wait", percentiles(&mut s, &PS)));
+        // The same, awaiting the ticket's future instead of the blocking wait.
+        let mut s = samples(|| futures::executor::block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
+        rows.push(("persistent: submit + await", percentiles(&mut s, &PS)));
+    }
+    if cuda {
+        // Baselines with the persistent kernel stopped: nothing resident beside them.
+        rt.close().unwrap();
+        let base = Baselines::new(&rt, 1).unwrap();
+        let one = [Task::noop(1)];
+        let graph = base.capture_graph(&one).unwrap();
+        let mut g = c.benchmark_group("round_trip_1_task");
+        g.bench_function("launch_sync", |b| b.iter(|| base.launch_per_task(&one).unwrap()));
+        g.bench_function("graph_replay_sync", |b| b.iter(|| graph.replay().unwrap()));
+        g.finish();
+        let mut s = samples(|| base.launch_per_task(&one).unwrap(), WARMUP, SAMPLES);
+        rows.push(("launch + synchronize", percentiles(&mut s, &PS)));
+        let mut s = samples(|| graph.replay().unwrap(), WARMUP, SAMPLES);
+        rows.push(("graph replay + synchronize", percentiles(&mut s, &PS)));
+    }
+    println!("\nround trip of one noop task, {} ({SAMPLES} samples after {WARMUP} warm-up), microseconds", rt.backend().name);
+    println!("{:<30} {:>8} {:>8} {:>8} {:>8}", "", "p50", "p90", "p99", "p99.9");
+    for (label, p) in &rows {
+        println!("{label:<30} {:>8.2} {:>8.2} {:>8.2} {:>8.2}", p[0], p[1], p[2], p[3]);
+    }
+    if let Some((_, launch)) = rows.iter().find(|(l, _)| l.starts_with("launch")) {
+        println!("persistent p50 / launch+sync p50 = {:.2}", rows[0].1[0] / launch[0]);
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(50).warm_up_time(std::time::Duration::from_millis(500)).measurement_time(std::time::Duration::from_secs(2));
+    targets = bench
+}
+criterion_main!(benches);

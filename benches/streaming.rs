@@ -1,0 +1,132 @@
+//! Streaming throughput while the host keeps feeding the running kernel: host threads
+//! (1 and 4) submit batches of tiny tasks back to back, with a few tickets in flight
+//! each, into one resident kernel. Against one launch per task and CUDA Graph replay
+//! of the same tasks, in the same run. And memory-bound tasks (axpy on 64 Ki floats,
+//! 768 KiB moved each) streamed the same way, against the device's copy bandwidth.
+//!
+//! Timing: host wall clock from the first submit to the last completion seen, after a
+//! warm-up pass; medians of several passes.
+//!
+//!     cargo bench --bench streaming        # on a GPU machine (or .gpu/run.sh)
+
+mod common;
+
+use common::median;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use resident::baseline::Baselines;
+use resident::{Runtime, RuntimeConfig, Task};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Tiny tasks per pass (all threads together).
+const TINY: usize = 1 << 21;
+/// Tickets each thread keeps in flight before it waits for its oldest.
+const IN_FLIGHT: usize = 8;
+/// Floats per memory-bound task, and tasks per pass.
+const BIG_SLICE: usize = 1 << 16;
+const BIG_TASKS: usize = 4096;
+const BIG_SLOTS: usize = 512;
+/// Bytes a memory-bound pass moves: read x, read y, write y.
+const BIG_BYTES: u64 = (BIG_TASKS * BIG_SLICE * 4 * 3) as u64;
+
+/// `threads` producers each submit their share of `tasks`, in batches of `batch`, with
+/// up to `IN_FLIGHT` tickets outstanding, then wait for the rest.
+fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) {
+    let share = tasks.len() / threads;
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let mine = &tasks[t * share..(t + 1) * share];
+            s.spawn(move || {
+                let mut q = VecDeque::with_capacity(IN_FLIGHT + 1);
+                for b in mine.chunks(batch) {
+                    q.push_back(rt.submit(b).unwrap());
+                    if q.len() > IN_FLIGHT {
+                        q.pop_front().unwrap().wait().unwrap();
+                    }
+                }
+                q.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+}
+
+fn rate(tasks: usize, t: Duration) -> f64 {
+    tasks as f64 / t.as_secs_f64() / 1e6
+}
+
+fn bench(c: &mut Criterion) {
+    let cuda = resident::cuda_available();
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, ..RuntimeConfig::default() }).unwrap();
+    eprintln!("{}", rt.backend());
+    // The CPU backend (no GPU here) streams a sixteenth as many.
+    let tiny = if cuda { TINY } else { TINY / 16 };
+    let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();
+    let mut rows: Vec<(String, f64)> = vec![];
+    for (threads, batch) in [(1, 256), (1, 1024), (1, 4096), (4, 256), (4, 1024), (4, 4096)] {
+        let mut g = c.benchmark_group("stream_noop");
+        g.throughput(Throughput::Elements(tiny as u64));
+        g.sample_size(10);
+        g.bench_function(BenchmarkId::new(format!("persistent_{threads}_threads"), batch), |b| b.iter(|| stream(&rt, threads, batch, &noop)));
+        g.finish();
+        let t = median(|| stream(&rt, threads, batch, &noop), 1, 7);
+        rows.push((format!("persistent, {threads} thread(s), batches of {batch}"), rate(tiny, t)));
+    }
+    if !cuda {
+        print(&rows, None);
+        return;
+    }
+    // Memory-bound tasks, streamed from one thread.
+    let x = rt.buffer_from(&vec![1.0f32; BIG_SLOTS * BIG_SLICE]).unwrap();
+    let y = rt.buffer_from(&vec![0.5f32; BIG_SLOTS * BIG_SLICE]).unwrap();
+    let big: Vec<Task> = (0..BIG_TASKS)
+        .map(|i| {
+            let s = (i % BIG_SLOTS) * BIG_SLICE..(i % BIG_SLOTS + 1) * BIG_SLICE;
+            Task::axpy(1e-6, x.slice(s.clone()), y.slice(s))
+        })
+        .collect();
+    let mut g = c.benchmark_group("stream_axpy_64k");
+    g.throughput(Throughput::Bytes(BIG_BYTES));
+    g.sample_size(10);
+    g.bench_function("persistent_1_thread", |b| b.iter(|| stream(&rt, 1, 64, &big)));
+    g.finish();
+    let axpy_t = median(|| stream(&rt, 1, 64, &big), 1, 7);
+
+    // Baselines, with the persistent kernel stopped.
+    rt.close().unwrap();
+    let n = 20_000;
+    let base = Baselines::new(&rt, n).unwrap();
+    let graph = base.capture_graph(&noop[..n]).unwrap();
+    let copy = base.copy_buffers(BIG_BYTES as usize / 2).unwrap();
+    let mut g = c.benchmark_group("stream_noop");
+    g.throughput(Throughput::Elements(n as u64));
+    g.sample_size(10);
+    g.bench_function("launch_per_task_20k", |b| b.iter(|| base.launch_per_task(&noop[..n]).unwrap()));
+    g.bench_function("graph_replay_20k", |b| b.iter(|| graph.replay().unwrap()));
+    g.finish();
+    let launch = rate(n, median(|| base.launch_per_task(&noop[..n]).unwrap(), 2, 11));
+    let graph_rate = rate(n, median(|| graph.replay().unwrap(), 2, 11));
+    let copy_t = median(|| base.copy(&copy).unwrap(), 3, 21);
+    rows.push(("one launch per task (20k)".into(), launch));
+    rows.push(("CUDA Graph replay (20k launches)".into(), graph_rate));
+    print(&rows, Some(graph_rate));
+    let gbs = |t: Duration| BIG_BYTES as f64 / t.as_secs_f64() / 1e9;
+    println!(
+        "axpy 64Ki floats x {BIG_TASKS}, host-fed from 1 thread in batches of 64: {:.0} GB/s; device copy of the same bytes: {:.0} GB/s; ratio {:.2}",
+        gbs(axpy_t),
+        gbs(copy_t),
+        copy_t.as_secs_f64() / axpy_t.as_secs_f64()
+    );
+}
+
+fn print(rows: &[(String, f64)], graph: Option<f64>) {
+    println!("\nstreaming noop tasks, millions of tasks per second");
+    for (label, r) in rows {
+        match graph {
+            Some(g) => println!("{label:<45} {r:>8.2}   {:>7.1}x graph", r / g),
+            None => println!("{label:<45} {r:>8.2}"),
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
