@@ -62,7 +62,7 @@ fn client(rt: &Runtime, id: usize, until: Instant) -> resident::Result<Report> {
             rep.tasks[1] += BATCH as u64;
         }
         // Every fourth round: axpy over this client's slices, and a tree.
-        if round % 4 == 0 {
+        if round.is_multiple_of(4) {
             let a: f32 = rng.random_range(-1.0..1.0);
             let tasks: Vec<Task> = (0..AXPY_TASKS)
                 .map(|i| Task::axpy(a, x.slice(i * AXPY_SLICE..(i + 1) * AXPY_SLICE), y.slice(i * AXPY_SLICE..(i + 1) * AXPY_SLICE)))
@@ -124,13 +124,13 @@ fn main() -> resident::Result<()> {
     let elapsed = start.elapsed().as_secs_f64();
     let mut total = 0;
     println!("{:<8} {:>12} {:>12} {:>12} {:>12} {:>12}", "kind", "tasks", "tasks/s", "p50 us", "p99 us", "p99.9 us");
-    for k in 0..4 {
+    for (k, kind) in KINDS.iter().enumerate() {
         let tasks: u64 = reports.iter().map(|r| r.tasks[k]).sum();
         let mut lat: Vec<Duration> = reports.iter().flat_map(|r| r.latency[k].iter().copied()).collect();
         total += tasks;
         println!(
             "{:<8} {:>12} {:>12.3e} {:>12.1} {:>12.1} {:>12.1}",
-            KINDS[k],
+            kind,
             tasks,
             tasks as f64 / elapsed,
             pct(&mut lat, 50.0),
