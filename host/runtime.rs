@@ -157,6 +157,7 @@ impl Shared {
         }
         self.tracker.fail_all(&Error::ShutDown);
         self.stopped.store(true, Ordering::Release);
+        self.notifier.stop();
         if !exited {
             self.leak.store(true, Ordering::Release);
             eprintln!("resident: workers did not stop after abort; leaking the queue memory");

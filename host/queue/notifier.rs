@@ -1,22 +1,32 @@
 //! Wakes the futures of tickets ([`crate::Ticket::wait_async`]): one background thread
 //! per runtime, started on the first registration, that advances the completion tracker
 //! while futures wait and wakes each one whose ticket is done. It checks the device's
-//! health as waiters do, so a fault resolves (and wakes) every waiting future. It holds
-//! the runtime weakly: dropping the runtime ends it.
+//! health as waiters do, so a fault resolves (and wakes) every waiting future.
+//!
+//! The thread holds the runtime only weakly, and strongly only for the moment of one
+//! poll: never while it sleeps. Shutdown stops and joins it, so it never ends up the
+//! last owner of the runtime's memory (freeing pinned memory on a thread of its own
+//! while another runtime's kernel is resident would wait forever: docs/protocol.md).
 
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::task::Waker;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::ticket_state::TicketState;
 use crate::runtime::Shared;
 
-/// How long the idle thread waits for a registration before it checks whether the
-/// runtime is gone.
+/// How long the idle thread sleeps before it looks again for a stop request.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
 
 #[derive(Default)]
 pub(crate) struct Notifier {
+    inner: Arc<Inner>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Inner {
     state: Mutex<State>,
     cv: Condvar,
 }
@@ -24,69 +34,89 @@ pub(crate) struct Notifier {
 #[derive(Default)]
 struct State {
     waiting: Vec<(Arc<TicketState>, Waker)>,
-    running: bool,
+    stop: bool,
 }
 
 impl Notifier {
-    /// Wakes `waker` once `ticket` is done (at once if it already is).
+    /// Wakes `waker` once `ticket` is done.
     pub fn register(&self, shared: &Arc<Shared>, ticket: &Arc<TicketState>, waker: &Waker) {
-        let mut s = self.state.lock().unwrap();
+        let mut s = self.inner.state.lock().unwrap();
+        if s.stop {
+            // Shut down: every ticket is resolved; let the future poll again.
+            waker.wake_by_ref();
+            return;
+        }
         match s.waiting.iter_mut().find(|(t, _)| Arc::ptr_eq(t, ticket)) {
             Some((_, w)) => w.clone_from(waker),
             None => s.waiting.push((ticket.clone(), waker.clone())),
         }
-        if !s.running {
-            s.running = true;
-            let weak = Arc::downgrade(shared);
-            let spawned = std::thread::Builder::new().name("resident-notifier".into()).spawn(move || run(weak));
-            if spawned.is_err() {
-                // No thread: fall back to waking at once, so the future polls again.
-                s.running = false;
-                waker.wake_by_ref();
+        drop(s);
+        let mut thread = self.thread.lock().unwrap();
+        if thread.is_none() {
+            let (inner, weak) = (self.inner.clone(), Arc::downgrade(shared));
+            match std::thread::Builder::new().name("resident-notifier".into()).spawn(move || run(&inner, &weak)) {
+                Ok(h) => *thread = Some(h),
+                // No thread: wake at once, so the future polls again (busy, not stuck).
+                Err(_) => waker.wake_by_ref(),
             }
         }
-        drop(s);
-        self.cv.notify_one();
+        self.inner.cv.notify_one();
+    }
+
+    /// Stops the thread and waits for it; wakes every future still registered (their
+    /// tickets are resolved by then). Called by shutdown.
+    pub fn stop(&self) {
+        let woken: Vec<Waker> = {
+            let mut s = self.inner.state.lock().unwrap();
+            s.stop = true;
+            s.waiting.drain(..).map(|(_, w)| w).collect()
+        };
+        self.inner.cv.notify_all();
+        woken.into_iter().for_each(Waker::wake);
+        if let Some(h) = self.thread.lock().unwrap().take()
+            && h.thread().id() != std::thread::current().id()
+        {
+            let _ = h.join();
+        }
     }
 }
 
-fn run(weak: Weak<Shared>) {
+fn run(inner: &Inner, weak: &Weak<Shared>) {
     let mut last_progress = Instant::now();
     loop {
-        let Some(shared) = weak.upgrade() else { return };
-        let n = &shared.notifier;
-        let mut s = n.state.lock().unwrap();
-        if s.waiting.is_empty() {
-            if shared.is_stopped() {
-                s.running = false;
+        {
+            let s = inner.state.lock().unwrap();
+            if s.stop {
                 return;
             }
-            let (g, _) = n.cv.wait_timeout(s, IDLE_WAIT).unwrap();
-            drop(g);
-            last_progress = Instant::now();
-            continue;
-        }
-        drop(s);
-        shared.tracker.advance(&shared.backend);
-        // A dead device fails every ticket (and so wakes every future).
-        let _ = shared.poll_health();
-        let mut s = n.state.lock().unwrap();
-        let before = s.waiting.len();
-        let mut woken = vec![];
-        s.waiting.retain(|(t, w)| {
-            let done = t.is_done();
-            if done {
-                woken.push(w.clone());
+            if s.waiting.is_empty() {
+                let _ = inner.cv.wait_timeout(s, IDLE_WAIT).unwrap();
+                last_progress = Instant::now();
+                continue;
             }
-            !done
-        });
-        let progress = s.waiting.len() != before;
-        drop(s);
-        drop(shared);
-        woken.into_iter().for_each(Waker::wake);
-        if progress {
+        }
+        {
+            let Some(shared) = weak.upgrade() else { return };
+            shared.tracker.advance(&shared.backend);
+            // A dead device fails every ticket (and so wakes every future).
+            let _ = shared.poll_health();
+        }
+        let woken: Vec<Waker> = {
+            let mut s = inner.state.lock().unwrap();
+            let mut woken = vec![];
+            s.waiting.retain(|(t, w)| {
+                let done = t.is_done();
+                if done {
+                    woken.push(w.clone());
+                }
+                !done
+            });
+            woken
+        };
+        if !woken.is_empty() {
             last_progress = Instant::now();
         }
+        woken.into_iter().for_each(Waker::wake);
         // Spin briefly (completions land within microseconds), then yield, then sleep.
         let idle = last_progress.elapsed();
         if idle < Duration::from_micros(50) {
