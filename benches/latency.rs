@@ -26,13 +26,17 @@ fn round_trip(rt: &Runtime, i: u64) {
 
 fn bench(c: &mut Criterion) {
     let cuda = resident::cuda_available();
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, ..RuntimeConfig::default() }).unwrap();
-    eprintln!("{}", rt.backend());
     let mut rows = vec![];
-    {
+    // The default (small batches through the relay warp), then publication by copies
+    // on the transfer stream only; the CPU backend has no relay.
+    let configs: &[(&str, u32)] = if cuda { &[("relay", 32), ("copy", 0)] } else { &[("cpu", 0)] };
+    let mut last = None;
+    for &(label, relay_max_batch) in configs {
+        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, relay_max_batch, ..RuntimeConfig::default() }).unwrap();
+        eprintln!("{} ({label})", rt.backend());
         let mut g = c.benchmark_group("round_trip_1_task");
         let mut i = 0;
-        g.bench_function("persistent", |b| {
+        g.bench_function(format!("persistent_{label}"), |b| {
             b.iter(|| {
                 i += 1;
                 round_trip(&rt, i)
@@ -48,14 +52,16 @@ fn bench(c: &mut Criterion) {
             WARMUP,
             SAMPLES,
         );
-        rows.push(("persistent: submit + wait", percentiles(&mut s, &PS)));
+        rows.push((format!("persistent ({label}): submit + wait"), percentiles(&mut s, &PS)));
         // The same, awaiting the ticket's future instead of the blocking wait.
         let mut s = samples(|| futures::executor::block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
-        rows.push(("persistent: submit + await", percentiles(&mut s, &PS)));
+        rows.push((format!("persistent ({label}): submit + await"), percentiles(&mut s, &PS)));
+        rt.close().unwrap();
+        last = Some(rt);
     }
+    let rt = last.unwrap();
     if cuda {
         // Baselines with the persistent kernel stopped: nothing resident beside them.
-        rt.close().unwrap();
         let base = Baselines::new(&rt, 1).unwrap();
         let one = [Task::noop(1)];
         let graph = base.capture_graph(&one).unwrap();
@@ -64,14 +70,14 @@ fn bench(c: &mut Criterion) {
         g.bench_function("graph_replay_sync", |b| b.iter(|| graph.replay().unwrap()));
         g.finish();
         let mut s = samples(|| base.launch_per_task(&one).unwrap(), WARMUP, SAMPLES);
-        rows.push(("launch + synchronize", percentiles(&mut s, &PS)));
+        rows.push(("launch + synchronize".into(), percentiles(&mut s, &PS)));
         let mut s = samples(|| graph.replay().unwrap(), WARMUP, SAMPLES);
-        rows.push(("graph replay + synchronize", percentiles(&mut s, &PS)));
+        rows.push(("graph replay + synchronize".into(), percentiles(&mut s, &PS)));
     }
     println!("\nround trip of one noop task, {} ({SAMPLES} samples after {WARMUP} warm-up), microseconds", rt.backend().name);
-    println!("{:<30} {:>8} {:>8} {:>8} {:>8}", "", "p50", "p90", "p99", "p99.9");
+    println!("{:<40} {:>8} {:>8} {:>8} {:>8}", "", "p50", "p90", "p99", "p99.9");
     for (label, p) in &rows {
-        println!("{label:<30} {:>8.2} {:>8.2} {:>8.2} {:>8.2}", p[0], p[1], p[2], p[3]);
+        println!("{label:<40} {:>8.2} {:>8.2} {:>8.2} {:>8.2}", p[0], p[1], p[2], p[3]);
     }
     if let Some((_, launch)) = rows.iter().find(|(l, _)| l.starts_with("launch")) {
         println!("persistent p50 / launch+sync p50 = {:.2}", rows[0].1[0] / launch[0]);

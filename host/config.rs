@@ -53,6 +53,10 @@ pub struct RuntimeConfig {
     /// (a power of two, at least 2). A push into a full ring fails that task with
     /// `Status::QueueFull`.
     pub spawn_capacity: u32,
+    /// CUDA: batches of at most this many tasks are published through the relay warp
+    /// (one store into mapped pinned memory, no driver call: the low-latency path);
+    /// larger ones by copies on the transfer stream. 0: no relay warp.
+    pub relay_max_batch: u32,
 }
 
 impl Default for RuntimeConfig {
@@ -72,6 +76,7 @@ impl Default for RuntimeConfig {
             list_first_piece: 0,
             list_chunk: 4096,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
+            relay_max_batch: 32,
         }
     }
 }

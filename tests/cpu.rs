@@ -127,3 +127,8 @@ fn async_ticket_resolved_by_shutdown() {
     let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 2, shutdown_timeout: Duration::from_millis(100), ..RuntimeConfig::cpu() }).unwrap();
     common::async_ticket_resolved_by_shutdown(rt);
 }
+
+#[test]
+fn mixed_batch_sizes_exactly_once() {
+    common::mixed_batch_sizes_exactly_once(&cpu(1 << 12), 4, 20_000);
+}

@@ -128,3 +128,10 @@ gpu_test!(async_ticket_resolved_by_shutdown, {
     let rt = Runtime::with_config(RuntimeConfig { shutdown_timeout: Duration::from_millis(200), ..RuntimeConfig::cuda() }).unwrap();
     common::async_ticket_resolved_by_shutdown(rt);
 });
+
+gpu_test!(mixed_batch_sizes_exactly_once, common::mixed_batch_sizes_exactly_once(&gpu(1 << 14), 4, 200_000));
+
+gpu_test!(mixed_batch_sizes_without_relay, {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, ..RuntimeConfig::cuda() }).unwrap();
+    common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
+});

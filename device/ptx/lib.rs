@@ -17,6 +17,18 @@ pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
     unsafe { worker::persistent_loop(&p) }
 }
 
+/// The relay: one warp (launch one block of 32 threads, on a stream of its own, beside
+/// the persistent kernel) that moves small host batches into the ring. A kernel of its
+/// own, so that its code does not raise the persistent loop's register count.
+///
+/// # Safety
+/// `p` must describe a live queue with mapped `relay` and `staging`; see
+/// `resident_device::relay`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_relay(p: KernelParams) {
+    unsafe { resident_device::relay::relay_loop(&p) }
+}
+
 /// The baseline: one launch runs one task on one warp.
 ///
 /// # Safety

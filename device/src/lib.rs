@@ -21,6 +21,7 @@ pub mod kernels;
 pub mod completion;
 pub mod deps;
 pub mod queue;
+pub mod relay;
 pub mod spawn;
 pub mod tasks;
 pub mod worker;

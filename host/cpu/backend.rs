@@ -54,11 +54,14 @@ impl CpuBackend {
             capacity,
             // A CPU "warp" has one lane.
             claim: 1,
+            // No relay on the CPU: publishing is one store already.
             flags: config.worker_flags,
             max_sleep_ns: config.max_poll_sleep_ns,
             spawn: spawn.ptr() as u64,
             spawn_capacity: config.spawn_capacity,
             _pad: 0,
+            relay: 0,
+            staging: 0,
         };
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use super::driver::{Context, check};
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
+use super::relay::Relay;
 use super::stream::{Stream, StreamState};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
@@ -55,6 +56,7 @@ pub(crate) struct CudaBackend {
     counters: DeviceAlloc,
     spawn: DeviceAlloc,
     spawn_capacity: u32,
+    relay: Relay,
     one_task: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
     _module: Module,
@@ -97,6 +99,7 @@ impl CudaBackend {
             let segment_done = PinnedAlloc::zeroed(capacity as usize * size_of::<SegmentDone>(), false)?;
             let counters = DeviceAlloc::zeroed_sync(MAX_COUNTERS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(resident_shared::spawn::bytes(config.spawn_capacity))?;
+            let relay = Relay::new(config.relay_max_batch, &module)?;
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
             let mut per_sm = 0;
@@ -129,6 +132,7 @@ impl CudaBackend {
                 counters,
                 spawn,
                 spawn_capacity: config.spawn_capacity,
+                relay,
                 one_task,
                 _module: module,
                 kernel_stream,
@@ -162,6 +166,8 @@ impl CudaBackend {
             spawn: self.spawn.ptr(),
             spawn_capacity: self.spawn_capacity,
             _pad: 0,
+            relay: self.relay.device_ptr(),
+            staging: self.staging.device_ptr(),
         };
         let mut args = [&raw mut params as *mut c_void];
         check(
@@ -170,6 +176,7 @@ impl CudaBackend {
             },
             "cuLaunchKernel(resident_persistent)",
         )?;
+        self.relay.launch(&params)?;
         match self.kernel_stream.state() {
             StreamState::Failed(e) => Err(e),
             _ => Ok(()),
@@ -206,6 +213,10 @@ impl CudaBackend {
     }
 
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
+        if self.relay.enabled() && self.relay.takes(end - first) {
+            return self.relay.publish(end, &self.transfer);
+        }
+        self.relay.before_copy()?;
         let t = size_of::<Task>();
         let s = self.transfer.raw();
         let (dev, host) = (self.ring.ptr(), self.staging.host_ptr());
@@ -219,6 +230,7 @@ impl CudaBackend {
     }
 
     pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
+        self.relay.before_copy()?;
         let t = size_of::<Task>();
         let s = self.transfer.raw();
         let dev = self.ring.ptr();
@@ -302,6 +314,9 @@ impl CudaBackend {
     }
 
     pub fn health(&self) -> Health {
+        if let StreamState::Failed(e) = self.relay.state() {
+            return Health::Fault(Error::DeviceFault(e.to_string()));
+        }
         match self.kernel_stream.state() {
             StreamState::Busy => Health::Running,
             StreamState::Idle => Health::Exited,
@@ -321,7 +336,12 @@ impl CudaBackend {
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
-            match self.kernel_stream.state() {
+            // Both kernels: the relay leaves on the same signals as the workers.
+            let state = match self.kernel_stream.state() {
+                StreamState::Idle => self.relay.state(),
+                s => s,
+            };
+            match state {
                 StreamState::Busy if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(100)),
                 StreamState::Busy => return false,
                 _ => return true,

@@ -9,4 +9,5 @@ pub mod driver;
 pub mod event;
 pub mod memory;
 pub mod module;
+pub(crate) mod relay;
 pub mod stream;

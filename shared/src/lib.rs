@@ -15,6 +15,7 @@ mod completion;
 mod counter;
 mod params;
 mod queue;
+pub mod relay;
 pub mod segment;
 pub mod spawn;
 mod status;

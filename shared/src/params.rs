@@ -37,13 +37,19 @@ pub struct KernelParams {
     /// Spawn slots; a power of two.
     pub spawn_capacity: u32,
     pub _pad: u32,
+    /// The relay's [`crate::relay::RelayMailbox`] (mapped pinned memory; device address).
+    pub relay: u64,
+    /// The host's staging mirror of the ring (mapped pinned; device address): where the
+    /// relay copies slots from.
+    pub staging: u64,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 88);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 104);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {
     /// Issue the next claim's atomic before running the last task of the current range.
     pub const PRECLAIM: u32 = 2;
+
 }
 
 /// Parameters of the one-launch-per-task baseline kernel: one task, by value.

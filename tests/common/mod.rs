@@ -489,3 +489,45 @@ pub fn async_ticket_resolved_by_shutdown(rt: Runtime) {
     });
     assert!(start.elapsed() < Duration::from_secs(10));
 }
+
+/// Batches of every size from several threads, so that publications alternate between
+/// the relay (small batches) and copies (large ones, resident lists): every task runs
+/// exactly once, nothing is published twice or skipped at a hand-over.
+pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: usize) {
+    let n = threads * per_thread;
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (rt, marks) = (&rt, &marks);
+            s.spawn(move || {
+                let mut rng = rand::rng();
+                let mut i = th * per_thread;
+                let end = (th + 1) * per_thread;
+                let mut tickets = vec![];
+                while i < end {
+                    let len = match rng.random_range(0..10) {
+                        0 => rng.random_range(1000..5000),
+                        1..=5 => rng.random_range(1..8),
+                        _ => rng.random_range(8..100),
+                    }
+                    .min(end - i);
+                    let tasks: Vec<Task> = (i..i + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                    if rng.random_range(0..8) == 0 {
+                        let list = rt.upload_tasks(&tasks).unwrap();
+                        tickets.push(rt.submit_list(&list).unwrap());
+                    } else {
+                        tickets.push(rt.submit(&tasks).unwrap());
+                    }
+                    if tickets.len() > 16 {
+                        tickets.remove(0).wait().unwrap();
+                    }
+                    i += len;
+                }
+                tickets.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != 1).take(10).collect();
+    assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
+}
