@@ -7,6 +7,7 @@
 //! - before a relayed publication that follows copies, it waits until the transfer
 //!   stream is idle (the copies, `tail` included, have landed; the relay starts after
 //!   that `tail`).
+//!
 //! Both waits are short (microseconds: a copy or a relay round) and bounded.
 
 use cudarc::driver::sys::{self, CUfunction};
