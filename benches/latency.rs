@@ -29,14 +29,26 @@ fn bench(c: &mut Criterion) {
     let mut rows = vec![];
     // The default (small batches through the relay warp), then publication by copies
     // on the transfer stream only; the CPU backend has no relay.
-    let configs: &[(&str, u32)] = if cuda { &[("relay", 32), ("copy", 0)] } else { &[("cpu", 0)] };
+    // Then variants of the relay configuration, to see where the time goes.
+    let d = RuntimeConfig { capacity: 1 << 12, ..RuntimeConfig::default() };
+    let configs: Vec<(&str, RuntimeConfig)> = if cuda {
+        vec![
+            ("relay", d.clone()),
+            ("copy", RuntimeConfig { relay_max_batch: 0, ..d.clone() }),
+            ("relay, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..d.clone() }),
+            ("relay, 1 block per SM", RuntimeConfig { max_blocks_per_sm: 1, ..d.clone() }),
+            ("relay, 1 block/SM, sleep <= 128 ns", RuntimeConfig { max_blocks_per_sm: 1, max_poll_sleep_ns: 128, ..d.clone() }),
+        ]
+    } else {
+        vec![("cpu", d.clone())]
+    };
     let mut last = None;
-    for &(label, relay_max_batch) in configs {
-        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, relay_max_batch, ..RuntimeConfig::default() }).unwrap();
+    for (label, config) in configs {
+        let rt = Runtime::with_config(config).unwrap();
         eprintln!("{} ({label})", rt.backend());
         let mut g = c.benchmark_group("round_trip_1_task");
         let mut i = 0;
-        g.bench_function(format!("persistent_{label}"), |b| {
+        g.bench_function(format!("persistent_{}", label.replace([' ', ',', '<', '=', '/'], "_")), |b| {
             b.iter(|| {
                 i += 1;
                 round_trip(&rt, i)
