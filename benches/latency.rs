@@ -68,6 +68,31 @@ fn bench(c: &mut Criterion) {
         // The same, awaiting the ticket's future instead of the blocking wait.
         let mut s = samples(|| futures::executor::block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
         rows.push((format!("persistent ({label}): submit + await"), percentiles(&mut s, &PS)));
+        if rt.relayed().is_some() {
+            // Where the time goes: the submit call, the relay's publication seen from
+            // the host (a round trip through the mailbox), then the completion.
+            let (mut sub, mut rel, mut done) = (vec![], vec![], vec![]);
+            for i in 0..WARMUP + SAMPLES {
+                let s = std::time::Instant::now();
+                let t = rt.submit(&[Task::noop(i as u64)]).unwrap();
+                let a = s.elapsed();
+                let end = t.first_seq() + 1;
+                while rt.relayed().unwrap() < end {
+                    std::hint::spin_loop();
+                }
+                let b = s.elapsed();
+                t.wait().unwrap();
+                let c = s.elapsed();
+                if i >= WARMUP {
+                    sub.push(a);
+                    rel.push(b);
+                    done.push(c);
+                }
+            }
+            rows.push((format!("  ({label}) submit call returns"), percentiles(&mut sub, &PS)));
+            rows.push((format!("  ({label}) relay publication seen"), percentiles(&mut rel, &PS)));
+            rows.push((format!("  ({label}) completion seen"), percentiles(&mut done, &PS)));
+        }
         rt.close().unwrap();
         last = Some(rt);
     }

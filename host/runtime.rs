@@ -248,6 +248,13 @@ impl Runtime {
         self.shared.backend.capacity() as usize
     }
 
+    /// How far the relay warp has published (a sequence number), on the CUDA backend
+    /// with the relay enabled. For latency measurements (benches/latency.rs).
+    #[doc(hidden)]
+    pub fn relayed(&self) -> Option<u64> {
+        self.shared.backend.cuda().and_then(|c| c.relayed())
+    }
+
     /// Number of tasks completed so far (all tasks before this sequence number).
     pub fn completed(&self) -> u64 {
         self.shared.tracker.advance(&self.shared.backend)

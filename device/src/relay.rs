@@ -10,9 +10,10 @@
 //! 1. Host: plain stores of the slots into staging, then a release store of
 //!    `mailbox.host_tail` (x86: program order, with a compiler fence).
 //! 2. Relay, every lane: `ld.acquire.sys` of `host_tail` (pairs with 1: the staged
-//!    slots are visible), and `ld.acquire.sys` of the ring's `tail` (pairs with a copy
-//!    publication that the host saw complete before it wrote `host_tail`: the relay
-//!    starts after it).
+//!    slots, and `host_from`, are visible), then `host_from`. It copies from the later
+//!    of `host_from` and its own progress: slots before `host_from` came by copy, and
+//!    the host wrote `host_from` only after seeing those copies complete. Both are
+//!    64-bit and never wrap, so any number of copy publications in between is fine.
 //! 3. Relay: weak 16-byte loads from staging, weak stores into the ring; `bar.warp.sync`
 //!    (the lanes' stores happen before lane 0's next operations); lane 0 stores `tail`
 //!    with `st.release.gpu`, which the workers' `ld.acquire.sys` of `tail` pairs with
@@ -24,7 +25,7 @@
 //!    which came by copy after it caught up) or on abort.
 
 use resident_shared::relay::RelayMailbox;
-use resident_shared::{KernelParams, QueueHeader, Task, seq_before};
+use resident_shared::{KernelParams, QueueHeader, Task};
 
 use crate::arch;
 
@@ -52,19 +53,18 @@ pub unsafe fn relay_loop(p: &KernelParams) {
     let ring = p.ring as *mut Quad;
     let mask = p.capacity - 1;
     let lane = arch::lane_id();
-    let mut copied = 0u32;
+    let mut copied = 0u64;
     let mut sleep = 0u32;
     loop {
         // Step 2.
-        let host_tail = unsafe { arch::ld_acquire_sys(&raw const (*mailbox).host_tail.value) };
+        let host_tail = unsafe { arch::ld_acquire_sys_u64(&raw const (*mailbox).host_tail) };
         if host_tail != copied {
-            let tail = unsafe { arch::ld_acquire_sys(&raw const (*header).tail.value) };
-            // Slots before `tail` came by copy: skip them.
-            let from = if seq_before(copied, tail) { tail } else { copied };
+            let host_from = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_from) };
+            let from = copied.max(host_from);
             // Step 3: four quads per task, one per lane, four in flight per lane (a read
             // of pinned memory is a PCIe round trip: overlap them).
-            let quads = host_tail.wrapping_sub(from) * 4;
-            let quad = |q: u32| ((from.wrapping_add(q / 4) & mask) * 4 + q % 4) as usize;
+            let quads = (host_tail - from) as u32 * 4;
+            let quad = |q: u32| (((from as u32).wrapping_add(q / 4) & mask) * 4 + q % 4) as usize;
             let mut q = lane;
             while q < quads {
                 let mut v = [Quad([0; 4]); UNROLL as usize];
@@ -85,10 +85,10 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             arch::syncwarp();
             if lane == 0 {
                 unsafe {
-                    arch::st_release_gpu(&raw mut (*header).tail.value, host_tail);
+                    arch::st_release_gpu(&raw mut (*header).tail.value, host_tail as u32);
                     // Step 4.
                     arch::fence_acq_rel_sys();
-                    arch::st_relaxed_sys(&raw mut (*mailbox).relayed.value, host_tail);
+                    arch::st_relaxed_sys_u64(&raw mut (*mailbox).relayed, host_tail);
                 }
             }
             copied = host_tail;

@@ -193,6 +193,10 @@ impl CudaBackend {
         }
     }
 
+    pub fn relayed(&self) -> Option<u64> {
+        self.relay.enabled().then(|| self.relay.relayed())
+    }
+
     pub fn capacity(&self) -> u32 {
         self.capacity
     }
@@ -214,7 +218,7 @@ impl CudaBackend {
 
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         if self.relay.enabled() && self.relay.takes(end - first) {
-            return self.relay.publish(end, &self.transfer);
+            return self.relay.publish(first, end, &self.transfer);
         }
         self.relay.before_copy()?;
         let t = size_of::<Task>();

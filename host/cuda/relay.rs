@@ -5,14 +5,14 @@
 //! - before a copy publication, it waits until the relay has published every relayed
 //!   batch (`mailbox.relayed`, written by the relay after its `tail` store);
 //! - before a relayed publication that follows copies, it waits until the transfer
-//!   stream is idle (the copies, `tail` included, have landed; the relay starts after
-//!   that `tail`).
+//!   stream is idle (the copies, `tail` included, have landed), then tells the relay to
+//!   start at this batch (`host_from`).
 //!
 //! Both waits are short (microseconds: a copy or a relay round) and bounded.
 
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::relay::RelayMailbox;
-use resident_shared::{KernelParams, seq_before};
+use resident_shared::KernelParams;
 use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{Ordering, fence};
@@ -44,7 +44,7 @@ pub(crate) struct Relay {
 #[derive(Default)]
 struct State {
     /// End of the last relayed batch not yet known to be published.
-    relayed_end: Option<u32>,
+    relayed_end: Option<u64>,
     /// A copy publication may still be in flight on the transfer stream.
     copy_pending: bool,
 }
@@ -93,8 +93,9 @@ impl Relay {
     }
 
     /// Publishes staged slots up to `end` through the relay (step 1 of the protocol).
-    pub fn publish(&self, end: u64, transfer: &Stream) -> Result<()> {
+    pub fn publish(&self, first: u64, end: u64, transfer: &Stream) -> Result<()> {
         let mut s = self.state.lock().unwrap();
+        let m = self.mailbox();
         if s.copy_pending {
             wait(|| match transfer.state() {
                 StreamState::Idle => Ok(true),
@@ -102,13 +103,22 @@ impl Relay {
                 StreamState::Failed(e) => Err(e),
             })?;
             s.copy_pending = false;
+            // Everything before `first` came by copy and has landed.
+            unsafe { (&raw mut (*m).host_from).write_volatile(first) };
         }
-        // Release: the staged slots (plain stores) before the mailbox store; pairs with
-        // the relay's ld.acquire.sys of `host_tail`.
+        // Release: the staged slots (plain stores) and `host_from` before the mailbox
+        // store; pairs with the relay's ld.acquire.sys of `host_tail`.
         fence(Ordering::Release);
-        unsafe { (&raw mut (*self.mailbox()).host_tail.value).write_volatile(end as u32) };
-        s.relayed_end = Some(end as u32);
+        unsafe { (&raw mut (*m).host_tail).write_volatile(end) };
+        s.relayed_end = Some(end);
         Ok(())
+    }
+
+    /// How far the relay has published.
+    pub fn relayed(&self) -> u64 {
+        let v = unsafe { (&raw const (*self.mailbox()).relayed).read_volatile() };
+        fence(Ordering::Acquire);
+        v
     }
 
     /// Before a copy publication: waits until the relay has published everything
@@ -116,12 +126,12 @@ impl Relay {
     pub fn before_copy(&self) -> Result<()> {
         let mut s = self.state.lock().unwrap();
         if let Some(end) = s.relayed_end {
-            let relayed = unsafe { &raw const (*self.mailbox()).relayed.value };
+            let relayed = unsafe { &raw const (*self.mailbox()).relayed };
             wait(|| {
                 let v = unsafe { relayed.read_volatile() };
                 // Acquire: pairs with the relay's fence + system-scope store.
                 fence(Ordering::Acquire);
-                Ok(!seq_before(v, end))
+                Ok(v >= end)
             })?;
             s.relayed_end = None;
         }

@@ -80,6 +80,16 @@ pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
 pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::Relaxed)
 }
+pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire)
+}
+pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
+}
+pub unsafe fn st_relaxed_sys_u64(p: *mut u64, v: u64) {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Relaxed)
+}
+
 pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 {
     match unsafe { at(p) }.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
         Ok(v) | Err(v) => v,

@@ -112,6 +112,28 @@ pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// 64-bit load with acquire semantics at system scope.
+#[inline(always)]
+pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
+    let v: u64;
+    unsafe { asm!("ld.acquire.sys.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
+    v
+}
+
+/// 64-bit strong relaxed load at system scope.
+#[inline(always)]
+pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
+    let v: u64;
+    unsafe { asm!("ld.relaxed.sys.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
+    v
+}
+
+/// 64-bit strong relaxed store at system scope.
+#[inline(always)]
+pub unsafe fn st_relaxed_sys_u64(p: *mut u64, v: u64) {
+    unsafe { asm!("st.relaxed.sys.u64 [{0}], {1};", in(reg64) p, in(reg64) v, options(nostack)) };
+}
+
 /// Atomic compare-and-swap, relaxed, GPU scope; returns the previous value (the swap
 /// happened iff it equals `expected`).
 #[inline(always)]
