@@ -52,14 +52,15 @@ fn config(claim: u32) -> RuntimeConfig {
 /// Runs with no persistent kernel resident: freeing pinned memory synchronizes the
 /// context, which would wait forever on a resident kernel.
 fn staging_probe() {
-    use resident::cuda::memory::PinnedAlloc;
-    let rt = Runtime::new().unwrap(); // makes the context current
+    use resident::cuda::{driver::Context, memory::PinnedAlloc};
+    let rt = Runtime::new().unwrap();
     rt.close().unwrap();
+    let ctx = Context::new(0).unwrap();
     progress("staging probe: runtime closed");
     let src: Vec<Task> = (0..TASKS as u64).map(Task::noop).collect();
     let bytes = size_of_val(&src[..]);
     for wc in [false, true] {
-        let dst = unsafe { PinnedAlloc::zeroed(bytes, wc) }.unwrap();
+        let dst = unsafe { PinnedAlloc::zeroed(&ctx, bytes, wc) }.unwrap();
         let t = median(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, dst.host_ptr(), bytes) }, 20, 101);
         eprintln!("staging {TASKS} tasks ({bytes} B) into pinned {}: {:.1} us", if wc { "write-combined" } else { "cached" }, t.as_secs_f64() * 1e6);
     }

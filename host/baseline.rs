@@ -30,9 +30,8 @@ impl Baselines {
     pub fn new(rt: &Runtime, max_tasks: usize) -> Result<Self> {
         let shared = rt.shared().clone();
         let cuda = shared.backend.cuda().ok_or(Error::NoDevice)?;
-        cuda.context().bind()?;
-        let stream = Stream::non_blocking(0)?;
-        let completions = unsafe { DeviceAlloc::zeroed(max_tasks * size_of::<Completion>(), stream.raw()) }?;
+        let stream = Stream::non_blocking(cuda.context(), 0)?;
+        let completions = unsafe { DeviceAlloc::zeroed(cuda.context(), max_tasks * size_of::<Completion>(), stream.raw()) }?;
         Ok(Self { shared, completions, stream, max_tasks })
     }
 
@@ -108,9 +107,9 @@ impl Baselines {
 
     /// Two device allocations of `bytes` for [`Baselines::copy`].
     pub fn copy_buffers(&self, bytes: usize) -> Result<CopyBuffers> {
-        self.shared.bind()?;
-        let s = self.stream.raw();
-        Ok(CopyBuffers { src: unsafe { DeviceAlloc::zeroed(bytes, s) }?, dst: unsafe { DeviceAlloc::zeroed(bytes, s) }?, bytes })
+        // Plain allocations (not on `self.stream`): they may outlive these baselines.
+        let ctx = self.shared.backend.cuda().ok_or(Error::NoDevice)?.context();
+        Ok(CopyBuffers { src: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?, dst: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?, bytes })
     }
 
     /// Reads back the completion records of the last `n` baseline tasks.

@@ -36,11 +36,13 @@ const DROP_WAIT: Duration = Duration::from_secs(30);
 
 /// A typed device buffer.
 pub struct Buffer<T: Element> {
-    shared: Arc<Shared>,
     handle: BufferHandle,
     len: u32,
     mem: Option<Memory>,
     _t: PhantomData<T>,
+    // Last: fields drop in order, and the memory is freed on the runtime's transfer
+    // stream, which must outlive it (the last buffer may be the runtime's last owner).
+    shared: Arc<Shared>,
 }
 
 impl<T: Element> std::fmt::Debug for Buffer<T> {

@@ -70,6 +70,10 @@ fn main() {
 }
 
 /// The rustup components the device build needs that this toolchain lacks.
+///
+/// Each checked path is also named in `rerun-if-changed`: a path that does not exist
+/// makes cargo rerun this script on every build, so installing the component is seen
+/// at the next build, not only after `cargo clean`.
 fn missing_components() -> Vec<&'static str> {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let sysroot = Command::new(&rustc)
@@ -82,10 +86,15 @@ fn missing_components() -> Vec<&'static str> {
     let rustlib = sysroot.join("lib/rustlib");
     let host = env::var("HOST").unwrap();
     let mut missing = vec![];
-    if !rustlib.join("src/rust/library/core/Cargo.toml").exists() {
+    let core_src = rustlib.join("src/rust/library/core/Cargo.toml");
+    println!("cargo:rerun-if-changed={}", core_src.display());
+    if !core_src.exists() {
         missing.push("rust-src");
     }
     let bin = rustlib.join(&host).join("bin");
+    for tool in ["self-contained/llvm-bitcode-linker", "llc"] {
+        println!("cargo:rerun-if-changed={}", bin.join(tool).display());
+    }
     if !bin.join("self-contained/llvm-bitcode-linker").exists() && !bin.join("llvm-bitcode-linker").exists() {
         missing.push("llvm-bitcode-linker");
     }

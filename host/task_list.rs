@@ -12,12 +12,13 @@ use crate::runtime::Shared;
 use crate::Result;
 
 pub struct TaskList {
-    shared: Arc<Shared>,
     /// `None` only after a drop that had to leak it.
     mem: Option<Memory>,
     len: usize,
     /// Every buffer the tasks name, re-checked at each submission.
     handles: Vec<BufferHandle>,
+    // Last: the memory is freed on the runtime's transfer stream (see `Buffer`).
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for TaskList {

@@ -132,3 +132,8 @@ fn async_ticket_resolved_by_shutdown() {
 fn mixed_batch_sizes_exactly_once() {
     common::mixed_batch_sizes_exactly_once(&cpu(1 << 12), 4, 20_000);
 }
+
+#[test]
+fn buffers_outlive_runtime() {
+    common::buffers_outlive_runtime(|| cpu(1 << 10));
+}

@@ -137,3 +137,5 @@ gpu_test!(mixed_batch_sizes_without_relay, {
     let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, ..RuntimeConfig::cuda() }).unwrap();
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
+
+gpu_test!(buffers_outlive_runtime, common::buffers_outlive_runtime(|| gpu(1 << 10)));

@@ -80,26 +80,26 @@ impl CudaBackend {
     pub fn new(config: &RuntimeConfig) -> Result<Self> {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
-        let module = Module::load_embedded()?;
+        let module = Module::load_embedded(&ctx)?;
         let persistent = module.function("resident_persistent")?;
         let one_task = module.function("resident_one_task")?;
-        let kernel_stream = Stream::non_blocking(0)?;
-        let transfer = Stream::non_blocking(0)?;
-        let control = Stream::non_blocking(0)?;
+        let kernel_stream = Stream::non_blocking(&ctx, 0)?;
+        let transfer = Stream::non_blocking(&ctx, 0)?;
+        let control = Stream::non_blocking(&ctx, 0)?;
         let capacity = config.capacity;
         let (t, c) = (size_of::<Task>(), size_of::<Completion>());
         unsafe {
-            let ring = DeviceAlloc::zeroed_sync(capacity as usize * t)?;
-            let header = DeviceAlloc::zeroed_sync(size_of::<QueueHeader>())?;
-            let table = DeviceAlloc::zeroed_sync(MAX_BUFFERS * size_of::<BufferEntry>())?;
-            let staging = PinnedAlloc::zeroed(capacity as usize * t, config.staging_write_combined)?;
-            let tails = PinnedAlloc::zeroed(capacity as usize * size_of::<u32>(), false)?;
-            let completions = PinnedAlloc::zeroed(capacity as usize * c, false)?;
-            let segment_counts = DeviceAlloc::zeroed_sync(capacity as usize * size_of::<SegmentCount>())?;
-            let segment_done = PinnedAlloc::zeroed(capacity as usize * size_of::<SegmentDone>(), false)?;
-            let counters = DeviceAlloc::zeroed_sync(MAX_COUNTERS * size_of::<u32>())?;
-            let spawn = DeviceAlloc::zeroed_sync(resident_shared::spawn::bytes(config.spawn_capacity))?;
-            let relay = Relay::new(config.relay_max_batch, &module)?;
+            let ring = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * t)?;
+            let header = DeviceAlloc::zeroed_sync(&ctx, size_of::<QueueHeader>())?;
+            let table = DeviceAlloc::zeroed_sync(&ctx, MAX_BUFFERS * size_of::<BufferEntry>())?;
+            let staging = PinnedAlloc::zeroed(&ctx, capacity as usize * t, config.staging_write_combined)?;
+            let tails = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<u32>(), false)?;
+            let completions = PinnedAlloc::zeroed(&ctx, capacity as usize * c, false)?;
+            let segment_counts = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * size_of::<SegmentCount>())?;
+            let segment_done = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<SegmentDone>(), false)?;
+            let counters = DeviceAlloc::zeroed_sync(&ctx, MAX_COUNTERS * size_of::<u32>())?;
+            let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
+            let relay = Relay::new(&ctx, config.relay_max_batch, &module)?;
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
             let mut per_sm = 0;
@@ -294,7 +294,7 @@ impl CudaBackend {
 
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {
         self.ctx.bind()?;
-        Ok(Memory::Cuda(unsafe { DeviceAlloc::zeroed(bytes, self.transfer.raw()) }?))
+        Ok(Memory::Cuda(unsafe { DeviceAlloc::zeroed(&self.ctx, bytes, self.transfer.raw()) }?))
     }
 
     pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {

@@ -7,15 +7,17 @@
 use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
 use std::ffi::c_void;
 
-use super::driver::check;
+use super::driver::{Context, check};
 use crate::Result;
 
-/// Device memory from the stream-ordered allocator.
+/// Device memory, from the stream-ordered allocator or plain `cuMemAlloc`. Holds its
+/// context, so the context outlives it and is current when it is freed.
 #[derive(Debug)]
 pub struct DeviceAlloc {
     ptr: CUdeviceptr,
     bytes: usize,
     stream: CUstream,
+    ctx: Context,
 }
 
 // SAFETY: a device address; the driver's calls on it are thread-safe.
@@ -26,12 +28,13 @@ impl DeviceAlloc {
     /// Allocates `bytes` (at least 1) in stream order on `stream`, zeroes them and waits.
     ///
     /// # Safety
-    /// `stream` must outlive the allocation, and the context must be current.
-    pub unsafe fn zeroed(bytes: usize, stream: CUstream) -> Result<Self> {
+    /// `stream` must belong to `ctx` and outlive the allocation.
+    pub unsafe fn zeroed(ctx: &Context, bytes: usize, stream: CUstream) -> Result<Self> {
+        ctx.bind()?;
         let bytes = bytes.max(1);
         let mut ptr = 0;
         check(unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, stream) }, "cuMemAllocAsync")?;
-        let this = Self { ptr, bytes, stream };
+        let this = Self { ptr, bytes, stream, ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, stream) }, "cuMemsetD8Async")?;
         check(unsafe { sys::cuStreamSynchronize(stream) }, "cuStreamSynchronize")?;
         Ok(this)
@@ -41,12 +44,13 @@ impl DeviceAlloc {
     /// memory, allocated before the persistent kernel starts and freed after it exits.
     ///
     /// # Safety
-    /// The context must be current.
-    pub unsafe fn zeroed_sync(bytes: usize) -> Result<Self> {
+    /// Nothing may be resident on the device that the synchronous memset would wait for.
+    pub unsafe fn zeroed_sync(ctx: &Context, bytes: usize) -> Result<Self> {
+        ctx.bind()?;
         let bytes = bytes.max(1);
         let mut ptr = 0;
         check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, "cuMemAlloc")?;
-        let this = Self { ptr, bytes, stream: std::ptr::null_mut() };
+        let this = Self { ptr, bytes, stream: std::ptr::null_mut(), ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, "cuMemsetD8")?;
         Ok(this)
     }
@@ -61,6 +65,7 @@ impl DeviceAlloc {
 
 impl Drop for DeviceAlloc {
     fn drop(&mut self) {
+        let _ = self.ctx.bind();
         // SAFETY: allocated by cuMemAllocAsync on this stream; the owner guarantees no
         // work still uses it.
         unsafe {
@@ -74,12 +79,13 @@ impl Drop for DeviceAlloc {
     }
 }
 
-/// Page-locked host memory mapped into the device's address space.
+/// Page-locked host memory mapped into the device's address space. Holds its context.
 #[derive(Debug)]
 pub struct PinnedAlloc {
     host: *mut u8,
     device: CUdeviceptr,
     bytes: usize,
+    ctx: Context,
 }
 
 // SAFETY: plain memory; synchronization is the user's (documented per use).
@@ -92,8 +98,10 @@ impl PinnedAlloc {
     /// it are very slow.
     ///
     /// # Safety
-    /// The context must be current.
-    pub unsafe fn zeroed(bytes: usize, write_combined: bool) -> Result<Self> {
+    /// None: safe to call; `unsafe` because the memory is shared with the device, and
+    /// every use of it must say what orders the two sides' accesses.
+    pub unsafe fn zeroed(ctx: &Context, bytes: usize, write_combined: bool) -> Result<Self> {
+        ctx.bind()?;
         let bytes = bytes.max(1);
         let mut flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
         if write_combined {
@@ -109,7 +117,7 @@ impl PinnedAlloc {
             unsafe { sys::cuMemFreeHost(host) };
             return Err(e);
         }
-        Ok(Self { host: host as *mut u8, device, bytes })
+        Ok(Self { host: host as *mut u8, device, bytes, ctx: ctx.clone() })
     }
 
     pub fn host_ptr(&self) -> *mut u8 {
@@ -125,6 +133,7 @@ impl PinnedAlloc {
 
 impl Drop for PinnedAlloc {
     fn drop(&mut self) {
+        let _ = self.ctx.bind();
         // SAFETY: allocated by cuMemHostAlloc; the owner guarantees no work uses it.
         unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
     }

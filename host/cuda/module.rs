@@ -3,16 +3,18 @@
 use cudarc::driver::sys::{self, CUfunction, CUmodule};
 use std::ffi::CString;
 
-use super::driver::check;
+use super::driver::{Context, check};
 use crate::{Error, Result};
 
 /// The device crate compiled to PTX by `host/build.rs` (empty without the toolchain
 /// components).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/resident.ptx"));
 
+/// Holds its context, so the context outlives it.
 #[derive(Debug)]
 pub struct Module {
     raw: CUmodule,
+    ctx: Context,
 }
 
 // SAFETY: module handles may be used from any thread of the context.
@@ -21,14 +23,15 @@ unsafe impl Sync for Module {}
 
 impl Module {
     /// JIT-compiles the embedded PTX for the current context's device.
-    pub fn load_embedded() -> Result<Self> {
+    pub fn load_embedded(ctx: &Context) -> Result<Self> {
         if PTX.is_empty() {
             return Err(Error::PtxUnavailable("built without the nvptx toolchain components"));
         }
+        ctx.bind()?;
         let src = CString::new(PTX).expect("PTX has no NUL bytes");
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::cuModuleLoadData(&mut raw, src.as_ptr() as *const _) }, "cuModuleLoadData")?;
-        Ok(Self { raw })
+        Ok(Self { raw, ctx: ctx.clone() })
     }
 
     pub fn function(&self, name: &str) -> Result<CUfunction> {
@@ -41,6 +44,7 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
+        let _ = self.ctx.bind();
         unsafe { sys::cuModuleUnload(self.raw) };
     }
 }

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
 
-use super::driver::check;
+use super::driver::{Context, check};
 use super::memory::PinnedAlloc;
 use super::module::Module;
 use super::stream::{Stream, StreamState};
@@ -50,10 +50,10 @@ struct State {
 }
 
 impl Relay {
-    pub fn new(max_batch: u32, module: &Module) -> Result<Self> {
-        let mailbox = unsafe { PinnedAlloc::zeroed(size_of::<RelayMailbox>(), false) }?;
+    pub fn new(ctx: &Context, max_batch: u32, module: &Module) -> Result<Self> {
+        let mailbox = unsafe { PinnedAlloc::zeroed(ctx, size_of::<RelayMailbox>(), false) }?;
         let kernel = module.function("resident_relay")?;
-        Ok(Self { kernel, stream: Stream::non_blocking(0)?, mailbox, max_batch, state: Mutex::new(State::default()) })
+        Ok(Self { kernel, stream: Stream::non_blocking(ctx, 0)?, mailbox, max_batch, state: Mutex::new(State::default()) })
     }
 
     /// Launches the relay warp (after the persistent kernel), if the relay is enabled.

@@ -2,12 +2,15 @@
 
 use cudarc::driver::sys::{self, CUresult, CUstream};
 
-use super::driver::check;
+use super::driver::{Context, check};
 use crate::Result;
 
+/// Holds its context, so the context outlives it (dropping the last `Context` releases
+/// the primary context, after which the handle would be stale).
 #[derive(Debug)]
 pub struct Stream {
     raw: CUstream,
+    ctx: Context,
 }
 
 // SAFETY: CUDA streams may be used from any thread.
@@ -25,13 +28,14 @@ pub enum StreamState {
 impl Stream {
     /// A stream that does not synchronize with the legacy default stream.
     /// `priority`: lower numbers are higher priority (see `cuCtxGetStreamPriorityRange`).
-    pub fn non_blocking(priority: i32) -> Result<Self> {
+    pub fn non_blocking(ctx: &Context, priority: i32) -> Result<Self> {
+        ctx.bind()?;
         let mut raw = std::ptr::null_mut();
         check(
             unsafe { sys::cuStreamCreateWithPriority(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, priority) },
             "cuStreamCreateWithPriority",
         )?;
-        Ok(Self { raw })
+        Ok(Self { raw, ctx: ctx.clone() })
     }
 
     pub fn raw(&self) -> CUstream {
@@ -53,6 +57,7 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
+        let _ = self.ctx.bind();
         unsafe { sys::cuStreamDestroy_v2(self.raw) };
     }
 }

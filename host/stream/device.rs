@@ -19,7 +19,6 @@ pub struct Gpu {
 
 #[derive(Debug)]
 pub(crate) struct GpuInner {
-    pub(crate) ctx: Context,
     pub(crate) pipeline: CUfunction,
     pub(crate) spin_write: CUfunction,
     /// Allocation, frees and the synchronous `to_vec`/`copy_from_slice` go here, ordered
@@ -28,8 +27,10 @@ pub(crate) struct GpuInner {
     pub(crate) internal_id: u64,
     pub(crate) sm_count: u32,
     pub(crate) priorities: Priorities,
-    // Dropped last: the kernels' functions belong to it.
+    // The kernels' functions belong to it.
     _module: Module,
+    // Dropped last (the stream and the module hold clones too).
+    pub(crate) ctx: Context,
 }
 
 // SAFETY: the function handles belong to the module, usable from any thread of the
@@ -43,16 +44,15 @@ impl Gpu {
     pub fn new(ordinal: usize) -> Result<Self> {
         let ctx = Context::new(ordinal)?;
         ctx.bind()?;
-        let module = Module::load_embedded()?;
+        let module = Module::load_embedded(&ctx)?;
         let pipeline = module.function("resident_pipeline")?;
         let spin_write = module.function("resident_spin_write")?;
         let (mut least, mut greatest) = (0, 0);
         check(unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) }, "cuCtxGetStreamPriorityRange")?;
         let sm_count = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let internal = RawStream::non_blocking(least)?;
+        let internal = RawStream::non_blocking(&ctx, least)?;
         Ok(Self {
             inner: Arc::new(GpuInner {
-                ctx,
                 pipeline,
                 spin_write,
                 internal,
@@ -60,6 +60,7 @@ impl Gpu {
                 sm_count,
                 priorities: Priorities { least, greatest },
                 _module: module,
+                ctx,
             }),
         })
     }

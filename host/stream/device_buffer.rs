@@ -25,8 +25,9 @@ use crate::{Error, Result};
 pub struct DeviceBuffer<T: Pod> {
     ptr: CUdeviceptr,
     len: usize,
-    pub(crate) gpu: Gpu,
+    /// Events of pending accesses: destroyed before `gpu` (whose context they belong to).
     pub(crate) tracker: Tracker,
+    pub(crate) gpu: Gpu,
     _t: PhantomData<T>,
 }
 
@@ -37,7 +38,7 @@ impl<T: Pod> DeviceBuffer<T> {
         let raw = gpu.inner.internal.raw();
         let mut ptr = 0;
         check(unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, raw) }, "cuMemAllocAsync")?;
-        let this = Self { ptr, len, gpu: gpu.clone(), tracker: Tracker::default(), _t: PhantomData };
+        let this = Self { ptr, len, tracker: Tracker::default(), gpu: gpu.clone(), _t: PhantomData };
         check(unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, raw) }, "cuMemsetD8Async")?;
         // Other streams may use the buffer as soon as this returns: the allocation and
         // the zeroing must be complete, not just enqueued.

@@ -36,7 +36,7 @@ impl<T: Pod> PinnedBuffer<T> {
     pub(crate) fn zeroed(gpu: &Gpu, len: usize, write_combined: bool) -> Result<Self> {
         gpu.bind()?;
         // cuMemHostAlloc returns page-aligned memory: aligned for any Pod T.
-        let alloc = unsafe { PinnedAlloc::zeroed(len * size_of::<T>(), write_combined)? };
+        let alloc = unsafe { PinnedAlloc::zeroed(&gpu.inner.ctx, len * size_of::<T>(), write_combined)? };
         Ok(Self { alloc, len, write_combined, _gpu: gpu.clone(), _t: PhantomData })
     }
 

@@ -51,9 +51,10 @@ impl Member<'_> {
 
 /// The streams of one [`Gpu::scope`] call. See the module doc.
 pub struct Scope<'scope, 'env: 'scope> {
-    gpu: Gpu,
     origin: Option<RawEvent>,
     members: Mutex<Vec<Member<'scope>>>,
+    // After the event and the streams: its context outlives them.
+    gpu: Gpu,
     // Invariant in both lifetimes, as std's Scope: a ScopedStream<'scope> must not be
     // usable as one of a shorter scope, whose borrows would end before the sync.
     _scope: PhantomData<&'scope mut &'scope ()>,

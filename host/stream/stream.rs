@@ -58,7 +58,7 @@ pub struct Stream {
 impl Stream {
     pub(crate) fn new(gpu: &Gpu, priority: i32) -> Result<Self> {
         gpu.bind()?;
-        let raw = RawStream::non_blocking(gpu.priorities().clamp(priority))?;
+        let raw = RawStream::non_blocking(&gpu.inner.ctx, gpu.priorities().clamp(priority))?;
         let mut actual = 0;
         check(unsafe { sys::cuStreamGetPriority(raw.raw(), &mut actual) }, "cuStreamGetPriority")?;
         Ok(Self { raw, id: next_stream_id(), gpu: gpu.clone(), priority: actual })

@@ -531,3 +531,22 @@ pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: 
     let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != 1).take(10).collect();
     assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
 }
+
+/// Buffers and task lists may outlive the runtime handle (they keep its memory alive):
+/// the last of them to drop frees the queue too. On the GPU this once freed a buffer on
+/// the runtime's transfer stream after that stream was destroyed (a segfault in
+/// `cuMemFreeAsync`, H200, 2026-11-23). Twice, so that a second runtime starts after.
+pub fn buffers_outlive_runtime(make: impl Fn() -> Runtime) {
+    for round in 0..2 {
+        let rt = make();
+        let x = rt.buffer_from(&[1.0f32; 4096]).unwrap();
+        let y = rt.buffer::<f32>(4096).unwrap();
+        let list = rt.upload_tasks(&[Task::axpy(2.0, x.all(), y.all())]).unwrap();
+        rt.submit_list(&list).unwrap().wait().unwrap();
+        rt.shutdown().unwrap();
+        assert!(y.read().unwrap().iter().all(|&v| v == 2.0), "round {round}");
+        drop(list);
+        drop(x);
+        drop(y); // the runtime's last owner
+    }
+}
