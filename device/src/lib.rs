@@ -10,7 +10,7 @@
 //! ([`worker`]), buffer checks ([`buffers`]) and the built-in tasks ([`tasks`]).
 //! Does not own: layouts (in `resident-shared`) or anything the host does.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics))]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx))]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;

@@ -118,3 +118,31 @@ pub fn all_lanes(pred: bool) -> bool {
     pred
 }
 pub fn syncwarp() {}
+
+/// Bytes of "shared memory" each CPU worker thread has (the GPU's per-block limit is
+/// set at launch; this is the CPU backend's).
+pub const CPU_SMEM_BYTES: usize = 64 * 1024;
+
+#[repr(C, align(16))]
+struct Smem([u8; CPU_SMEM_BYTES]);
+
+std::thread_local! {
+    static SMEM: core::cell::UnsafeCell<Smem> = const { core::cell::UnsafeCell::new(Smem([0; CPU_SMEM_BYTES])) };
+}
+
+/// This thread's scratch area: a CPU "block" is one thread, so its shared memory is
+/// thread-local.
+pub fn dyn_smem() -> *mut u8 {
+    SMEM.with(|s| s.get() as *mut u8)
+}
+pub fn dyn_smem_bytes() -> u32 {
+    CPU_SMEM_BYTES as u32
+}
+/// A CPU block is one thread: nothing to wait for.
+pub fn sync_block() {}
+pub fn block_warp_id() -> u32 {
+    0
+}
+pub fn block_warps() -> u32 {
+    1
+}

@@ -203,3 +203,42 @@ pub fn all_lanes(pred: bool) -> bool {
 pub fn syncwarp() {
     unsafe { llvm_bar_warp_sync(FULL) }
 }
+
+// Dynamic shared memory: one extern array, sized at launch. `#[link_section = ".shared"]`
+// does not work with rustc's nvptx backend (the static lands in .global), so the array
+// is declared in PTX and its generic address taken with `cvta` (verified on an H100).
+core::arch::global_asm!(".extern .shared .align 16 .b8 RESIDENT_DYN_SMEM[];");
+
+/// Generic address of this block's dynamic shared memory (16-byte aligned; as many
+/// bytes as the launch gave: [`dyn_smem_bytes`]).
+#[inline(always)]
+pub fn dyn_smem() -> *mut u8 {
+    let p: u64;
+    unsafe { asm!("cvta.shared.u64 {0}, RESIDENT_DYN_SMEM;", out(reg64) p, options(nomem, nostack, pure)) };
+    p as *mut u8
+}
+
+/// Bytes of dynamic shared memory this block was launched with (`%dynamic_smem_size`).
+#[inline(always)]
+pub fn dyn_smem_bytes() -> u32 {
+    let v: u32;
+    unsafe { asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) v, options(nomem, nostack, pure)) };
+    v
+}
+
+/// Block barrier (`bar.sync 0`): every thread of the block must call; orders shared and
+/// global memory among the block's threads.
+#[inline(always)]
+pub fn sync_block() {
+    unsafe { core::arch::nvptx::_syncthreads() }
+}
+
+/// This warp's index within its block, and the block's warp count.
+#[inline(always)]
+pub fn block_warp_id() -> u32 {
+    thread_idx() / WARP
+}
+#[inline(always)]
+pub fn block_warps() -> u32 {
+    block_dim() / WARP
+}
