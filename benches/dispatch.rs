@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
         ("claim 1 (defaults)", base.clone(), true, true, false),
         ("defaults, no preclaim", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
         ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
-        ("defaults, poll sleep <= 2 us", RuntimeConfig { max_poll_sleep_ns: 2_000, ..base.clone() }, false, false, false),
+        ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
         ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),

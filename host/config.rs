@@ -72,7 +72,7 @@ impl Default for RuntimeConfig {
             worker_flags: resident_shared::worker_flags::PRECLAIM,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
-            max_poll_sleep_ns: 512,
+            max_poll_sleep_ns: 256,
             list_first_piece: 0,
             list_chunk: 4096,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,

@@ -13,7 +13,8 @@
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicU32, Ordering, fence};
+use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use resident_shared::segment;
 use loom::thread;
 
 /// Slots in the modelled ring (at most 4); fewer slots than tasks forces reuse.
@@ -27,8 +28,8 @@ struct Queue {
     ring: [UnsafeCell<u32>; MAX_CAP],
     /// Per-task records (`Completion`), weak stores.
     payload: [UnsafeCell<u32>; MAX_CAP],
-    /// `SegmentCount::pending` and `first`, per entry.
-    pending: [AtomicU32; MAX_CAP],
+    /// `SegmentCount::state` and `first`, per entry.
+    pending: [AtomicU64; MAX_CAP],
     first: [AtomicU32; MAX_CAP],
     /// `SegmentDone::stamp`, per entry.
     done: [AtomicU32; MAX_CAP],
@@ -45,7 +46,7 @@ impl Queue {
             seg,
             ring: std::array::from_fn(|_| UnsafeCell::new(0)),
             payload: std::array::from_fn(|_| UnsafeCell::new(0)),
-            pending: std::array::from_fn(|_| AtomicU32::new(0)),
+            pending: std::array::from_fn(|_| AtomicU64::new(0)),
             first: std::array::from_fn(|_| AtomicU32::new(0)),
             done: std::array::from_fn(|_| AtomicU32::new(0)),
             head: AtomicU32::new(0),
@@ -84,9 +85,14 @@ fn worker(q: &Queue) {
             // st.relaxed.gpu of `first`, published by the add below.
             q.first[e].store(seq, Ordering::Relaxed);
         }
-        // Step 4: atom.acq_rel.gpu.add on the segment count.
-        if q.pending[e].fetch_add(1, Ordering::AcqRel) + 1 == len {
+        // Step 4: the 64-bit atom.acq_rel.gpu.add on the segment count (a task of the
+        // model never fails: the failure half stays zero).
+        let add = segment::completion_add(false);
+        if let Some(failures) = segment::finished(q.pending[e].fetch_add(add, Ordering::AcqRel).wrapping_add(add), len) {
+            assert_eq!(failures, 0);
             // Step 5, the finisher: reset, fence.acq_rel.sys, st.relaxed.sys stamp.
+            // A child finisher reads `first` (a queue task computes it): the add chain
+            // must make the first task's store visible.
             let f = q.first[e].load(Ordering::Relaxed);
             assert_eq!(f, first, "the finisher sees its segment's first task");
             q.pending[e].store(0, Ordering::Relaxed);

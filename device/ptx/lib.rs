@@ -22,7 +22,7 @@ pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
 /// own, so that its code does not raise the persistent loop's register count.
 ///
 /// # Safety
-/// `p` must describe a live queue with mapped `relay` and `staging`; see
+/// `p` must describe a live queue with a mapped `relay` mailbox; see
 /// `resident_device::relay`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_relay(p: KernelParams) {

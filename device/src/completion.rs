@@ -8,10 +8,12 @@
 //! 2. `bar.warp.sync`: every lane's writes happen before lane 0's next operations.
 //! 3. Lane 0 adds one to `t`'s signal counter, if any (`atom.acq_rel.gpu`: the release
 //!    that a dependent task's acquire load pairs with, `crate::deps`).
-//! 4. Lane 0 adds one to `counts[s].pending` with `atom.acq_rel.gpu`. Each such add
+//! 4. Lane 0 adds to `counts[s].state` with a 64-bit `atom.acq_rel.gpu` (1, or
+//!    1 + 2^32 for a failure: `resident_shared::segment::SegmentCount`). Each such add
 //!    acquires every earlier add of the segment (they form one chain of read-modify-
-//!    writes on one address), so the add that brings `pending` to the segment's length
-//!    happens after every task of the segment, children included, did steps 1-3.
+//!    writes on one address), so the add that brings the count to the segment's length
+//!    happens after every task of the segment, children included, did steps 1-3; its
+//!    result also holds the failure count, so the finisher needs no other load.
 //! 5. That worker (the finisher) resets the count, stores `failed` into the segment's
 //!    [`SegmentDone`], fences `acq_rel.sys` and stores `stamp` relaxed at system scope:
 //!    a release pattern at system scope that the host's acquire load of `stamp` pairs
@@ -104,26 +106,24 @@ impl Completer {
                 // Relaxed: published by this task's release add below.
                 arch::st_relaxed_gpu(&raw mut (*c).first, seq);
             }
-            if failed {
-                // Relaxed: ordered before the release add below (same thread).
-                arch::atom_add_relaxed_gpu(&raw mut (*c).failed, 1);
-            }
-            // Step 4: release this task's writes, acquire every earlier task's.
-            let before = arch::atom_add_acq_rel_gpu(&raw mut (*c).pending, 1);
-            if before.wrapping_add(1) == len {
-                self.finish(index, c);
+            // Step 4: release this task's writes, acquire every earlier task's. The
+            // add counts a failure too (`SegmentCount::state`).
+            let add = segment::completion_add(failed);
+            let before = arch::atom_add_acq_rel_gpu_u64(&raw mut (*c).state, add);
+            if let Some(failures) = segment::finished(before.wrapping_add(add), len) {
+                // A queue task knows its segment's start; a child reads what the first
+                // task stored (acquired through the add chain).
+                let first = if child { arch::ld_relaxed_gpu(&raw const (*c).first) } else { seq.wrapping_sub(segment::offset(task.seg)) };
+                self.finish(index, c, first, failures);
             }
         }
     }
 
     /// Step 5, by the worker whose add completed segment `index`.
     #[inline(always)]
-    unsafe fn finish(&self, index: u32, c: *mut SegmentCount) {
+    unsafe fn finish(&self, index: u32, c: *mut SegmentCount, first: u32, failed: u32) {
         unsafe {
-            let first = arch::ld_relaxed_gpu(&raw const (*c).first);
-            let failed = arch::ld_relaxed_gpu(&raw const (*c).failed);
-            arch::st_relaxed_gpu(&raw mut (*c).pending, 0);
-            arch::st_relaxed_gpu(&raw mut (*c).failed, 0);
+            arch::st_relaxed_gpu_u64(&raw mut (*c).state, 0);
             let d = self.done.add(index as usize);
             core::ptr::write_volatile(&raw mut (*d).failed, failed);
             // One MEMBAR.SYS per segment: orders everything the segment's tasks wrote

@@ -21,6 +21,7 @@ pub mod kernels;
 pub mod completion;
 pub mod deps;
 pub mod queue;
+#[cfg(target_arch = "nvptx64")]
 pub mod relay;
 pub mod spawn;
 pub mod tasks;

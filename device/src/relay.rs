@@ -1,101 +1,125 @@
-//! The relay: one warp (kernel `resident_relay`, beside the persistent kernel) that
-//! moves small host batches into the ring without a driver call on the host. The host writes the tasks into its staging mirror of the ring
-//! (mapped pinned memory), then stores the new end in the mailbox; the relay sees it,
-//! copies the slots into the ring in device memory, and publishes `tail` for the
-//! workers. Large batches still go by copy on the transfer stream (a DMA moves them
-//! faster than one warp reading over PCIe); the host never lets the two overlap
-//! (`host/cuda/relay.rs`).
+//! The relay: one warp (kernel `resident_relay`, beside the persistent kernel) that moves
+//! small host batches into the ring without a driver call on the host. The host writes
+//! each task inline into the mailbox's slots (`resident_shared::relay`: every 8-byte
+//! word carries its task's stamp); the relay reads a slot's 16 words in one parallel
+//! read, and when every stamp is right, stores the task into the ring and publishes
+//! `tail` for the workers. Large batches go by copy on the transfer stream (a DMA moves
+//! them faster than one warp reading over PCIe); the host never lets the two publishers
+//! overlap (`host/cuda/relay.rs`).
 //!
 //! Orderings:
-//! 1. Host: plain stores of the slots into staging, then a release store of
-//!    `mailbox.host_tail` (x86: program order, with a compiler fence).
-//! 2. Relay, every lane: `ld.acquire.sys` of `host_tail` (pairs with 1: the staged
-//!    slots, and `host_from`, are visible), then `host_from`. It copies from the later
-//!    of `host_from` and its own progress: slots before `host_from` came by copy, and
-//!    the host wrote `host_from` only after seeing those copies complete. Both are
-//!    64-bit and never wrap, so any number of copy publications in between is fine.
-//! 3. Relay: weak 16-byte loads from staging, weak stores into the ring; `bar.warp.sync`
-//!    (the lanes' stores happen before lane 0's next operations); lane 0 stores `tail`
-//!    with `st.release.gpu`, which the workers' `ld.acquire.sys` of `tail` pairs with
-//!    (device/src/queue.rs, step 2): release is cumulative, so they see every lane's
-//!    stores.
-//! 4. Lane 0 stores `mailbox.relayed` (`st.relaxed.sys` after a `fence.acq_rel.sys`),
-//!    which the host reads before it publishes by copy.
-//! 5. The relay leaves when the terminate sentinel has run (`stop`, which it relayed or
-//!    which came by copy after it caught up) or on abort.
+//! 1. Host: plain 8-byte stores of the slot's words, in any order (each is single-copy
+//!    atomic), after it saw `mailbox.relayed` past the slot's previous task (step 4).
+//! 2. Relay, every lane: `ld.relaxed.sys.u64` of one word of each of the next
+//!    [`SLOTS_PER_POLL`] slots. No acquire is needed: a word is valid by its own stamp,
+//!    and nothing else of the host's is read. A slot counts once all 16 of its words
+//!    carry its stamp; slots are taken in order, up to the first incomplete one.
+//! 3. Relay: weak stores of the payload words into the ring; `bar.warp.sync` (the
+//!    lanes' stores happen before lane 0's next operations); lane 0 stores `tail` with
+//!    `st.release.gpu`, which the workers' `ld.acquire.sys` of `tail` pairs with
+//!    (`crate::queue`, step 2): release is cumulative, so they see every lane's stores.
+//! 4. When a poll finds nothing new, lane 0 stores `mailbox.relayed = next` with
+//!    `st.release.sys`: the host's acquire load of it then sees the relay's reads of
+//!    every slot before `next` done (slot reuse) and its `tail` stores done (a copy may
+//!    publish `tail` next). Echoing only when idle keeps the system-scope release
+//!    (a `MEMBAR.SYS`) off the path of a batch: it is paid after publication.
+//! 5. Copy publications move `tail` past the relay's `next`: the relay reads `tail`
+//!    (relaxed, .gpu: only a position, no data is read through it) on every poll and
+//!    continues from there. The host writes inline slots again only after the copies,
+//!    `tail` included, have landed.
+//! 6. The relay leaves when the terminate sentinel has run (`stop`) or on abort.
 
-use resident_shared::relay::RelayMailbox;
+use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
 use resident_shared::{KernelParams, QueueHeader, Task};
 
 use crate::arch;
 
-/// 16 bytes: a quarter of a task, one vector load per lane.
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct Quad([u32; 4]);
-
-/// Longest sleep between two polls of the mailbox. A poll is a read over PCIe (about a
-/// microsecond), so the sleep adds little to the latency.
+/// Longest sleep between two polls of the mailbox. A poll is a read over PCIe (about
+/// a microsecond each way), so the sleep adds little to the latency.
 const MAX_SLEEP_NS: u32 = 128;
 
-/// Loads in flight per lane while copying.
-const UNROLL: u32 = 2;
+/// Slots read per poll: every lane reads one word of each of `SLOTS_PER_POLL / 2` pairs
+/// of slots, all loads in flight at once.
+const SLOTS_PER_POLL: u32 = 4;
+const LANES_PER_SLOT: u32 = LL_WORDS as u32;
+const ROUNDS: u32 = SLOTS_PER_POLL * LANES_PER_SLOT / arch::WARP;
 
 /// Runs the relay on the calling warp until shutdown.
 ///
 /// # Safety
-/// `p` must describe a live queue whose `relay` and `staging` are mapped pinned memory.
+/// `p` must describe a live queue whose `relay` is a mapped [`RelayMailbox`].
 #[inline(always)]
 pub unsafe fn relay_loop(p: &KernelParams) {
     let mailbox = p.relay as *mut RelayMailbox;
     let header = p.header as *mut QueueHeader;
-    let staging = p.staging as *const Quad;
-    let ring = p.ring as *mut Quad;
+    let ring = p.ring as *mut u32;
     let mask = p.capacity - 1;
     let lane = arch::lane_id();
-    let mut copied = 0u64;
+    // Next sequence number to relay (64-bit, like the host's).
+    let mut next = 0u64;
+    let mut echoed = true;
     let mut sleep = 0u32;
     loop {
-        // Step 2.
-        let host_tail = unsafe { arch::ld_acquire_sys_u64(&raw const (*mailbox).host_tail) };
-        if host_tail != copied {
-            let host_from = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_from) };
-            let from = copied.max(host_from);
-            // Step 3: four quads per task, one per lane, four in flight per lane (a read
-            // of pinned memory is a PCIe round trip: overlap them).
-            let quads = (host_tail - from) as u32 * 4;
-            let quad = |q: u32| (((from as u32).wrapping_add(q / 4) & mask) * 4 + q % 4) as usize;
-            let mut q = lane;
-            while q < quads {
-                let mut v = [Quad([0; 4]); UNROLL as usize];
-                for (u, v) in v.iter_mut().enumerate() {
-                    let k = q + u as u32 * arch::WARP;
-                    if k < quads {
-                        *v = unsafe { staging.add(quad(k)).read() };
-                    }
+        // Step 2: all loads first (one PCIe round trip), then the stamps.
+        let mut words = [0u64; ROUNDS as usize];
+        for (r, w) in words.iter_mut().enumerate() {
+            let k = r as u32 * arch::WARP + lane;
+            let seq = next + (k / LANES_PER_SLOT) as u64;
+            let slot = unsafe { &raw const (*mailbox).slots[(seq % LL_SLOTS as u64) as usize] };
+            *w = unsafe { arch::ld_relaxed_sys_u64(&raw const (*slot).words[(k % LANES_PER_SLOT) as usize]) };
+        }
+        // Step 5 (read beside the slots, used after).
+        let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
+        let mut ready = 0u32;
+        let mut complete = true;
+        for (r, w) in words.iter().enumerate() {
+            let k = r as u32 * arch::WARP + lane;
+            let ok = (*w >> 32) as u32 == ll_stamp(next + (k / LANES_PER_SLOT) as u64);
+            let votes = arch::ballot(ok);
+            // Two slots per round: lanes 0-15 hold one, lanes 16-31 the next.
+            for half in 0..2 {
+                let bits = (votes >> (half * LANES_PER_SLOT)) & 0xffff;
+                if complete && bits == 0xffff {
+                    ready += 1;
+                } else {
+                    complete = false;
                 }
-                for (u, v) in v.iter().enumerate() {
-                    let k = q + u as u32 * arch::WARP;
-                    if k < quads {
-                        unsafe { ring.add(quad(k)).write(*v) };
-                    }
+            }
+        }
+        if ready > 0 {
+            // Step 3.
+            for (r, w) in words.iter().enumerate() {
+                let k = r as u32 * arch::WARP + lane;
+                let i = k / LANES_PER_SLOT;
+                if i < ready {
+                    let slot = ((next as u32).wrapping_add(i) & mask) as usize;
+                    unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(*w as u32) };
                 }
-                q += UNROLL * arch::WARP;
             }
             arch::syncwarp();
+            next += ready as u64;
             if lane == 0 {
-                unsafe {
-                    arch::st_release_gpu(&raw mut (*header).tail.value, host_tail as u32);
-                    // Step 4.
-                    arch::fence_acq_rel_sys();
-                    arch::st_relaxed_sys_u64(&raw mut (*mailbox).relayed, host_tail);
-                }
+                unsafe { arch::st_release_gpu(&raw mut (*header).tail.value, next as u32) };
             }
-            copied = host_tail;
+            echoed = false;
             sleep = 0;
             continue;
         }
-        // Step 5.
+        // Step 5: copies published past `next`.
+        let ahead = tail.wrapping_sub(next as u32) as i32;
+        if ahead > 0 {
+            next += ahead as u64;
+            echoed = false;
+            continue;
+        }
+        if !echoed {
+            // Step 4.
+            if lane == 0 {
+                unsafe { arch::st_release_sys_u64(&raw mut (*mailbox).relayed, next) };
+            }
+            echoed = true;
+        }
+        // Step 6.
         if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0
             || unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
         {
@@ -106,4 +130,5 @@ pub unsafe fn relay_loop(p: &KernelParams) {
     }
 }
 
-const _: () = assert!(core::mem::size_of::<Task>() == 4 * core::mem::size_of::<Quad>());
+const _: () = assert!(SLOTS_PER_POLL * LANES_PER_SLOT % arch::WARP == 0);
+const _: () = assert!(LL_WORDS == 16 && size_of::<Task>() == 64);

@@ -120,16 +120,30 @@ impl SpawnRing {
     /// The ring must be live (or none).
     #[inline(always)]
     pub unsafe fn maybe_nonempty(&self) -> bool {
+        let (e, d) = unsafe { self.counts() };
+        Self::differ(e, d)
+    }
+
+    /// The two loads of [`SpawnRing::maybe_nonempty`], in every lane (one coalesced
+    /// request), for a caller that issues other loads before it looks at them.
+    ///
+    /// # Safety
+    /// The ring must be live (or none).
+    #[inline(always)]
+    pub unsafe fn counts(&self) -> (u32, u32) {
         if self.is_none() {
-            return false;
+            return (0, 0);
         }
-        let mut any = false;
-        if arch::lane_id() == 0 {
-            let e = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).enqueue.value) };
-            let d = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).dequeue.value) };
-            any = e != d;
-        }
-        arch::shfl_idx(any as u32, 0) != 0
+        let e = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).enqueue.value) };
+        let d = unsafe { arch::ld_relaxed_gpu(&raw const (*self.header).dequeue.value) };
+        (e, d)
+    }
+
+    /// Whether [`SpawnRing::counts`] say a child may be waiting; a vote, so the answer
+    /// is warp-uniform (the pop that may follow is warp-collective). Every lane must call.
+    #[inline(always)]
+    pub fn differ(enqueue: u32, dequeue: u32) -> bool {
+        arch::ballot(enqueue != dequeue) != 0
     }
 
     /// Pops one child (step 2): its position, in every lane, or `None` if the ring

@@ -8,7 +8,7 @@ use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Task
 
 use crate::arch;
 use crate::completion::Completer;
-use crate::queue::{DeviceQueue, Wait};
+use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
 use crate::tasks::{self, Outcome, TaskContext};
 
@@ -38,11 +38,16 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
     let mut k = q.claim;
     let mut stopping = false;
     let mut sleep = 0u32;
+    // Whether to look for children before the next slot: after every task (children
+    // first: they belong to tasks already running, whose tickets wait), and after an
+    // idle poll that saw the spawn ring non-empty.
+    let mut look = true;
+    // Idle polls since the last task (every few is a full one: `crate::queue`).
+    let mut polls = 0u32;
     // One place runs tasks, whichever their source: one inlined copy of the task code
     // keeps the register count low enough for three blocks per SM.
     loop {
-        // Children first: they belong to tasks already running, whose tickets wait.
-        let child = if unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
+        let child = if look && unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
         // The task is read in place (ring slot or spawn slot), field by field as the
         // task code needs it, not copied into registers first.
         let (seq, task) = match child {
@@ -58,16 +63,22 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
                     k = 0;
                 }
                 let seq = first.wrapping_add(k);
-                match unsafe { q.poll_published(seq, &mut tail_seen) } {
+                polls = polls.wrapping_add(1);
+                let full = polls % FULL_POLL_EVERY == 0;
+                match unsafe { q.poll_published(seq, &mut tail_seen, &spawn, full) } {
                     Wait::Ready => {}
-                    Wait::Pending => {
-                        q.backoff(&mut sleep);
+                    Wait::Pending { children } => {
+                        look = children;
+                        if !children {
+                            q.backoff(&mut sleep);
+                        }
                         continue;
                     }
                     // Any claimed slot after this one lies after the sentinel too:
                     // none will ever be published.
                     Wait::Stop => {
                         stopping = true;
+                        look = true;
                         continue;
                     }
                     Wait::Abort => return,
@@ -80,6 +91,8 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
             }
         };
         sleep = 0;
+        look = true;
+        polls = 0;
         unsafe { run(&done, &base, seq, &*task) };
         if let Some(pos) = child
             && arch::lane_id() == 0

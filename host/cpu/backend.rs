@@ -61,7 +61,6 @@ impl CpuBackend {
             spawn_capacity: config.spawn_capacity,
             _pad: 0,
             relay: 0,
-            staging: 0,
         };
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));

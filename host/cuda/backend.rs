@@ -30,6 +30,8 @@
 
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task};
+use bytemuck::Zeroable;
+use resident_shared::relay::LL_SLOTS;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
@@ -167,7 +169,6 @@ impl CudaBackend {
             spawn_capacity: self.spawn_capacity,
             _pad: 0,
             relay: self.relay.device_ptr(),
-            staging: self.staging.device_ptr(),
         };
         let mut args = [&raw mut params as *mut c_void];
         check(
@@ -218,9 +219,19 @@ impl CudaBackend {
 
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         if self.relay.enabled() && self.relay.takes(end - first) {
-            return self.relay.publish(first, end, &self.transfer);
+            // The placed tasks, as staged: the relay sends them inline (no copy of them
+            // into the ring from staging, no driver call).
+            let mask = self.capacity as u64 - 1;
+            let staged = self.staging.host_ptr() as *const Task;
+            let mut tasks = [Task::zeroed(); LL_SLOTS / 2];
+            let n = (end - first) as usize;
+            for (i, t) in tasks[..n].iter_mut().enumerate() {
+                // SAFETY: in bounds; staged by the caller under the producer lock.
+                *t = unsafe { staged.add(((first + i as u64) & mask) as usize).read() };
+            }
+            return self.relay.publish(first, &tasks[..n], &self.transfer);
         }
-        self.relay.before_copy()?;
+        self.relay.before_copy(first)?;
         let t = size_of::<Task>();
         let s = self.transfer.raw();
         let (dev, host) = (self.ring.ptr(), self.staging.host_ptr());
@@ -234,7 +245,7 @@ impl CudaBackend {
     }
 
     pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
-        self.relay.before_copy()?;
+        self.relay.before_copy(first)?;
         let t = size_of::<Task>();
         let s = self.transfer.raw();
         let dev = self.ring.ptr();

@@ -1,21 +1,22 @@
 //! The host side of the relay (`device/src/relay.rs` has the protocol): small batches
-//! are published by one store into the mailbox in mapped pinned memory, with no driver
-//! call; large ones by copies on the transfer stream. Both publish `tail`, so the
-//! producer (which calls everything here under its lock) never lets them overlap:
+//! are written inline into the mailbox's slots, every 8-byte word stamped with its
+//! task's sequence number, with no driver call; large ones go by copies on the
+//! transfer stream. Both publish `tail`, so the producer (which calls everything here
+//! under its lock) never lets them overlap:
 //! - before a copy publication, it waits until the relay has published every relayed
-//!   batch (`mailbox.relayed`, written by the relay after its `tail` store);
+//!   batch (`mailbox.relayed`, the relay's release store after its `tail` stores);
 //! - before a relayed publication that follows copies, it waits until the transfer
-//!   stream is idle (the copies, `tail` included, have landed), then tells the relay to
-//!   start at this batch (`host_from`).
+//!   stream is idle (the copies, `tail` included, have landed): the relay reads `tail`
+//!   and skips past what the copies published.
 //!
 //! Both waits are short (microseconds: a copy or a relay round) and bounded.
 
 use cudarc::driver::sys::{self, CUfunction};
-use resident_shared::relay::RelayMailbox;
-use resident_shared::KernelParams;
+use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_word};
+use resident_shared::{KernelParams, Task};
 use std::ffi::c_void;
 use std::sync::Mutex;
-use std::sync::atomic::{Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::driver::{Context, check};
@@ -24,8 +25,16 @@ use super::module::Module;
 use super::stream::{Stream, StreamState};
 use crate::{Error, Result};
 
-/// Longest wait for the other publisher to finish.
+/// Longest wait for the other publisher, or for a free inline slot.
 const HANDOVER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Stamps repeat every 2^32 tasks, and the relay polls the slot of its next sequence
+/// number even while batches go by copy. So every slot is rewritten with a stamp half a
+/// wrap away from the live sequence numbers whenever `POISON_EVERY` tasks have been
+/// published (either way) since the last rewrite: a slot then only holds stamps of
+/// tasks less than `POISON_EVERY` plus one chunk old, or the far stamp, and none of
+/// them is the stamp of a task the relay may look for.
+const POISON_EVERY: u64 = 1 << 30;
 
 // SAFETY: the function handle is immutable; the rest is Send + Sync.
 unsafe impl Send for Relay {}
@@ -41,19 +50,32 @@ pub(crate) struct Relay {
     state: Mutex<State>,
 }
 
-#[derive(Default)]
 struct State {
     /// End of the last relayed batch not yet known to be published.
     relayed_end: Option<u64>,
     /// A copy publication may still be in flight on the transfer stream.
     copy_pending: bool,
+    /// Where every slot was last rewritten with a far stamp.
+    poisoned_at: u64,
 }
 
 impl Relay {
     pub fn new(ctx: &Context, max_batch: u32, module: &Module) -> Result<Self> {
+        if max_batch as usize > LL_SLOTS / 2 {
+            return Err(Error::Config(format!("relay_max_batch must be at most {}", LL_SLOTS / 2)));
+        }
         let mailbox = unsafe { PinnedAlloc::zeroed(ctx, size_of::<RelayMailbox>(), false) }?;
         let kernel = module.function("resident_relay")?;
-        Ok(Self { kernel, stream: Stream::non_blocking(ctx, 0)?, mailbox, max_batch, state: Mutex::new(State::default()) })
+        let this = Self {
+            kernel,
+            stream: Stream::non_blocking(ctx, 0)?,
+            mailbox,
+            max_batch,
+            state: Mutex::new(State { relayed_end: None, copy_pending: false, poisoned_at: 0 }),
+        };
+        // Zeroed words carry stamp 0, task 0's: poison before the relay starts.
+        this.poison(0);
+        Ok(this)
     }
 
     /// Launches the relay warp (after the persistent kernel), if the relay is enabled.
@@ -92,52 +114,96 @@ impl Relay {
         n <= self.max_batch as u64
     }
 
-    /// Publishes staged slots up to `end` through the relay (step 1 of the protocol).
-    pub fn publish(&self, first: u64, end: u64, transfer: &Stream) -> Result<()> {
-        let mut s = self.state.lock().unwrap();
+    /// Writes word `i` of every slot with the stamp of `seq + 2^31`: a stamp that no task
+    /// in `[seq - 2^31, seq + 2^31)` has.
+    fn poison(&self, seq: u64) {
         let m = self.mailbox();
+        for slot in 0..LL_SLOTS {
+            for w in 0..LL_WORDS {
+                // SAFETY: in bounds; an aligned 8-byte store (see `write_slot`).
+                unsafe { word(m, slot, w).store(ll_word(seq + (1 << 31), 0), Ordering::Relaxed) };
+            }
+        }
+    }
+
+    /// Publishes `tasks` (already placed), sequence numbers `first..`, through the relay.
+    pub fn publish(&self, first: u64, tasks: &[Task], transfer: &Stream) -> Result<()> {
+        let mut s = self.state.lock().unwrap();
         if s.copy_pending {
+            // Step 5 of the protocol: the copies, `tail` included, must have landed
+            // before an inline slot after them can be taken.
             wait(|| match transfer.state() {
                 StreamState::Idle => Ok(true),
                 StreamState::Busy => Ok(false),
                 StreamState::Failed(e) => Err(e),
             })?;
             s.copy_pending = false;
-            // Everything before `first` came by copy and has landed.
-            unsafe { (&raw mut (*m).host_from).write_volatile(first) };
         }
-        // Release: the staged slots (plain stores) and `host_from` before the mailbox
-        // store; pairs with the relay's ld.acquire.sys of `host_tail`.
-        fence(Ordering::Release);
-        unsafe { (&raw mut (*m).host_tail).write_volatile(end) };
+        let end = first + tasks.len() as u64;
+        self.maybe_poison(&mut s, first)?;
+        // A slot is free once the relay has consumed the task `LL_SLOTS` before.
+        self.wait_relayed((end).saturating_sub(LL_SLOTS as u64))?;
+        let m = self.mailbox();
+        for (i, t) in tasks.iter().enumerate() {
+            let seq = first + i as u64;
+            let slot = (seq % LL_SLOTS as u64) as usize;
+            let payload: &[u32; LL_WORDS] = bytemuck::cast_ref(t);
+            for (w, &v) in payload.iter().enumerate() {
+                // Step 1: a single-copy-atomic 8-byte store per word (x86-64: a plain
+                // aligned `mov`); the stamp makes each word valid on its own, so the
+                // words need no order among themselves and no flag after them.
+                unsafe { word(m, slot, w).store(ll_word(seq, v), Ordering::Relaxed) };
+            }
+        }
         s.relayed_end = Some(end);
         Ok(())
     }
 
-    /// How far the relay has published.
+    /// How far the relay has consumed and published (acquire: pairs with its
+    /// `st.release.sys`, step 4).
     pub fn relayed(&self) -> u64 {
-        let v = unsafe { (&raw const (*self.mailbox()).relayed).read_volatile() };
-        fence(Ordering::Acquire);
-        v
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).relayed) }.load(Ordering::Acquire)
     }
 
-    /// Before a copy publication: waits until the relay has published everything
-    /// relayed so far.
-    pub fn before_copy(&self) -> Result<()> {
+    fn wait_relayed(&self, target: u64) -> Result<()> {
+        wait(|| Ok(self.relayed() >= target))
+    }
+
+    /// Before a copy publication of tasks from `first` on: waits until the relay has
+    /// published everything relayed so far.
+    pub fn before_copy(&self, first: u64) -> Result<()> {
         let mut s = self.state.lock().unwrap();
         if let Some(end) = s.relayed_end {
-            let relayed = unsafe { &raw const (*self.mailbox()).relayed };
-            wait(|| {
-                let v = unsafe { relayed.read_volatile() };
-                // Acquire: pairs with the relay's fence + system-scope store.
-                fence(Ordering::Acquire);
-                Ok(v >= end)
-            })?;
+            self.wait_relayed(end)?;
             s.relayed_end = None;
         }
+        self.maybe_poison(&mut s, first)?;
         s.copy_pending = true;
         Ok(())
     }
+
+    /// Rewrites every slot far away when `POISON_EVERY` tasks have passed, once the
+    /// relay has consumed every inline batch (nothing pending is erased). Safe while the
+    /// relay polls: it looks only for tasks within a few slots of `first`, and the far
+    /// stamp is 2^31 away from those.
+    fn maybe_poison(&self, s: &mut State, first: u64) -> Result<()> {
+        if first - s.poisoned_at >= POISON_EVERY {
+            if let Some(end) = s.relayed_end {
+                self.wait_relayed(end)?;
+            }
+            self.poison(first);
+            s.poisoned_at = first;
+        }
+        Ok(())
+    }
+}
+
+/// Word `w` of inline slot `slot`, as an atomic (the device reads it concurrently).
+///
+/// # Safety
+/// `m` must be the live mailbox; `slot < LL_SLOTS`, `w < LL_WORDS`.
+unsafe fn word<'a>(m: *mut RelayMailbox, slot: usize, w: usize) -> &'a AtomicU64 {
+    unsafe { AtomicU64::from_ptr(&raw mut (*m).slots[slot].words[w]) }
 }
 
 /// Spins (then yields) until `done` holds; `Timeout` after [`HANDOVER_TIMEOUT`].

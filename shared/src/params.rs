@@ -39,11 +39,8 @@ pub struct KernelParams {
     pub _pad: u32,
     /// The relay's [`crate::relay::RelayMailbox`] (mapped pinned memory; device address).
     pub relay: u64,
-    /// The host's staging mirror of the ring (mapped pinned; device address): where the
-    /// relay copies slots from.
-    pub staging: u64,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 104);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 96);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {

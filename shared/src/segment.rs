@@ -80,17 +80,37 @@ pub const fn child_length(seg: u32) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
 pub struct SegmentCount {
-    /// Tasks completed minus children pushed (wrapping): reaches the segment's length
-    /// exactly when every task of the segment, children included, has completed.
-    pub pending: u32,
-    /// Tasks of the segment (children included) that completed with an error status.
-    pub failed: u32,
+    /// One 64-bit counter, changed only by 64-bit atomic adds: every completing task
+    /// adds 1, a failing one 1 + 2^32, a parent adds -1 before it pushes a child. The
+    /// sum of all adds is `len + failed * 2^32` once every task of the segment,
+    /// children included, has completed; before that the low 32 bits (tasks completed
+    /// minus children outstanding) are below `len`, and never 2^31 away from it (at
+    /// most 2^21 slots and 2^24 children). So the add that makes the low half `len`
+    /// finishes the segment, and its result's high half is the failure count: the
+    /// finisher learns both from its own add, with no further load.
+    pub state: u64,
     /// The segment's first sequence number, stored by its first task (offset 0) before
     /// its count: the completing worker, a child's perhaps, needs it for the stamp.
     pub first: u32,
     pub _pad: u32,
 }
 const _: () = assert!(core::mem::size_of::<SegmentCount>() == 16);
+
+/// What a task adds to [`SegmentCount::state`] when it completes.
+#[inline]
+pub const fn completion_add(failed: bool) -> u64 {
+    if failed { 1 | 1 << 32 } else { 1 }
+}
+
+/// What a parent adds before it pushes a child: -1.
+pub const CHILD_ADD: u64 = u64::MAX;
+
+/// Whether `state` (after an add) says the segment of `len` tasks is complete, and if
+/// so how many of its tasks failed.
+#[inline]
+pub const fn finished(state: u64, len: u32) -> Option<u32> {
+    if state as u32 == len { Some((state >> 32) as u32) } else { None }
+}
 
 /// Written once per segment by the worker that completes it, into mapped pinned memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]

@@ -65,6 +65,9 @@ pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
 pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Acquire)
 }
+pub unsafe fn ld_relaxed_sys(p: *const u32) -> u32 {
+    unsafe { at(p) }.load(Ordering::Relaxed)
+}
 pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Relaxed)
 }
@@ -89,6 +92,9 @@ pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
 pub unsafe fn st_relaxed_sys_u64(p: *mut u64, v: u64) {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Relaxed)
 }
+pub unsafe fn st_release_sys_u64(p: *mut u64, v: u64) {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Release)
+}
 
 pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 {
     match unsafe { at(p) }.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
@@ -97,6 +103,15 @@ pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 
 }
 pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::AcqRel)
+}
+pub unsafe fn atom_add_acq_rel_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
+}
+pub unsafe fn atom_add_relaxed_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::Relaxed)
+}
+pub unsafe fn st_relaxed_gpu_u64(p: *mut u64, v: u64) {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Relaxed)
 }
 pub fn fence_acq_rel_sys() {
     fence(Ordering::AcqRel)

@@ -77,6 +77,15 @@ pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     v
 }
 
+/// Strong relaxed load at system scope: sees a value the host or a copy engine wrote,
+/// with no ordering (pair it with a fence for an acquire pattern).
+#[inline(always)]
+pub unsafe fn ld_relaxed_sys(p: *const u32) -> u32 {
+    let v: u32;
+    unsafe { asm!("ld.relaxed.sys.u32 {0}, [{1}];", out(reg32) v, in(reg64) p, options(nostack)) };
+    v
+}
+
 /// Strong relaxed load at GPU scope (no ordering, but never torn nor cached stale).
 #[inline(always)]
 pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
@@ -134,6 +143,13 @@ pub unsafe fn st_relaxed_sys_u64(p: *mut u64, v: u64) {
     unsafe { asm!("st.relaxed.sys.u64 [{0}], {1};", in(reg64) p, in(reg64) v, options(nostack)) };
 }
 
+/// 64-bit store with release semantics at system scope: the host's acquire load of the
+/// same word then sees every earlier load and store of this thread as done.
+#[inline(always)]
+pub unsafe fn st_release_sys_u64(p: *mut u64, v: u64) {
+    unsafe { asm!("st.release.sys.u64 [{0}], {1};", in(reg64) p, in(reg64) v, options(nostack)) };
+}
+
 /// Atomic compare-and-swap, relaxed, GPU scope; returns the previous value (the swap
 /// happened iff it equals `expected`).
 #[inline(always)]
@@ -151,6 +167,28 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     let old: u32;
     unsafe { asm!("atom.acq_rel.gpu.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack)) };
     old
+}
+
+/// 64-bit atomic add, acquire-release, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_acq_rel_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    let old: u64;
+    unsafe { asm!("atom.acq_rel.gpu.add.u64 {0}, [{1}], {2};", out(reg64) old, in(reg64) p, in(reg64) v, options(nostack)) };
+    old
+}
+
+/// 64-bit atomic add, relaxed, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_relaxed_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    let old: u64;
+    unsafe { asm!("atom.relaxed.gpu.add.u64 {0}, [{1}], {2};", out(reg64) old, in(reg64) p, in(reg64) v, options(nostack)) };
+    old
+}
+
+/// 64-bit strong relaxed store at GPU scope.
+#[inline(always)]
+pub unsafe fn st_relaxed_gpu_u64(p: *mut u64, v: u64) {
+    unsafe { asm!("st.relaxed.gpu.u64 [{0}], {1};", in(reg64) p, in(reg64) v, options(nostack)) };
 }
 
 /// Fence, acquire-release, system scope (`MEMBAR.SYS`: costly; batch work under one).

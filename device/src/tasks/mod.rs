@@ -87,14 +87,14 @@ impl TaskContext {
             let mut t = *child;
             t.flags = task_flags::CHILD;
             t.seg = self.child_seg;
-            let pending = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).pending };
+            let state = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).state };
             // Relaxed: program order puts it before this task's own release add, and
             // the push's release orders it before the child's add (spawn.rs, step 4).
-            unsafe { arch::atom_add_relaxed_gpu(pending, u32::MAX) };
+            unsafe { arch::atom_add_relaxed_gpu_u64(state, segment::CHILD_ADD) };
             if unsafe { self.spawn.try_push(&t) } {
                 ok = 1;
             } else {
-                unsafe { arch::atom_add_relaxed_gpu(pending, 1) };
+                unsafe { arch::atom_add_relaxed_gpu_u64(state, 1) };
             }
         }
         if arch::shfl_idx(ok, 0) != 0 { Ok(()) } else { Err(Status::QueueFull) }
