@@ -209,6 +209,35 @@ impl Runtime {
     }
 
     pub fn with_config(config: RuntimeConfig) -> Result<Self> {
+        Self::build(config, None)
+    }
+
+    /// A CUDA runtime whose host-to-device copies (batches, `tail`, buffer
+    /// allocations) go on `stream`, a stream of the user's, with the user's priority.
+    /// Work the user enqueues on it ([`Runtime::transfer_stream`]) is ordered with the
+    /// runtime's copies by stream order: an input uploaded there before a `submit` has
+    /// landed before the batch's tasks can run, with no host wait.
+    ///
+    /// ```no_run
+    /// # fn main() -> resident::Result<()> {
+    /// use resident::{Runtime, RuntimeConfig, stream::Gpu};
+    /// let gpu = Gpu::first()?;
+    /// let urgent = gpu.stream_with_priority(gpu.priorities().high())?;
+    /// let rt = Runtime::with_transfer_stream(RuntimeConfig::cuda(), urgent)?;
+    /// assert!(rt.transfer_stream().is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn with_transfer_stream(config: RuntimeConfig, stream: crate::stream::Stream) -> Result<Self> {
+        if config.backend == BackendKind::Cpu {
+            return Err(Error::Config("a transfer stream needs the CUDA backend".into()));
+        }
+        if stream.gpu().inner.ctx.ordinal() != config.device {
+            return Err(Error::Config("the transfer stream belongs to another device".into()));
+        }
+        Self::build(RuntimeConfig { backend: BackendKind::Cuda, ..config }, Some(stream))
+    }
+
+    fn build(config: RuntimeConfig, transfer: Option<crate::stream::Stream>) -> Result<Self> {
         config.validate()?;
         let kind = match config.backend {
             BackendKind::Auto if cuda_available() => BackendKind::Cuda,
@@ -216,7 +245,10 @@ impl Runtime {
             k => k,
         };
         let backend = match kind {
-            BackendKind::Cuda => Backend::Cuda(CudaBackend::new(&config)?),
+            BackendKind::Cuda => {
+                let lent = transfer.map(|s| (s.raw(), Box::new(s) as Box<dyn std::any::Any + Send + Sync>));
+                Backend::Cuda(CudaBackend::new(&config, lent)?)
+            }
             _ => Backend::Cpu(CpuBackend::new(&config)?),
         };
         let info = backend.info();
@@ -241,6 +273,12 @@ impl Runtime {
     /// Which backend runs the tasks, with its layout.
     pub fn backend(&self) -> &BackendInfo {
         &self.shared.info
+    }
+
+    /// The stream lent with [`Runtime::with_transfer_stream`], for work that must be
+    /// ordered with the runtime's copies.
+    pub fn transfer_stream(&self) -> Option<&crate::stream::Stream> {
+        self.shared.backend.cuda()?.lent_transfer()?.downcast_ref()
     }
 
     /// Task slots in the ring.

@@ -217,3 +217,57 @@ fn length_mismatches_are_errors() {
     let r = gpu.scope(|s| s.stream()?.copy_h2d(&pinned, &a));
     assert!(matches!(r, Err(resident::Error::LengthMismatch { .. })));
 }
+
+// Issue 6, item 5: the persistent runtime and streams together.
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_stream_follows_a_tickets_tasks() {
+    use resident::{Runtime, RuntimeConfig, Task};
+    let rt = Runtime::with_config(RuntimeConfig::cuda()).expect("a CUDA GPU");
+    let gpu = gpu();
+    let s = gpu.stream().unwrap();
+    let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    let x = rt.buffer_from(&vec![1.5f32; 64 * 1024]).unwrap();
+    let y = rt.buffer_from(&vec![0.25f32; 64 * 1024]).unwrap();
+    s.record(&start).unwrap();
+    // A spin of SPIN first, then axpy tasks: the stream must wait for all of them.
+    let mut tasks = vec![Task::spin(SPIN.as_nanos() as u64)];
+    tasks.extend((0..64).map(|i| Task::axpy(2.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))));
+    let ticket = rt.submit(&tasks).unwrap();
+    let done = ticket.record_event(&s).unwrap();
+    s.record(&end).unwrap();
+    done.synchronize().unwrap();
+    // The event completed only after every task did: the ticket is done without waiting.
+    assert!(matches!(ticket.try_wait(), Some(Ok(()))), "the event completed before the tasks");
+    assert!(y.read().unwrap().iter().all(|&v| v == 3.25));
+    end.synchronize().unwrap();
+    assert!(end.elapsed_since(&start).unwrap() >= SPIN, "the stream did not wait for the spin task");
+    // A finished ticket needs no wait.
+    s.wait_ticket(&ticket).unwrap();
+    s.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_runtime_copies_on_a_lent_stream() {
+    use resident::{Runtime, RuntimeConfig, Task};
+    let gpu = gpu();
+    let high = gpu.priorities().high();
+    let rt = Runtime::with_transfer_stream(RuntimeConfig::cuda(), gpu.stream_with_priority(high).unwrap()).expect("a CUDA GPU");
+    assert_eq!(rt.transfer_stream().unwrap().priority(), high);
+    let n = 1 << 16;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.5).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer::<f32>(n).unwrap();
+    // Batches of both kinds: small ones (relay) and large ones (copies on the lent stream).
+    for (chunk, batch) in [(256usize, 8usize), (64, 1024)] {
+        let tasks: Vec<Task> = (0..n / chunk).map(|i| Task::axpy(1.0, x.slice(i * chunk..(i + 1) * chunk), y.slice(i * chunk..(i + 1) * chunk))).collect();
+        // Each round writes all of y: the second starts after the first has completed.
+        let tickets: Vec<_> = tasks.chunks(batch).map(|b| rt.submit(b).unwrap()).collect();
+        tickets.iter().for_each(|t| t.wait().unwrap());
+    }
+    let want: Vec<f32> = xs.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(y.read().unwrap(), want);
+    rt.shutdown().unwrap();
+}

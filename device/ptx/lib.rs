@@ -58,6 +58,16 @@ pub unsafe extern "ptx-kernel" fn resident_pipeline(p: resident_device::kernels:
     unsafe { resident_device::kernels::pipeline::run(&p, first, stride) }
 }
 
+/// Waits until a ticket's batch has completed in the persistent kernel (launch with one
+/// thread, on the stream that must follow the tasks).
+///
+/// # Safety
+/// `p` must name the live runtime's memory; see `resident_device::kernels::wait_ticket`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_wait_ticket(p: resident_device::kernels::wait_ticket::WaitTicketParams) {
+    unsafe { resident_device::kernels::wait_ticket::run(&p) };
+}
+
 /// Thread 0 waits `nanos`, then writes `value` (stream API ordering tests). Launch
 /// with one thread.
 ///

@@ -39,7 +39,7 @@ use super::driver::{Context, check};
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
 use super::relay::Relay;
-use super::stream::{Stream, StreamState};
+use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
@@ -60,10 +60,11 @@ pub(crate) struct CudaBackend {
     spawn_capacity: u32,
     relay: Relay,
     one_task: CUfunction,
+    wait_ticket: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
     _module: Module,
     kernel_stream: Stream,
-    transfer: Stream,
+    transfer: Transfer,
     control: Stream,
     ctx: Context,
     capacity: u32,
@@ -79,14 +80,22 @@ unsafe impl Send for CudaBackend {}
 unsafe impl Sync for CudaBackend {}
 
 impl CudaBackend {
-    pub fn new(config: &RuntimeConfig) -> Result<Self> {
+    /// `transfer`: a stream the user lends for the runtime's copies (its raw handle and
+    /// its owner), or `None` for one of the runtime's own.
+    pub fn new(config: &RuntimeConfig, transfer: Option<(sys::CUstream, Box<dyn std::any::Any + Send + Sync>)>) -> Result<Self> {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
         let module = Module::load_embedded(&ctx)?;
         let persistent = module.function("resident_persistent")?;
         let one_task = module.function("resident_one_task")?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
-        let transfer = Stream::non_blocking(&ctx, 0)?;
+        let wait_ticket = module.function("resident_wait_ticket")?;
+        let transfer = match transfer {
+            // SAFETY: the caller checked that the stream belongs to this device's
+            // primary context; the owner keeps it alive.
+            Some((raw, owner)) => unsafe { Transfer::lent(raw, owner) },
+            None => Transfer::own(Stream::non_blocking(&ctx, 0)?),
+        };
         let control = Stream::non_blocking(&ctx, 0)?;
         let capacity = config.capacity;
         let (t, c) = (size_of::<Task>(), size_of::<Completion>());
@@ -136,6 +145,7 @@ impl CudaBackend {
                 spawn_capacity: config.spawn_capacity,
                 relay,
                 one_task,
+                wait_ticket,
                 _module: module,
                 kernel_stream,
                 transfer,
@@ -376,6 +386,30 @@ impl CudaBackend {
 
     pub(crate) fn table_ptr(&self) -> u64 {
         self.table.ptr()
+    }
+
+    /// The stream the user lent for transfers, if any (its owner, as lent).
+    pub(crate) fn lent_transfer(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        self.transfer.lent_owner()
+    }
+
+    /// Enqueues on `stream` a one-thread kernel that waits until the batch `first..first
+    /// + len` (cut into `segment`-task segments) has completed.
+    pub(crate) fn launch_wait_ticket(&self, stream: sys::CUstream, first: u64, len: u64, segment: u32) -> Result<()> {
+        let mut p = resident_device::kernels::wait_ticket::WaitTicketParams {
+            segment_done: self.segment_done.device_ptr(),
+            header: self.header.ptr(),
+            first: first as u32,
+            len: u32::try_from(len).map_err(|_| Error::BatchTooLarge(len as usize))?,
+            segment,
+            mask: self.capacity - 1,
+        };
+        let mut args = [&raw mut p as *mut c_void];
+        self.ctx.bind()?;
+        check(
+            unsafe { sys::cuLaunchKernel(self.wait_ticket, 1, 1, 1, 1, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
+            "cuLaunchKernel(resident_wait_ticket)",
+        )
     }
 }
 

@@ -66,6 +66,11 @@ impl Context {
         self.inner.attribute(a).map_err(|e| Error::Driver { call: "cuDeviceGetAttribute", code: e.0 as u32, name: format!("{e:?}") })
     }
 
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.inner.ordinal()
+    }
+
     pub fn name(&self) -> String {
         self.inner.name().unwrap_or_else(|_| "CUDA device".into())
     }

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use super::driver::{Context, check};
 use super::memory::PinnedAlloc;
 use super::module::Module;
-use super::stream::{Stream, StreamState};
+use super::stream::{Stream, StreamState, Transfer};
 use crate::{Error, Result};
 
 /// Longest wait for the other publisher, or for a free inline slot.
@@ -127,7 +127,7 @@ impl Relay {
     }
 
     /// Publishes `tasks` (already placed), sequence numbers `first..`, through the relay.
-    pub fn publish(&self, first: u64, tasks: &[Task], transfer: &Stream) -> Result<()> {
+    pub fn publish(&self, first: u64, tasks: &[Task], transfer: &Transfer) -> Result<()> {
         let mut s = self.state.lock().unwrap();
         if s.copy_pending {
             // Step 5 of the protocol: the copies, `tail` included, must have landed

@@ -61,3 +61,39 @@ impl Drop for Stream {
         unsafe { sys::cuStreamDestroy_v2(self.raw) };
     }
 }
+
+/// The runtime's transfer stream: its own, or one a user lent it
+/// (`Runtime::with_transfer_stream`), kept alive here as an opaque owner.
+pub(crate) struct Transfer {
+    raw: CUstream,
+    _own: Option<Stream>,
+    lent: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Transfer {
+    pub fn own(s: Stream) -> Self {
+        Self { raw: s.raw(), _own: Some(s), lent: None }
+    }
+
+    /// # Safety
+    /// `raw` must be a stream of the runtime's context that `owner` keeps alive.
+    pub unsafe fn lent(raw: CUstream, owner: Box<dyn std::any::Any + Send + Sync>) -> Self {
+        Self { raw, _own: None, lent: Some(owner) }
+    }
+
+    pub fn raw(&self) -> CUstream {
+        self.raw
+    }
+
+    pub fn lent_owner(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        self.lent.as_deref()
+    }
+
+    pub fn state(&self) -> StreamState {
+        match unsafe { sys::cuStreamQuery(self.raw) } {
+            CUresult::CUDA_SUCCESS => StreamState::Idle,
+            CUresult::CUDA_ERROR_NOT_READY => StreamState::Busy,
+            r => StreamState::Failed(check(r, "cuStreamQuery").unwrap_err()),
+        }
+    }
+}

@@ -78,6 +78,7 @@ mod pinned;
 mod scoped;
 #[allow(clippy::module_inception)]
 mod stream;
+mod ticket_wait;
 mod tracker;
 
 pub use device::Gpu;

@@ -8,3 +8,4 @@
 
 pub mod pipeline;
 pub mod spin_write;
+pub mod wait_ticket;
