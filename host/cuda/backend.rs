@@ -40,7 +40,7 @@ use super::relay::Relay;
 use super::stream::{Stream, StreamState};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::{BackendKind, Error, KernelFlavor, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
     // Field order is drop order: memory first (freed on the transfer stream), then the
@@ -59,7 +59,7 @@ pub(crate) struct CudaBackend {
     relay: Relay,
     one_task: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
-    _module: Module,
+    module: Module,
     kernel_stream: Stream,
     transfer: Stream,
     control: Stream,
@@ -81,7 +81,10 @@ impl CudaBackend {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
         let module = Module::load_embedded(&ctx)?;
-        let persistent = module.function("resident_persistent")?;
+        let persistent = module.function(match config.kernel {
+            KernelFlavor::Standard => "resident_persistent",
+            KernelFlavor::Nn => "resident_persistent_nn",
+        })?;
         let one_task = module.function("resident_one_task")?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
         let transfer = Stream::non_blocking(&ctx, 0)?;
@@ -134,7 +137,7 @@ impl CudaBackend {
                 spawn_capacity: config.spawn_capacity,
                 relay,
                 one_task,
-                _module: module,
+                module,
                 kernel_stream,
                 transfer,
                 control,
@@ -361,6 +364,11 @@ impl CudaBackend {
             unsafe { sys::cuLaunchKernel(self.one_task, 1, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
             "cuLaunchKernel(resident_one_task)",
         )
+    }
+
+    /// A kernel of the runtime's module (the examples' baselines launch their own).
+    pub(crate) fn function(&self, name: &str) -> Result<CUfunction> {
+        self.module.function(name)
     }
 
     pub(crate) fn table_ptr(&self) -> u64 {
