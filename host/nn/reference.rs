@@ -117,3 +117,106 @@ pub fn records(lines: &[String], keys: u32) -> (super::records::StageCounts, Vec
     }
     (c, table)
 }
+
+/// The 3×3 conv at one output element (image `n`, channel `co`, pixel `q`), in f64, and
+/// `sum |x w|` there.
+pub fn conv_at(inp: &ConvBnInputs, n: usize, co: usize, q: usize) -> (f64, f64) {
+    let g = inp.geom;
+    let (h, w, ci_n) = (g.h as isize, g.w as isize, g.c_in as usize);
+    let (oy, ox) = ((q / w as usize) as isize, (q % w as usize) as isize);
+    let (mut s, mut m) = (0f64, 0f64);
+    for ci in 0..ci_n {
+        for ky in 0..3 {
+            for kx in 0..3 {
+                let (iy, ix) = (oy + ky - 1, ox + kx - 1);
+                if iy >= 0 && ix >= 0 && iy < h && ix < w {
+                    let xv = inp.x[((n * ci_n + ci) * h as usize + iy as usize) * w as usize + ix as usize] as f64;
+                    let t = xv * inp.w[(co * ci_n + ci) * 9 + (ky * 3 + kx) as usize] as f64;
+                    s += t;
+                    m += t.abs();
+                }
+            }
+        }
+    }
+    (s, m)
+}
+
+/// How a conv + BN result compares with the f64 reference.
+#[derive(Clone, Debug, Default)]
+pub struct ConvBnCheck {
+    /// Relative L2 error of `out` over the channels checked in full.
+    pub out_rel: f64,
+    /// Largest absolute error of `out` there (outputs are O(1): BN normalizes).
+    pub out_max: f64,
+    /// Largest error of a sampled conv output `y`, relative to `sum |x w|` there.
+    pub y_max_rel: f64,
+    /// Largest error of a checked channel's batch mean and of its standard deviation,
+    /// relative to that channel's standard deviation.
+    pub stats_max_rel: f64,
+    /// Elements compared (out) and conv outputs sampled (y).
+    pub out_checked: usize,
+    pub y_checked: usize,
+    /// Elements that are NaN or infinite (a poisoned output left unwritten).
+    pub not_finite: usize,
+}
+
+impl ConvBnCheck {
+    /// Within fp32 tolerance: every error a small multiple of the rounding of a dot
+    /// product of `9 c_in` terms accumulated in f32.
+    pub fn ok(&self) -> bool {
+        self.not_finite == 0 && self.out_rel < 1e-5 && self.out_max < 1e-4 && self.y_max_rel < 1e-5 && self.stats_max_rel < 1e-4
+    }
+}
+
+/// Compares a conv + BN result with the f64 reference: `out` (and the batch mean and
+/// variance) over every image of `channels`, and `y` at `samples` (`(n, c, pixel)`).
+#[allow(clippy::too_many_arguments)]
+pub fn check_conv_bn(inp: &ConvBnInputs, eps: f32, y: &[f32], out: &[f32], mean: &[f32], var: &[f32], channels: &[usize], samples: &[(usize, usize, usize)]) -> ConvBnCheck {
+    let g = inp.geom;
+    let (hw, co_n) = (g.hw() as usize, g.c_out as usize);
+    let mut r = ConvBnCheck { not_finite: out.iter().chain(y).filter(|v| !v.is_finite()).count(), ..Default::default() };
+    // Channels in parallel: the reference is a whole conv per channel.
+    let refs: Vec<(usize, ChannelReference)> = std::thread::scope(|s| {
+        let hs: Vec<_> = channels.iter().map(|&c| s.spawn(move || (c, conv_bn_channel(inp, c, eps)))).collect();
+        hs.into_iter().map(|h| h.join().expect("reference thread")).collect()
+    });
+    let (mut e2, mut r2) = (0f64, 0f64);
+    for (c, cr) in &refs {
+        let sd = cr.var.sqrt().max(1e-30);
+        r.stats_max_rel = r.stats_max_rel.max((mean[*c] as f64 - cr.mean).abs() / sd).max(((var[*c] as f64).sqrt() - sd).abs() / sd);
+        for n in 0..g.n as usize {
+            let got = &out[(n * co_n + c) * hw..][..hw];
+            for (gv, rv) in got.iter().zip(&cr.out[n]) {
+                let d = *gv as f64 - rv;
+                e2 += d * d;
+                r2 += rv * rv;
+                r.out_max = r.out_max.max(d.abs());
+                r.out_checked += 1;
+            }
+        }
+    }
+    r.out_rel = if r2 > 0.0 { (e2 / r2).sqrt() } else { e2.sqrt() };
+    for &(n, c, q) in samples {
+        let (want, mag) = conv_at(inp, n, c, q);
+        let got = y[(n * co_n + c) * hw + q] as f64;
+        r.y_max_rel = r.y_max_rel.max((got - want).abs() / mag.max(1e-30));
+        r.y_checked += 1;
+    }
+    if r.not_finite > 0 {
+        r.out_max = f64::INFINITY;
+    }
+    r
+}
+
+/// Relative L2 error and largest absolute error of an RNN's outputs against the f64
+/// reference (NaN, an unwritten output, counts as an infinite error).
+pub fn rnn_errors(got: &[f32], want: &[f64]) -> (f64, f64) {
+    let (mut e2, mut r2, mut max) = (0f64, 0f64, 0f64);
+    for (g, w) in got.iter().zip(want) {
+        let d = if g.is_finite() { *g as f64 - w } else { f64::INFINITY };
+        e2 += d * d;
+        r2 += w * w;
+        max = max.max(d.abs());
+    }
+    (if r2 > 0.0 { (e2 / r2).sqrt() } else { e2.sqrt() }, max)
+}
