@@ -61,6 +61,7 @@ pub fn conv_bn_channel(inp: &ConvBnInputs, co: usize, eps: f32) -> ChannelRefere
 
 /// `h_t = tanh(W_hh h_{t-1} + W_ih x_t + b)` for every step and sequence, in f64;
 /// returns `steps × batch × hidden`.
+#[allow(clippy::too_many_arguments)]
 pub fn rnn(hidden: usize, input: usize, batch: usize, steps: usize, w_hh: &[f32], w_ih: &[f32], bias: &[f32], h0: &[f32], xs: &[f32]) -> Vec<f64> {
     let mut h: Vec<f64> = h0.iter().map(|&v| v as f64).collect();
     let mut out = Vec::with_capacity(steps * batch * hidden);

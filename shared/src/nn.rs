@@ -41,7 +41,7 @@ impl ConvGeom {
         if n == 0 || c_in == 0 || c_out == 0 || h == 0 || w == 0 {
             return None;
         }
-        if c_out % CONV_COB != 0 || c_in > 0xffff || c_out > 0xffff || h > 0xffff || w > 0xffff {
+        if !c_out.is_multiple_of(CONV_COB) || c_in > 0xffff || c_out > 0xffff || h > 0xffff || w > 0xffff {
             return None;
         }
         let hw = h as u64 * w as u64;

@@ -126,11 +126,9 @@ unsafe fn lane_pass(g: &ConvGeom, x: *const f32, wp: *const f32, yg: *mut f32, n
     let acc = unsafe { accumulate(g, x, wp, n, cog, &pix, &taps) };
     let valid = valid_count(g, &pix);
     let hw = g.hw() as usize;
-    for k in 0..PX {
-        if k < valid {
-            for c in 0..COB {
-                unsafe { *yg.add(c * hw + pix[k] as usize) = acc[k][c] };
-            }
+    for (k, a) in acc.iter().enumerate().take(valid) {
+        for (c, v) in a.iter().enumerate() {
+            unsafe { *yg.add(c * hw + pix[k] as usize) = *v };
         }
     }
     let mut mom = [Moments::EMPTY; COB];
@@ -165,8 +163,8 @@ pub unsafe fn conv_tile(g: &ConvGeom, x: *const f32, wp: *const f32, y: *mut f32
         let mut vl = lane + arch::WARP;
         while vl < CONV_LANES {
             let m = unsafe { lane_pass(g, x, wp, yg, n, cog, p, vl, stats) };
-            for c in 0..COB {
-                mom[c] = mom[c].merge(m[c]);
+            for (acc, m) in mom.iter_mut().zip(m) {
+                *acc = acc.merge(m);
             }
             vl += arch::WARP;
         }
@@ -191,9 +189,9 @@ pub unsafe fn stats_tile(g: &ConvGeom, y: *const f32, partials: *mut f32, tile: 
     while vl < CONV_LANES {
         let (pix, _) = lane_pixels(g, p, vl);
         let valid = valid_count(g, &pix);
-        for c in 0..COB {
+        for (c, m) in mom.iter_mut().enumerate() {
             let v: [f32; PX] = core::array::from_fn(|k| if k < valid { unsafe { *yg.add(c * hw + pix[k] as usize) } } else { 0.0 });
-            mom[c] = mom[c].merge(Moments::of(&v, valid));
+            *m = m.merge(Moments::of(&v, valid));
         }
         vl += arch::WARP;
     }

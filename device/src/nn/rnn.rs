@@ -258,7 +258,7 @@ unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, deadline: u64
             return Ok(());
         }
         polls = polls.wrapping_add(1);
-        if polls % 16 == 0 {
+        if polls.is_multiple_of(16) {
             // Acquire, .sys: pairs with the host's write of `abort` (a memset on its own
             // stream, or a store on the CPU backend).
             if unsafe { arch::ld_acquire_sys(&raw const (*s).abort.value) } != 0 {
@@ -443,7 +443,7 @@ pub unsafe fn feed(p: &RnnParams, smem: *mut f32, tid: u32, nthreads: u32) {
                     ok = false;
                     break;
                 }
-                if polls % 16 == 0 && arch::globaltimer() > deadline {
+                if polls.is_multiple_of(16) && arch::globaltimer() > deadline {
                     unsafe { fail(s, rnn_status::HOST_TIMEOUT) };
                     ok = false;
                     break;
