@@ -24,8 +24,12 @@ fn conv_bn_one_pixel_planes() {
 
 #[test]
 fn nn_tasks_validated() {
-    let standard = Runtime::with_config(RuntimeConfig { cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap();
-    nn::nn_tasks_validated(&cpu_nn(), &standard);
+    nn::nn_tasks_validated(&cpu_nn());
+}
+
+#[test]
+fn standard_refuses_nn_tasks() {
+    nn::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig { cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap());
 }
 
 #[test]

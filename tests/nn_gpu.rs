@@ -33,11 +33,9 @@ macro_rules! gpu_test {
 
 gpu_test!(conv_bn_fused_small_odd_shape, nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000));
 gpu_test!(conv_bn_fused_full_size, nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000));
-gpu_test!(nn_tasks_validated, {
-    let standard = Runtime::with_config(RuntimeConfig::cuda()).unwrap();
-    let nn_rt = gpu_nn();
-    nn::nn_tasks_validated(&nn_rt, &standard);
-});
+gpu_test!(nn_tasks_validated, nn::nn_tasks_validated(&gpu_nn()));
+// One persistent kernel at a time: two resident kernels leave no SM for a buffer's memset.
+gpu_test!(standard_refuses_nn_tasks, nn::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig::cuda()).unwrap()));
 gpu_test!(pipeline_counts_exact, nn::pipeline_counts_exact(&gpu_nn(), 1 << 20, 1 << 16, 256, 1009));
 gpu_test!(rnn_matches_reference_small, nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 64, input: 16, batch: 3, steps: 12 }));
 gpu_test!(rnn_matches_reference_h1024, {

@@ -22,7 +22,7 @@
 //!    (so every thread's later loads of `h_t` follow thread 0's acquire).
 //!
 //! Every wait is bounded: it ends on `abort` (set by the host), on a failure another
-//! block reported in `status`, or at the deadline (`timeout_ms`), with a status code.
+//! block reported in `status`, or after `timeout_ms` of waiting, with a status code.
 //!
 //! Inputs: the host writes `x_t` into mapped pinned memory and then publishes the count
 //! of ready steps in `host_ready` (release). The feeder, one block of its own kernel,
@@ -243,13 +243,15 @@ unsafe fn step_rows(p: &RnnParams, w_hh: *const f32, w_ih: *const f32, bias: *co
 }
 
 /// Thread 0 of a block waits until `*word` reaches `target` (wrapping distance);
-/// `Err(status)` on abort, another block's failure, or the deadline.
+/// `Err(status)` on abort, another block's failure, or `timeout_ns` after the first
+/// poll (a bound per wait: a live-fed sequence may run for as long as the host feeds it).
 ///
 /// # Safety
 /// `word` and `s` must be live device words.
 #[inline(always)]
-unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, deadline: u64, on_timeout: u32) -> Result<(), u32> {
+unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, timeout_ns: u64, on_timeout: u32) -> Result<(), u32> {
     let mut polls = 0u32;
+    let mut deadline = u64::MAX;
     loop {
         // Acquire, .gpu: pairs with the release that raised the word (a block's arrive
         // add, or the feeder's store of x_ready).
@@ -269,7 +271,10 @@ unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, deadline: u64
             if st != rnn_status::OK {
                 return Err(st);
             }
-            if arch::globaltimer() > deadline {
+            let now = arch::globaltimer();
+            if deadline == u64::MAX {
+                deadline = now.saturating_add(timeout_ns);
+            } else if now > deadline {
                 return Err(on_timeout);
             }
             // Short naps once the wait is long: the barrier is on the critical path.
@@ -331,12 +336,12 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
         }
     }
     let (warp, warps) = (tid / arch::WARP, (nthreads / arch::WARP).max(1));
-    let deadline = arch::globaltimer().saturating_add(p.timeout_ms as u64 * 1_000_000);
+    let timeout_ns = p.timeout_ms as u64 * 1_000_000;
     for t in 0..p.steps {
         // 1. Inputs of step t.
         let mut ok = true;
         if tid == 0
-            && let Err(code) = unsafe { wait_for(&raw const (*s).x_ready.value, t + 1, s, deadline, rnn_status::INPUT_TIMEOUT) }
+            && let Err(code) = unsafe { wait_for(&raw const (*s).x_ready.value, t + 1, s, timeout_ns, rnn_status::INPUT_TIMEOUT) }
         {
             unsafe { fail(s, code) };
             ok = false;
@@ -361,7 +366,7 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
             // Release (cumulative over the block's stores, ordered by the bar.sync
             // above), acquire (the chain of earlier arrivals).
             unsafe { arch::atom_add_acq_rel_gpu(&raw mut (*s).arrive.value, 1) };
-            if let Err(code) = unsafe { wait_for(&raw const (*s).arrive.value, (t + 1).wrapping_mul(blocks), s, deadline, rnn_status::BARRIER_TIMEOUT) } {
+            if let Err(code) = unsafe { wait_for(&raw const (*s).arrive.value, (t + 1).wrapping_mul(blocks), s, timeout_ns, rnn_status::BARRIER_TIMEOUT) } {
                 unsafe { fail(s, code) };
                 ok = false;
             }
@@ -420,13 +425,15 @@ pub unsafe fn feed(p: &RnnParams, smem: *mut f32, tid: u32, nthreads: u32) {
     let s = p.sync as *mut RnnSync;
     let flag = smem as *mut u32;
     let per_step = p.batch as usize * p.input as usize;
-    let deadline = arch::globaltimer().saturating_add(p.timeout_ms as u64 * 1_000_000);
+    let timeout_ns = p.timeout_ms as u64 * 1_000_000;
     let mut done = 0u32;
     let mut avail = 0u32;
     while done < p.steps {
         let mut ok = true;
         if tid == 0 && avail <= done {
             let mut polls = 0u32;
+            // A bound per wait for the host (see `wait_for`).
+            let deadline = arch::globaltimer().saturating_add(timeout_ns);
             loop {
                 // Acquire, .sys: pairs with the host's release store of `host_ready`.
                 avail = unsafe { arch::ld_acquire_sys(p.host_ready as *const u32) }.min(p.steps);

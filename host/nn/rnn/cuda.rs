@@ -185,10 +185,10 @@ impl CudaRnn {
         Ok(v)
     }
 
-    /// Waits for `stream` until the device's own bound plus a grace period; then aborts
-    /// (the kernels poll `abort`) and reports a timeout.
+    /// Waits for `stream` until the device's own bound (per wait) plus a grace period and
+    /// 100 µs per step; then aborts (the kernels poll `abort`) and reports a timeout.
     fn wait(&self, stream: &Stream) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_millis(TIMEOUT_MS as u64) + HOST_GRACE;
+        let deadline = Instant::now() + Duration::from_millis(TIMEOUT_MS as u64) + HOST_GRACE + Duration::from_micros(100 * self.shape.steps as u64);
         loop {
             match stream.state() {
                 StreamState::Idle => return Ok(()),
