@@ -79,8 +79,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     shared.fault()?;
     match src {
         Source::Host(tasks) if origin == Origin::User => {
-            crate::validate::validate(tasks, &p.registry, &p.counters)?;
             crate::nn::validate::flavor_runs(shared.config.kernel, tasks)?;
+            crate::validate::validate(tasks, &p.registry, &p.counters)?;
         }
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
