@@ -10,7 +10,8 @@
 //!
 //! Per step `t`, every block (its thread 0 waits, the block follows through barriers):
 //! 1. waits until `x_ready > t` (`ld.acquire.gpu`; pairs with the feeder's
-//!    `st.release.gpu`, [`feed`]): the inputs of step `t` are in device memory;
+//!    `st.release.gpu`, [`feed`]): the inputs of step `t` are in device memory (thread 0
+//!    remembers the value it acquired, so steps below it need no new load);
 //! 2. stages `h_{t-1}` (all rows, all sequences of the batch) and `x_t` into shared
 //!    memory;
 //! 3. computes its rows of `h_t` (a warp per row, lanes across the row, `float4`
@@ -230,11 +231,28 @@ unsafe fn step_rows(p: &RnnParams, w_hh: *const f32, w_ih: *const f32, bias: *co
             j += stride;
         }
         let bias_r = unsafe { *bias.add(r as usize) };
-        for (b, a) in acc.iter().enumerate() {
-            if (b as u32) < p.batch {
-                let s = warp_sum(*a);
-                if lane == 0 {
-                    unsafe { *out_t.add(b * hd + (r0 + r) as usize) = tanh_f32(s + bias_r) };
+        if arch::WARP >= MAX_BATCH {
+            // Lane b finishes sequence b: the sums in an unrolled loop (the accumulators
+            // stay in registers), one tanh per lane.
+            let mut mine = 0f32;
+            for (b, a) in acc.iter().enumerate() {
+                if (b as u32) < p.batch {
+                    let s = warp_sum(*a);
+                    if lane == b {
+                        mine = s;
+                    }
+                }
+            }
+            if (lane as u32) < p.batch {
+                unsafe { *out_t.add(lane * hd + (r0 + r) as usize) = tanh_f32(mine + bias_r) };
+            }
+        } else {
+            for (b, a) in acc.iter().enumerate() {
+                if (b as u32) < p.batch {
+                    let s = warp_sum(*a);
+                    if lane == 0 {
+                        unsafe { *out_t.add(b * hd + (r0 + r) as usize) = tanh_f32(s + bias_r) };
+                    }
                 }
             }
         }
@@ -249,7 +267,7 @@ unsafe fn step_rows(p: &RnnParams, w_hh: *const f32, w_ih: *const f32, bias: *co
 /// # Safety
 /// `word` and `s` must be live device words.
 #[inline(always)]
-unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, timeout_ns: u64, on_timeout: u32) -> Result<(), u32> {
+unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, timeout_ns: u64, on_timeout: u32) -> Result<u32, u32> {
     let mut polls = 0u32;
     let mut deadline = u64::MAX;
     loop {
@@ -257,7 +275,7 @@ unsafe fn wait_for(word: *const u32, target: u32, s: *mut RnnSync, timeout_ns: u
         // add, or the feeder's store of x_ready).
         let v = unsafe { arch::ld_acquire_gpu(word) };
         if v.wrapping_sub(target) as i32 >= 0 {
-            return Ok(());
+            return Ok(v);
         }
         polls = polls.wrapping_add(1);
         if polls.is_multiple_of(16) {
@@ -311,6 +329,7 @@ unsafe fn block_agree(flag: *mut u32, ok: bool, tid: u32) -> bool {
 /// `p` must describe live buffers of the sizes it names; `smem` must be 16-byte aligned
 /// and hold [`SmemLayout::new`]`(p, true).floats` floats, private to the block; all
 /// `blocks` blocks must run concurrently.
+#[inline(always)]
 pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks: u32, tid: u32, nthreads: u32) {
     let s = p.sync as *mut RnnSync;
     let lay = SmemLayout::new(p, true);
@@ -337,14 +356,21 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
     }
     let (warp, warps) = (tid / arch::WARP, (nthreads / arch::WARP).max(1));
     let timeout_ns = p.timeout_ms as u64 * 1_000_000;
+    // Thread 0: the last value of x_ready it acquired. That acquire already orders the
+    // loads of every step below it, so those steps need no new load (as the queue's
+    // workers cache `tail`); with the inputs in device memory, one load in all.
+    let mut ready = 0u32;
     for t in 0..p.steps {
         // 1. Inputs of step t.
         let mut ok = true;
-        if tid == 0
-            && let Err(code) = unsafe { wait_for(&raw const (*s).x_ready.value, t + 1, s, timeout_ns, rnn_status::INPUT_TIMEOUT) }
-        {
-            unsafe { fail(s, code) };
-            ok = false;
+        if tid == 0 && ready <= t {
+            match unsafe { wait_for(&raw const (*s).x_ready.value, t + 1, s, timeout_ns, rnn_status::INPUT_TIMEOUT) } {
+                Ok(v) => ready = v.min(p.steps),
+                Err(code) => {
+                    unsafe { fail(s, code) };
+                    ok = false;
+                }
+            }
         }
         if !unsafe { block_agree(flag, ok, tid) } {
             return;
@@ -386,6 +412,7 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
 /// # Safety
 /// As for [`persistent_block`], with `smem` of [`SmemLayout::new`]`(p, false).floats`
 /// floats, and the inputs of the step already in `p.x`.
+#[inline(always)]
 pub unsafe fn step_block(p: &RnnParams, smem: *mut f32, block: u32, tid: u32, nthreads: u32) {
     let lay = SmemLayout::new(p, false);
     let (hd, id, bt) = (p.hidden as usize, p.input as usize, p.batch as usize);
@@ -419,6 +446,7 @@ pub unsafe fn step_block(p: &RnnParams, smem: *mut f32, block: u32, tid: u32, nt
 ///
 /// # Safety
 /// As for [`persistent_block`]; `smem` needs 4 floats.
+#[inline(always)]
 pub unsafe fn feed(p: &RnnParams, smem: *mut f32, tid: u32, nthreads: u32) {
     /// Steps copied per publication: the compute starts after the first piece.
     const PIECE: u32 = 4;

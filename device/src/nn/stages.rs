@@ -45,6 +45,7 @@ impl ConvBnStageParams {
 ///
 /// # Safety
 /// The addresses must hold the geometry's buffers; every lane of the warp calls.
+#[inline(always)]
 pub unsafe fn conv(p: &ConvBnStageParams, warp: u32, warps: u32) {
     let Some(g) = p.geom() else { return };
     let mut t = warp;
@@ -58,6 +59,7 @@ pub unsafe fn conv(p: &ConvBnStageParams, warp: u32, warps: u32) {
 ///
 /// # Safety
 /// As for [`conv`], after it.
+#[inline(always)]
 pub unsafe fn stats(p: &ConvBnStageParams, warp: u32, warps: u32) {
     let Some(g) = p.geom() else { return };
     let mut t = warp;
@@ -71,6 +73,7 @@ pub unsafe fn stats(p: &ConvBnStageParams, warp: u32, warps: u32) {
 ///
 /// # Safety
 /// As for [`conv`], after [`stats`].
+#[inline(always)]
 pub unsafe fn normalize(p: &ConvBnStageParams, warp: u32, warps: u32) {
     let Some(g) = p.geom() else { return };
     let chunk = p.chunk.max(1);
