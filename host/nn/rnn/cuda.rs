@@ -185,6 +185,14 @@ impl CudaRnn {
         Ok(v)
     }
 
+    /// Asks the RNN's kernels to leave (they poll `abort`).
+    fn abort(&self) -> Result<()> {
+        let abort = self.sync.ptr() + std::mem::offset_of!(RnnSync, abort) as u64;
+        // A memset on its own stream; pairs with the kernels' ld.acquire.sys of `abort`.
+        check(unsafe { sys::cuMemsetD32Async(abort, 1, 1, self.control.raw()) }, "cuMemsetD32Async(abort)")?;
+        self.control.synchronize()
+    }
+
     /// Waits for `stream` until the device's own bound (per wait) plus a grace period and
     /// 100 µs per step; then aborts (the kernels poll `abort`) and reports a timeout.
     fn wait(&self, stream: &Stream) -> Result<()> {
@@ -195,9 +203,7 @@ impl CudaRnn {
                 StreamState::Failed(e) => return Err(e),
                 StreamState::Busy if Instant::now() < deadline => std::thread::yield_now(),
                 StreamState::Busy => {
-                    let abort = self.sync.ptr() + std::mem::offset_of!(RnnSync, abort) as u64;
-                    // Pairs with the kernels' ld.acquire.sys of `abort`.
-                    check(unsafe { sys::cuMemsetD32Async(abort, 1, 1, self.control.raw()) }, "cuMemsetD32Async(abort)")?;
+                    self.abort()?;
                     let _ = stream.synchronize();
                     return Err(Error::Timeout);
                 }
@@ -235,10 +241,16 @@ impl CudaRnn {
             )?;
         }
         let mut args = [&raw mut p as *mut c_void];
-        check(
+        let launched = check(
             unsafe { sys::cuLaunchCooperativeKernel(self.rnn, self.blocks, 1, 1, BLOCK, 1, 1, self.smem as u32, self.compute.raw(), args.as_mut_ptr()) },
             "cuLaunchCooperativeKernel(resident_rnn)",
-        )?;
+        );
+        if let Err(e) = launched {
+            // The feeder would wait for inputs nobody uses: tell it to leave.
+            self.abort()?;
+            let _ = self.feeder.synchronize();
+            return Err(e);
+        }
         if feed == Feed::HostLive {
             let base = self.host_x.host_ptr() as *mut f32;
             for t in 0..s.steps as usize {
