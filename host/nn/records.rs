@@ -82,13 +82,14 @@ impl RecordPipeline {
         self.raw.write_at(first as usize * RECORD_WORDS as usize, records.as_flattened())
     }
 
-    /// Parse tasks for records `first .. first + count`, `per_task` records each (at
-    /// most 65,536).
+    /// Parse tasks for records `first .. first + count` (cut at the capacity),
+    /// `per_task` records each (at most 65,536).
     pub fn parse_tasks(&self, first: u32, count: u32, per_task: u32) -> Vec<Task> {
         let per_task = per_task.clamp(1, MAX_RECORDS_PER_TASK);
-        (first..first + count)
+        let end = first.saturating_add(count).min(self.capacity);
+        (first.min(end)..end)
             .step_by(per_task as usize)
-            .map(|at| Task::record_parse(self.raw.handle(), self.parsed.handle(), self.counts.handle(), self.table.handle(), at, per_task.min(first + count - at), self.keys))
+            .map(|at| Task::record_parse(self.raw.handle(), self.parsed.handle(), self.counts.handle(), self.table.handle(), at, per_task.min(end - at), self.keys))
             .collect()
     }
 
