@@ -60,6 +60,8 @@ impl Memory {
     }
 }
 
+// One per runtime: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Backend {
     Cuda(CudaBackend),
     Cpu(CpuBackend),

@@ -75,6 +75,12 @@ impl<T: Element> Buffer<T> {
         self.handle
     }
 
+    /// The buffer's address in backend memory (device address on CUDA), for the
+    /// examples' baselines, which launch ordinary kernels on the same buffers.
+    pub(crate) fn addr(&self) -> u64 {
+        self.mem.as_ref().map_or(0, |m| m.addr())
+    }
+
     /// The whole buffer as a task argument.
     pub fn all(&self) -> BufSlice {
         BufSlice { handle: self.handle, offset: 0, len: self.len }

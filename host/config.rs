@@ -13,6 +13,19 @@ pub enum BackendKind {
     Cpu,
 }
 
+/// Which persistent kernel runs the queue: the task set it dispatches to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelFlavor {
+    /// `resident_persistent`: the built-in tasks only, within its register budget (80
+    /// registers, three blocks of 256 threads per SM).
+    #[default]
+    Standard,
+    /// `resident_persistent_nn`: the built-in tasks plus the fused-op examples' (conv
+    /// tile, batch-norm normalize, record pipeline; opcodes 16..=31). Its conv tile
+    /// needs more registers: use 128-thread blocks ([`RuntimeConfig::nn`]).
+    Nn,
+}
+
 /// How to build a [`crate::Runtime`]. `Default` suits most uses.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
@@ -57,6 +70,9 @@ pub struct RuntimeConfig {
     /// (one store into mapped pinned memory, no driver call: the low-latency path);
     /// larger ones by copies on the transfer stream. 0: no relay warp.
     pub relay_max_batch: u32,
+    /// Which persistent kernel (task set) runs the queue. The CPU backend's workers
+    /// dispatch to the same set.
+    pub kernel: KernelFlavor,
 }
 
 impl Default for RuntimeConfig {
@@ -77,6 +93,7 @@ impl Default for RuntimeConfig {
             list_chunk: 4096,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
+            kernel: KernelFlavor::Standard,
         }
     }
 }
@@ -87,6 +104,12 @@ impl RuntimeConfig {
     }
     pub fn cuda() -> Self {
         Self { backend: BackendKind::Cuda, ..Self::default() }
+    }
+    /// The `Nn` flavor (the fused-op examples' tasks) on the backend `backend`, with
+    /// 128-thread blocks: `resident_persistent_nn` needs more registers than the
+    /// standard kernel, and 256-thread blocks would leave no block slot free on an SM.
+    pub fn nn(backend: BackendKind) -> Self {
+        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, ..Self::default() }
     }
 
     pub(crate) fn validate(&self) -> crate::Result<()> {

@@ -48,6 +48,7 @@ mod counter;
 mod cpu;
 pub mod cuda;
 mod error;
+pub mod nn;
 mod queue;
 mod runtime;
 pub mod stream;
@@ -57,7 +58,7 @@ mod validate;
 
 pub use backend::BackendInfo;
 pub use buffer::{Buffer, Element};
-pub use config::{BackendKind, RuntimeConfig};
+pub use config::{BackendKind, KernelFlavor, RuntimeConfig};
 pub use counter::Counter;
 pub use error::{Error, Rejection, Result};
 pub use resident_shared::{BufSlice, BufferHandle, Completion, CounterId, Opcode, Status, Task, worker_flags};

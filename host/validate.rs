@@ -51,6 +51,10 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry, counters: &CounterRegistry) 
             let index = t.args[3];
             if index >= c.len { Err(Rejection::IndexOutOfRange { index, len: c.len }) } else { Ok(()) }
         }
+        // Example tasks (issue 4): `crate::nn::validate`.
+        Some(op @ (Opcode::ConvTile | Opcode::BnNormalize | Opcode::RecordParse | Opcode::RecordTransform | Opcode::RecordReduce)) => {
+            crate::nn::validate::check(op, t, reg)
+        }
         Some(Opcode::Tree) => {
             let c = slice(0, ElemType::U32)?;
             let (node, depth, fanout) = (t.args[3], t.args[4], t.args[5]);

@@ -14,7 +14,7 @@ use resident_shared::{KernelParams, OneTaskParams};
 /// `p` must describe a live queue; see `resident_device::queue`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
-    unsafe { worker::persistent_loop(&p) }
+    unsafe { worker::persistent_loop::<resident_device::tasks::Standard>(&p) }
 }
 
 /// The relay: one warp (launch one block of 32 threads, on a stream of its own, beside
@@ -78,4 +78,85 @@ pub unsafe extern "ptx-kernel" fn resident_spin_write(p: resident_device::kernel
     if resident_device::arch::block_idx() == 0 && resident_device::arch::thread_idx() == 0 {
         unsafe { resident_device::kernels::spin_write::run(&p) };
     }
+}
+
+// --- Fused-op examples (issue 4): resident_device::nn ---
+
+/// The `Nn` flavor of the persistent kernel: the same loop, dispatching to the standard
+/// tasks plus the examples' (conv tile, batch-norm normalize, record pipeline). A kernel
+/// of its own so that the standard kernel keeps its register budget.
+///
+/// # Safety
+/// As for `resident_persistent`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_persistent_nn(p: KernelParams) {
+    unsafe { worker::persistent_loop::<resident_device::nn::NnTasks>(&p) }
+}
+
+/// Unfused conv + batch norm, stage 1 of 3 (conv tiles, no statistics). Any grid.
+///
+/// # Safety
+/// `p` must name the geometry's buffers; see `resident_device::nn::stages`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_conv_stage(p: resident_device::nn::stages::ConvBnStageParams) {
+    use resident_device::arch;
+    unsafe { resident_device::nn::stages::conv(&p, arch::global_warp_id(), arch::global_warp_count()) }
+}
+
+/// Unfused conv + batch norm, stage 2 of 3 (per-tile statistics of `y`). Any grid.
+///
+/// # Safety
+/// As for `resident_conv_stage`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_bn_stats_stage(p: resident_device::nn::stages::ConvBnStageParams) {
+    use resident_device::arch;
+    unsafe { resident_device::nn::stages::stats(&p, arch::global_warp_id(), arch::global_warp_count()) }
+}
+
+/// Unfused conv + batch norm, stage 3 of 3 (normalize, scale, shift, ReLU). Any grid.
+///
+/// # Safety
+/// As for `resident_conv_stage`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_bn_norm_stage(p: resident_device::nn::stages::ConvBnStageParams) {
+    use resident_device::arch;
+    unsafe { resident_device::nn::stages::normalize(&p, arch::global_warp_id(), arch::global_warp_count()) }
+}
+
+/// The persistent RNN: every step of the sequence in one launch. Launch cooperatively
+/// (all blocks co-resident) with `SmemLayout::new(p, true).bytes()` of dynamic shared
+/// memory and a multiple of 32 threads per block.
+///
+/// # Safety
+/// `p` must describe live buffers; see `resident_device::nn::rnn`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_rnn(p: resident_device::nn::rnn::RnnParams) {
+    use resident_device::arch;
+    let smem = arch::dyn_smem() as *mut f32;
+    unsafe { resident_device::nn::rnn::persistent_block(&p, smem, arch::block_idx(), arch::grid_dim(), arch::thread_idx(), arch::block_dim()) }
+}
+
+/// The RNN's input feeder: launch one block, on a stream of its own, before
+/// `resident_rnn`, with 16 bytes of dynamic shared memory.
+///
+/// # Safety
+/// As for `resident_rnn`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_rnn_feed(p: resident_device::nn::rnn::RnnParams) {
+    use resident_device::arch;
+    if arch::block_idx() == 0 {
+        unsafe { resident_device::nn::rnn::feed(&p, arch::dyn_smem() as *mut f32, arch::thread_idx(), arch::block_dim()) }
+    }
+}
+
+/// The RNN baseline: one launch computes step `p.step`, reading the weights from global
+/// memory. Launch with `SmemLayout::new(p, false).bytes()` of dynamic shared memory.
+///
+/// # Safety
+/// As for `resident_rnn`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_rnn_step(p: resident_device::nn::rnn::RnnParams) {
+    use resident_device::arch;
+    let smem = arch::dyn_smem() as *mut f32;
+    unsafe { resident_device::nn::rnn::step_block(&p, smem, arch::block_idx(), arch::thread_idx(), arch::block_dim()) }
 }

@@ -10,15 +10,16 @@ use crate::arch;
 use crate::completion::Completer;
 use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
-use crate::tasks::{self, Outcome, TaskContext};
+use crate::tasks::{self, Outcome, TaskContext, TaskSet};
 
-/// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend).
+/// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend),
+/// dispatching tasks to the set `S` (`tasks::Standard`, or `nn::NnTasks`).
 ///
 /// # Safety
 /// `p` must describe a live queue (see [`DeviceQueue::new`]), buffer table, counter
 /// table, completion arrays and spawn ring.
 #[inline(always)]
-pub unsafe fn persistent_loop(p: &KernelParams) {
+pub unsafe fn persistent_loop<S: TaskSet>(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let done = unsafe { Completer::new(p) };
     let spawn = unsafe { SpawnRing::new(p) };
@@ -93,7 +94,7 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
         sleep = 0;
         look = true;
         polls = 0;
-        unsafe { run(&done, &base, seq, &*task) };
+        unsafe { run::<S>(&done, &base, seq, &*task) };
         if let Some(pos) = child
             && arch::lane_id() == 0
         {
@@ -105,10 +106,10 @@ pub unsafe fn persistent_loop(p: &KernelParams) {
 
 /// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`).
 #[inline(always)]
-unsafe fn run(done: &Completer, base: &TaskContext, seq: u32, task: &Task) {
+unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskContext, seq: u32, task: &Task) {
     let cx = TaskContext { child_seg: done.child_seg(seq, task), ..*base };
     let out = match unsafe { crate::deps::wait(&cx, task) } {
-        Ok(()) => unsafe { tasks::execute(task, &cx, seq) },
+        Ok(()) => unsafe { S::execute(task, &cx, seq) },
         Err(status) => Outcome::err(status),
     };
     unsafe { done.complete(seq, task, out) };

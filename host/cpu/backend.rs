@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::{BackendKind, Error, KernelFlavor, Result, RuntimeConfig};
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
@@ -26,6 +26,17 @@ pub(crate) struct CpuBackend {
     n_workers: usize,
     exited: Arc<AtomicUsize>,
     fault: Arc<Mutex<Option<String>>>,
+}
+
+/// The persistent loop over the flavor's task set (the GPU runs one kernel per flavor).
+///
+/// # Safety
+/// As for `resident_device::worker::persistent_loop`.
+unsafe fn run_loop(flavor: KernelFlavor, params: &KernelParams) {
+    match flavor {
+        KernelFlavor::Standard => unsafe { resident_device::worker::persistent_loop::<resident_device::tasks::Standard>(params) },
+        KernelFlavor::Nn => unsafe { resident_device::worker::persistent_loop::<resident_device::nn::NnTasks>(params) },
+    }
 }
 
 impl CpuBackend {
@@ -62,6 +73,7 @@ impl CpuBackend {
             _pad: 0,
             relay: 0,
         };
+        let flavor = config.kernel;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
         let mut handles = Vec::with_capacity(n_workers);
@@ -73,7 +85,7 @@ impl CpuBackend {
                     resident_device::arch::set_worker(i as u32, n_workers as u32);
                     // SAFETY: the queue memory outlives the workers: the backend joins
                     // them (or leaks the memory) before dropping it.
-                    let r = std::panic::catch_unwind(|| unsafe { resident_device::worker::persistent_loop(&params) });
+                    let r = std::panic::catch_unwind(|| unsafe { run_loop(flavor, &params) });
                     if let Err(e) = r {
                         let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
                         *fault.lock().unwrap() = Some(msg.unwrap_or_else(|| "worker panicked".into()));

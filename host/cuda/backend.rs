@@ -42,7 +42,7 @@ use super::relay::Relay;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::{BackendKind, Error, KernelFlavor, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
     // Field order is drop order: memory first (freed on the transfer stream), then the
@@ -62,7 +62,7 @@ pub(crate) struct CudaBackend {
     one_task: CUfunction,
     wait_ticket: CUfunction,
     // Owns the kernels; unloaded after the streams are idle.
-    _module: Module,
+    module: Module,
     kernel_stream: Stream,
     transfer: Transfer,
     control: Stream,
@@ -86,7 +86,10 @@ impl CudaBackend {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
         let module = Module::load_embedded(&ctx)?;
-        let persistent = module.function("resident_persistent")?;
+        let persistent = module.function(match config.kernel {
+            KernelFlavor::Standard => "resident_persistent",
+            KernelFlavor::Nn => "resident_persistent_nn",
+        })?;
         let one_task = module.function("resident_one_task")?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
         let wait_ticket = module.function("resident_wait_ticket")?;
@@ -146,7 +149,7 @@ impl CudaBackend {
                 relay,
                 one_task,
                 wait_ticket,
-                _module: module,
+                module,
                 kernel_stream,
                 transfer,
                 control,
@@ -382,6 +385,11 @@ impl CudaBackend {
             unsafe { sys::cuLaunchKernel(self.one_task, 1, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
             "cuLaunchKernel(resident_one_task)",
         )
+    }
+
+    /// A kernel of the runtime's module (the examples' baselines launch their own).
+    pub(crate) fn function(&self, name: &str) -> Result<CUfunction> {
+        self.module.function(name)
     }
 
     pub(crate) fn table_ptr(&self) -> u64 {

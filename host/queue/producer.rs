@@ -78,7 +78,10 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     }
     shared.fault()?;
     match src {
-        Source::Host(tasks) if origin == Origin::User => crate::validate::validate(tasks, &p.registry, &p.counters)?,
+        Source::Host(tasks) if origin == Origin::User => {
+            crate::nn::validate::flavor_runs(shared.config.kernel, tasks)?;
+            crate::validate::validate(tasks, &p.registry, &p.counters)?;
+        }
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
                 return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });

@@ -30,6 +30,17 @@ pub enum Opcode {
     /// then pushes `fanout` children one level down until `depth` reaches zero. The
     /// test and benchmark of device-side follow-up tasks.
     Tree = 5,
+    // Example tasks (issue 4), run only by the `Nn` kernel flavor; layouts in `crate::nn`.
+    /// A conv tile with its per-channel partial statistics.
+    ConvTile = 16,
+    /// Batch-norm statistics finalize, normalize, scale, shift, ReLU of one channel.
+    BnNormalize = 17,
+    /// Record pipeline stage 1: parse records, push stage 2.
+    RecordParse = 18,
+    /// Record pipeline stage 2: filter and transform, push stage 3.
+    RecordTransform = 19,
+    /// Record pipeline stage 3: reduce per key.
+    RecordReduce = 20,
     /// The terminate sentinel: every worker whose claimed slot lies after this one
     /// leaves the persistent loop. Submitted by the runtime on shutdown only.
     Terminate = 0xffff,
@@ -45,6 +56,11 @@ impl Opcode {
             3 => Some(Self::Spin),
             4 => Some(Self::Mark),
             5 => Some(Self::Tree),
+            16 => Some(Self::ConvTile),
+            17 => Some(Self::BnNormalize),
+            18 => Some(Self::RecordParse),
+            19 => Some(Self::RecordTransform),
+            20 => Some(Self::RecordReduce),
             0xffff => Some(Self::Terminate),
             _ => None,
         }

@@ -161,3 +161,17 @@ pub fn block_warp_id() -> u32 {
 pub fn block_warps() -> u32 {
     1
 }
+
+/// A one-lane warp: the partner of lane 0 is lane 0.
+pub fn shfl_xor(v: u32, _mask: u32) -> u32 {
+    v
+}
+/// `a * b + c`, rounded twice (`f32::mul_add` is a slow library call on CPUs built
+/// without FMA; the GPU's twin is one `fma.rn`).
+#[inline(always)]
+pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
+    a * b + c
+}
+pub fn sqrt_f64(a: f64) -> f64 {
+    a.sqrt()
+}

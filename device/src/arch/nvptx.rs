@@ -280,3 +280,32 @@ pub fn block_warp_id() -> u32 {
 pub fn block_warps() -> u32 {
     block_dim() / WARP
 }
+
+// Arithmetic the fused-op examples need (`crate::nn`): `core` has no `sqrt` or `fma` on
+// nvptx, so they go through LLVM intrinsics (`sqrt.rn`, `fma.rn`: correctly rounded).
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn llvm_shfl_sync_bfly_i32(mask: u32, val: u32, lane_mask: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.fma.f32"]
+    fn llvm_fma_f32(a: f32, b: f32, c: f32) -> f32;
+    #[link_name = "llvm.sqrt.f64"]
+    fn llvm_sqrt_f64(a: f64) -> f64;
+}
+
+/// Value of `v` in lane `lane_id() ^ mask` (butterfly; all lanes must call).
+#[inline(always)]
+pub fn shfl_xor(v: u32, mask: u32) -> u32 {
+    unsafe { llvm_shfl_sync_bfly_i32(FULL, v, mask, 0x1f) }
+}
+
+/// `a * b + c` with one rounding (`fma.rn.f32`). The CPU twin rounds twice.
+#[inline(always)]
+pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
+    unsafe { llvm_fma_f32(a, b, c) }
+}
+
+/// Correctly rounded square root.
+#[inline(always)]
+pub fn sqrt_f64(a: f64) -> f64 {
+    unsafe { llvm_sqrt_f64(a) }
+}

@@ -101,6 +101,28 @@ impl TaskContext {
     }
 }
 
+/// The tasks a persistent kernel dispatches to. A type parameter of the persistent loop,
+/// so that each kernel flavor inlines only its own tasks: [`Standard`] in
+/// `resident_persistent` (which must stay within its register budget), the standard
+/// tasks plus the fused-op examples' (`crate::nn::NnTasks`) in `resident_persistent_nn`.
+pub trait TaskSet {
+    /// Runs `task`, the task in slot `seq`.
+    ///
+    /// # Safety
+    /// As for [`execute`].
+    unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome;
+}
+
+/// The built-in tasks ([`execute`]).
+pub struct Standard;
+
+impl TaskSet for Standard {
+    #[inline(always)]
+    unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
+        unsafe { execute(task, cx, seq) }
+    }
+}
+
 /// Runs `task`, the task in slot `seq`.
 ///
 /// # Safety
@@ -116,6 +138,10 @@ pub unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
         Some(Opcode::Tree) => unsafe { tree::run(task, cx) }.into(),
         Some(Opcode::Terminate) if task.flags & task_flags::CHILD == 0 => unsafe { terminate::run(cx, seq) },
         Some(Opcode::Terminate) => Outcome::err(Status::InvalidOpcode),
+        // Example tasks (issue 4): only the `Nn` flavor (`crate::nn::NnTasks`) runs them.
+        Some(Opcode::ConvTile | Opcode::BnNormalize | Opcode::RecordParse | Opcode::RecordTransform | Opcode::RecordReduce) => {
+            Outcome::err(Status::InvalidOpcode)
+        }
         None => Outcome::err(Status::InvalidOpcode),
     }
 }

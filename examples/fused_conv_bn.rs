@@ -1,0 +1,217 @@
+//! Fused conv + batch norm inside the persistent kernel: a 3×3 convolution (fp32, NCHW)
+//! followed by training-mode batch normalization (per-channel mean and variance over the
+//! batch, normalize, scale, shift) and ReLU.
+//!
+//! Fused: every conv tile is a queue task that also stores its per-channel moments and
+//! signals a device counter; the normalize tasks wait on that counter and are released
+//! on the device once every tile is done: one submission, no launch between the stages.
+//! Baselines (CUDA only), from the same device functions: the three stages (conv,
+//! statistics, normalize) as three launches, and those three launches replayed from a
+//! CUDA Graph. Every result is checked against an f64 reference on random inputs.
+//!
+//!     cargo run --release --example fused_conv_bn [runs]
+//!
+//! On a GPU: batch 32, 64 → 64 channels, 56×56 (the reference checks every output of
+//! four random channels and 4096 random conv outputs); on the CPU backend, a small
+//! shape, checked in full. With `RESIDENT_DUMP=dir`, writes the inputs, outputs and
+//! timings there for `examples/torch_conv_bn.py` (PyTorch/cuDNN comparison).
+
+mod common;
+
+use rand::Rng;
+use resident::nn::conv_bn::{ConvBn, ConvBnCost, ConvBnInputs};
+use resident::nn::conv_bn_stages::ConvBnStages;
+use resident::nn::{ConvGeom, reference};
+use resident::{BackendKind, Runtime, RuntimeConfig};
+use std::time::Duration;
+
+/// A problem size and how thoroughly to check it.
+struct Size {
+    geom: ConvGeom,
+    /// Channels whose every output is checked (all when >= c_out).
+    full_channels: usize,
+    /// Random conv outputs checked.
+    samples: usize,
+    runs: usize,
+}
+
+const EPS: f32 = 1e-5;
+
+fn gpu_size(runs: usize) -> Size {
+    Size { geom: ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), full_channels: 4, samples: 4096, runs }
+}
+
+fn cpu_size(runs: usize) -> Size {
+    Size { geom: ConvGeom::checked(2, 8, 16, 12, 12).unwrap(), full_channels: 16, samples: 500, runs }
+}
+
+fn random_inputs(g: ConvGeom) -> ConvBnInputs {
+    let mut rng = rand::rng();
+    let scale = 1.0 / ((g.c_in * 9) as f32).sqrt();
+    ConvBnInputs {
+        geom: g,
+        x: (0..g.x_len()).map(|_| rng.random_range(-1.0..1.0)).collect(),
+        w: (0..g.w_len()).map(|_| rng.random_range(-scale..scale)).collect(),
+        gamma: (0..g.c_out).map(|_| rng.random_range(0.5..1.5)).collect(),
+        beta: (0..g.c_out).map(|_| rng.random_range(-0.5..0.5)).collect(),
+    }
+}
+
+/// Checks the last pass's outputs against the f64 reference; prints and returns whether
+/// they are within fp32 tolerance.
+fn check(name: &str, inp: &ConvBnInputs, cb: &ConvBn, size: &Size) -> resident::Result<bool> {
+    let g = inp.geom;
+    let mut rng = rand::rng();
+    let mut channels: Vec<usize> = (0..g.c_out as usize).collect();
+    while channels.len() > size.full_channels {
+        channels.swap_remove(rng.random_range(0..channels.len()));
+    }
+    let samples: Vec<_> = (0..size.samples).map(|_| (rng.random_range(0..g.n as usize), rng.random_range(0..g.c_out as usize), rng.random_range(0..g.hw() as usize))).collect();
+    let (mean, var) = cb.batch_stats()?;
+    let r = reference::check_conv_bn(inp, EPS, &cb.y.read()?, &cb.out.read()?, &mean, &var, &channels, &samples);
+    println!(
+        "{name}: vs f64 reference, output relative error {:.2e} (max abs {:.2e}) over {} outputs of {} channels; conv {:.2e} (relative to sum |x w|) at {} samples; batch stats {:.2e}; {}",
+        r.out_rel,
+        r.out_max,
+        r.out_checked,
+        channels.len(),
+        r.y_max_rel,
+        r.y_checked,
+        r.stats_max_rel,
+        if r.ok() { "ok" } else { "MISMATCH" }
+    );
+    Ok(r.ok())
+}
+
+/// Writes inputs, outputs and timings for examples/torch_conv_bn.py.
+fn dump(dir: &str, inp: &ConvBnInputs, out: &[f32], mean: &[f32], var: &[f32], times: &[(&str, Duration)]) -> std::io::Result<()> {
+    let dir = std::path::Path::new(dir);
+    std::fs::create_dir_all(dir)?;
+    let write = |name: &str, v: &[f32]| std::fs::write(dir.join(name), bytemuck::cast_slice::<f32, u8>(v));
+    write("x.f32", &inp.x)?;
+    write("w.f32", &inp.w)?;
+    write("gamma.f32", &inp.gamma)?;
+    write("beta.f32", &inp.beta)?;
+    write("out.f32", out)?;
+    write("mean.f32", mean)?;
+    write("var.f32", var)?;
+    let g = inp.geom;
+    let timings: Vec<String> = times.iter().map(|(k, d)| format!("\"{k}_ms\": {}", d.as_secs_f64() * 1e3)).collect();
+    std::fs::write(
+        dir.join("meta.json"),
+        format!("{{\"n\": {}, \"c_in\": {}, \"c_out\": {}, \"h\": {}, \"w\": {}, \"eps\": {EPS}, {}}}\n", g.n, g.c_in, g.c_out, g.h, g.w, timings.join(", ")),
+    )
+}
+
+/// Runs the example on `rt` (an `Nn`-flavor runtime); true if every check passed.
+fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
+    let g = size.geom;
+    println!("{}", rt.backend());
+    let cost = ConvBnCost::of(&g);
+    println!(
+        "conv 3x3 + batch norm + ReLU, fp32: batch {}, {} -> {} channels, {}x{}; {} conv tiles + {} normalize tasks; {:.2} GFLOP, {:.1} MB fused / {:.1} MB unfused",
+        g.n,
+        g.c_in,
+        g.c_out,
+        g.h,
+        g.w,
+        g.tiles(),
+        g.c_out * g.n.div_ceil(resident::nn::conv_bn::NORM_CHUNK),
+        cost.flops / 1e9,
+        cost.fused_bytes / 1e6,
+        cost.unfused_bytes / 1e6
+    );
+    let inp = random_inputs(g);
+    let cb = ConvBn::new(rt, &inp, EPS)?;
+    let done = rt.counter()?;
+    let mut signaled = 0u32;
+    let mut pass = || {
+        let r = cb.run_fused(rt, &done, signaled);
+        signaled = signaled.wrapping_add(g.tiles());
+        r
+    };
+    let fused = common::median(2, size.runs, &mut pass)?;
+    cb.poison()?;
+    pass()?;
+    let mut ok = check("fused (persistent kernel)", &inp, &cb, size)?;
+    let dump_dir = std::env::var("RESIDENT_DUMP").ok();
+    let fused_out = match dump_dir {
+        Some(_) => Some((cb.out.read()?, cb.batch_stats()?)),
+        None => None,
+    };
+    let mut times = vec![("fused", fused)];
+    let line = |name: &str, d: Duration, bytes: f64| {
+        let vs = if d == fused { String::new() } else { format!("  fused is {:.2}x faster", d.as_secs_f64() / fused.as_secs_f64()) };
+        println!(
+            "  {name:<34} {:>9.3} ms  {:>6.2} TFLOP/s  {:>7.1} GB/s{vs}",
+            common::ms(d),
+            cost.flops / d.as_secs_f64() / 1e12,
+            bytes / d.as_secs_f64() / 1e9,
+        )
+    };
+    let is_cuda = rt.backend().kind == BackendKind::Cuda;
+    // The baselines run with the persistent kernel stopped (buffers stay), so that
+    // nothing resident shares the SMs with them.
+    rt.close()?;
+    let mut stage_times = None;
+    if is_cuda {
+        let stages = ConvBnStages::new(rt, &cb)?;
+        let launches = common::median(2, size.runs, || stages.run())?;
+        cb.poison()?;
+        stages.run()?;
+        ok &= check("three launches", &inp, &cb, size)?;
+        let graph = stages.capture()?;
+        let replay = common::median(2, size.runs, || graph.replay())?;
+        cb.poison()?;
+        graph.replay()?;
+        ok &= check("graph replay", &inp, &cb, size)?;
+        times.push(("launches", launches));
+        times.push(("graph", replay));
+        stage_times = Some((launches, replay));
+    }
+    println!("median of {} runs (after 2 warm-up runs), wall clock, synchronized:", size.runs);
+    line("fused: one submission, device deps", fused, cost.fused_bytes);
+    match stage_times {
+        Some((launches, replay)) => {
+            line("unfused: three launches", launches, cost.unfused_bytes);
+            line("unfused: CUDA Graph of the three", replay, cost.unfused_bytes);
+        }
+        None => println!("  (CPU backend: the GPU-only baselines, three launches and their CUDA Graph, are skipped)"),
+    }
+    if let (Some(dir), Some((out, (mean, var)))) = (dump_dir, fused_out) {
+        match dump(&dir, &inp, &out, &mean, &var, &times) {
+            Ok(()) => println!("inputs, the fused pass's outputs and the timings written to {dir} for examples/torch_conv_bn.py"),
+            Err(e) => eprintln!("could not write {dir}: {e}"),
+        }
+    }
+    Ok(ok)
+}
+
+fn main() {
+    let runs = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    let result = Runtime::with_config(RuntimeConfig::nn(BackendKind::Auto)).and_then(|rt| {
+        let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(runs) } else { cpu_size(runs) };
+        run(&rt, &size)
+    });
+    match result {
+        Ok(true) => println!("all results match"),
+        Ok(false) => {
+            eprintln!("MISMATCH");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The example's CPU variant, in CI (`cargo test` runs example tests: `test = true`).
+    #[test]
+    fn cpu_small() {
+        let rt = resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu) }).unwrap();
+        assert!(super::run(&rt, &super::cpu_size(3)).unwrap());
+    }
+}
