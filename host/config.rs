@@ -57,6 +57,12 @@ pub struct RuntimeConfig {
     /// (one store into mapped pinned memory, no driver call: the low-latency path);
     /// larger ones by copies on the transfer stream. 0: no relay warp.
     pub relay_max_batch: u32,
+    /// The watchdog: if the oldest unfinished segment of tasks (at most 1024 tasks,
+    /// run in parallel) makes no progress for this long, the runtime aborts the
+    /// workers and fails every outstanding ticket with `Error::TaskHung`
+    /// (docs/reliability.md). `None`: no watchdog; a hung task then holds its ticket
+    /// until a timeout, `close`, or drop.
+    pub task_deadline: Option<Duration>,
 }
 
 impl Default for RuntimeConfig {
@@ -77,6 +83,7 @@ impl Default for RuntimeConfig {
             list_chunk: 4096,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
+            task_deadline: None,
         }
     }
 }
@@ -111,6 +118,9 @@ impl RuntimeConfig {
         }
         if !self.spawn_capacity.is_power_of_two() || self.spawn_capacity < 2 || self.spawn_capacity > 1 << 24 {
             return bad("spawn_capacity must be a power of two from 2 to 2^24");
+        }
+        if self.task_deadline.is_some_and(|d| d < Duration::from_millis(1)) {
+            return bad("task_deadline must be at least 1 ms");
         }
         Ok(())
     }

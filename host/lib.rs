@@ -40,6 +40,7 @@
 //! `resident-shared` the device code and the shared layouts. docs/architecture.md
 //! describes the protocol and its memory orderings.
 
+mod accounting;
 mod backend;
 pub mod baseline;
 mod buffer;
@@ -54,7 +55,9 @@ pub mod stream;
 mod task_list;
 mod ticket;
 mod validate;
+mod watchdog;
 
+pub use accounting::{LiveAllocations, live_allocations};
 pub use backend::BackendInfo;
 pub use buffer::{Buffer, Element};
 pub use config::{BackendKind, RuntimeConfig};

@@ -8,7 +8,9 @@
 //!   stream is idle (the copies, `tail` included, have landed), then tells the relay to
 //!   start at this batch (`host_from`).
 //!
-//! Both waits are short (microseconds: a copy or a relay round) and bounded.
+//! Both waits are short (microseconds: a copy or a relay round) and bounded: they end
+//! with the other publisher's progress, with the relay kernel's death (`DeviceFault`,
+//! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::relay::RelayMailbox;
@@ -24,8 +26,9 @@ use super::module::Module;
 use super::stream::{Stream, StreamState};
 use crate::{Error, Result};
 
-/// Longest wait for the other publisher to finish.
-const HANDOVER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest wait for the other publisher to finish: generous, since compute-sanitizer
+/// slows the relay warp by orders of magnitude.
+const HANDOVER_TIMEOUT: Duration = Duration::from_secs(30);
 
 // SAFETY: the function handle is immutable; the rest is Send + Sync.
 unsafe impl Send for Relay {}
@@ -97,11 +100,14 @@ impl Relay {
         let mut s = self.state.lock().unwrap();
         let m = self.mailbox();
         if s.copy_pending {
-            wait(|| match transfer.state() {
-                StreamState::Idle => Ok(true),
-                StreamState::Busy => Ok(false),
-                StreamState::Failed(e) => Err(e),
-            })?;
+            wait(
+                || match transfer.state() {
+                    StreamState::Idle => Ok(true),
+                    StreamState::Busy => Ok(false),
+                    StreamState::Failed(e) => Err(e),
+                },
+                || Ok(()),
+            )?;
             s.copy_pending = false;
             // Everything before `first` came by copy and has landed.
             unsafe { (&raw mut (*m).host_from).write_volatile(first) };
@@ -131,7 +137,14 @@ impl Relay {
                 let v = unsafe { relayed.read_volatile() };
                 // Acquire: pairs with the relay's fence + system-scope store.
                 fence(Ordering::Acquire);
-                Ok(v >= end)
+                if v >= end {
+                    return Ok(true);
+                }
+                Ok(false)
+            }, || match self.stream.state() {
+                StreamState::Busy => Ok(()),
+                StreamState::Idle => Err(Error::KernelExited),
+                StreamState::Failed(e) => Err(Error::DeviceFault(e.to_string())),
             })?;
             s.relayed_end = None;
         }
@@ -140,16 +153,23 @@ impl Relay {
     }
 }
 
-/// Spins (then yields) until `done` holds; `Timeout` after [`HANDOVER_TIMEOUT`].
-fn wait(mut done: impl FnMut() -> Result<bool>) -> Result<()> {
+/// Spins (then yields) until `done` holds; fails when `alive` does (polled every
+/// 100 µs), or with `Timeout` after [`HANDOVER_TIMEOUT`].
+fn wait(mut done: impl FnMut() -> Result<bool>, alive: impl Fn() -> Result<()>) -> Result<()> {
     let start = Instant::now();
+    let mut polled = start;
     loop {
         if done()? {
             return Ok(());
         }
-        let waited = start.elapsed();
+        let now = Instant::now();
+        let waited = now - start;
         if waited > HANDOVER_TIMEOUT {
             return Err(Error::Timeout);
+        }
+        if now - polled > Duration::from_micros(100) {
+            polled = now;
+            alive()?;
         }
         if waited < Duration::from_micros(20) {
             std::hint::spin_loop();
