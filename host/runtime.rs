@@ -111,6 +111,7 @@ impl Shared {
     pub fn explain(&self, e: Error) -> Error {
         match self.backend.health() {
             Health::Fault(f) => self.record_fault(f),
+            Health::Exited if self.closing.load(Ordering::Acquire) => Error::ShutDown,
             _ => e,
         }
     }

@@ -136,7 +136,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             _ => None,
         };
         shared.wait_until(deadline, || shared.is_aborted() || room())?;
-        if !room() {
+        if shared.is_aborted() {
+            // The workers are leaving: nothing published now would run.
             shared.fault()?;
             return Err(Error::ShutDown);
         }
