@@ -60,6 +60,8 @@ impl Memory {
     }
 }
 
+// One per runtime, never moved after construction: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Backend {
     Cuda(CudaBackend),
     Cpu(CpuBackend),

@@ -56,10 +56,10 @@ pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: u
                 let marks_of = |from: usize| -> Vec<Task> { (from..from + batch).map(|i| Task::mark(marks.all(), (base + i) as u32)).collect() };
                 let lists: Vec<_> = (0..region / batch).map(|b| rt.upload_tasks(&marks_of(b * batch)).unwrap()).collect();
                 for round in 0..rounds {
-                    for b in 0..region / batch {
+                    for (b, list) in lists.iter().enumerate() {
                         let item = match (round + b) % 3 {
                             0 => (rt.submit(&marks_of(b * batch)).unwrap(), Expect::Done),
-                            1 => (rt.submit_list(&lists[b]).unwrap(), Expect::Done),
+                            1 => (rt.submit_list(list).unwrap(), Expect::Done),
                             _ => {
                                 // Half marks, half noops tagged with (producer, round, index):
                                 // the noops' results sum to a known checksum.
