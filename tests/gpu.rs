@@ -140,39 +140,14 @@ gpu_test!(mixed_batch_sizes_without_relay, {
 
 gpu_test!(buffers_outlive_runtime, common::buffers_outlive_runtime(|| gpu(1 << 10)));
 
-// Reliability (docs/reliability.md). The fault_* tests inject faults on purpose: run
-// them without compute-sanitizer (memcheck reports the injected illegal address and
-// trap, as it should): `--skip fault_` under the sanitizer.
+// Reliability (docs/reliability.md). The fault-injection tests (trap, illegal address,
+// hang) live in tests/gpu_faults.rs: a process of their own, and no sanitizer.
 
 fn gpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
     let mut c = RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() };
     f(&mut c);
     Runtime::with_config(c).expect("a CUDA GPU")
 }
-
-gpu_test!(fault_trap_resolves_every_ticket_and_a_new_runtime_works, {
-    common::faults::device_fault_recovers(|| gpu_with(|_| {}), common::faults::Fault::Trap, Duration::from_secs(20));
-});
-
-gpu_test!(fault_illegal_address_low_resolves_every_ticket_and_a_new_runtime_works, {
-    common::faults::device_fault_recovers(|| gpu_with(|_| {}), common::faults::Fault::IllegalAddress(8), Duration::from_secs(20));
-});
-
-gpu_test!(fault_illegal_address_high_resolves_every_ticket_and_a_new_runtime_works, {
-    common::faults::device_fault_recovers(|| gpu_with(|_| {}), common::faults::Fault::IllegalAddress(0x7ff0_dead_0000), Duration::from_secs(20));
-});
-
-// Two faults in a row, and a fault right after a recovery: the reset path is repeatable.
-gpu_test!(fault_twice_in_one_process, {
-    for fault in [common::faults::Fault::Trap, common::faults::Fault::IllegalAddress(8)] {
-        common::faults::device_fault_recovers(|| gpu_with(|_| {}), fault, Duration::from_secs(20));
-    }
-});
-
-gpu_test!(fault_hang_watchdog_fires, {
-    let d = Duration::from_secs(1);
-    common::faults::watchdog_ends_hung_task(|| gpu_with(|c| c.task_deadline = Some(d)), d);
-});
 
 gpu_test!(watchdog_spares_progressing_work, {
     let d = Duration::from_secs(1);
