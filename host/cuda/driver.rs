@@ -110,7 +110,10 @@ impl Context {
             if st.live > 0 {
                 return Err(still_held(ordinal, st.live));
             }
-            reset(ordinal)?;
+            // After the last release the driver has reset the context already; the
+            // explicit reset covers retains we do not know of. Its result does not
+            // matter: the probe below decides whether the context is usable.
+            let _ = reset(ordinal);
             st.faulted = false;
         }
         let mut cuda = cudarc::driver::CudaContext::new(ordinal).map_err(|e| driver_err("cuDevicePrimaryCtxRetain", e))?;
@@ -174,7 +177,7 @@ impl Context {
 
 fn still_held(ordinal: usize, live: usize) -> Error {
     Error::DeviceFault(format!(
-        "device {ordinal} faulted and {live} context handle(s) of the faulted runtime are still alive (buffers, task lists, streams); drop them before creating a new runtime"
+        "device {ordinal} faulted and {live} handle(s) on its context are still alive (the faulted runtime's buffers, tickets, task lists, or a stream::Gpu); drop them before creating a new runtime"
     ))
 }
 
