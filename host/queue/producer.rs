@@ -153,8 +153,14 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
                 unsafe { shared.backend.publish_resident(at, end, from) }
             }
         };
-        // A driver call that failed because the device died reports the fault.
-        published.map_err(|e| shared.explain(e))?;
+        // A driver call that failed because the device died reports that fault. Any
+        // other failed publication leaves the ring in an unknown state (this ticket
+        // registered, its slots perhaps half copied): it becomes the runtime's fault,
+        // so that every ticket resolves and nothing is published after it.
+        published.map_err(|e| match shared.explain(e) {
+            Error::ShutDown => Error::ShutDown,
+            e => shared.record_fault(e),
+        })?;
         at = end;
         p.next = end;
     }

@@ -48,6 +48,9 @@ struct Scan {
 
 #[derive(Default)]
 struct Runtime {
+    /// The device died (set before the host records the fault, as a real fault
+    /// precedes its discovery): no task completes from then on.
+    dead: AtomicBool,
     /// `Shared::fault`.
     fault: Mutex<Option<&'static str>>,
     /// `CompletionTracker::scan`.
@@ -70,8 +73,10 @@ impl Runtime {
         Some(t)
     }
 
-    /// `Shared::record_fault`: the first fault sticks, then `fail_all`.
+    /// The device dies, then the host's health poll records it (`Shared::record_fault`:
+    /// the first fault sticks, then `fail_all`).
     fn record_fault(&self, e: &'static str) {
+        self.dead.store(true, Ordering::SeqCst);
         self.fault.lock().unwrap().get_or_insert(e);
         let mut scan = self.scan.lock().unwrap();
         scan.closed.get_or_insert(e);
@@ -84,7 +89,8 @@ impl Runtime {
     /// (under the outcome lock) before `finish`, under the scan lock (`try_lock`).
     fn complete_front(&self) {
         let Ok(mut scan) = self.scan.try_lock() else { return };
-        if scan.tickets.is_empty() {
+        // The segment records of a dead device never arrive.
+        if scan.tickets.is_empty() || self.dead.load(Ordering::SeqCst) {
             return;
         }
         let t = scan.tickets.remove(0);
