@@ -51,6 +51,7 @@ pub mod cuda;
 mod error;
 mod queue;
 mod runtime;
+mod shutdown;
 pub mod stream;
 mod task_list;
 mod ticket;

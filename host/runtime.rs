@@ -20,9 +20,6 @@ use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 /// How often a waiter asks the driver whether the kernel is still alive.
 const HEALTH_PERIOD: Duration = Duration::from_millis(1);
-/// After an abort, how long to wait for the workers to leave before the runtime gives
-/// up on them and leaks their memory (a task that never polls `abort`).
-const ABORT_GRACE: Duration = Duration::from_secs(5);
 
 /// State shared by the runtime handle, its tickets and its buffers.
 pub(crate) struct Shared {
@@ -36,12 +33,12 @@ pub(crate) struct Shared {
     /// Shutdown has begun: an exited kernel is then no fault. Set before shutdown takes
     /// the producer lock, so that a producer stuck waiting for room there ends with
     /// `ShutDown` once the abort lets the workers go.
-    closing: AtomicBool,
+    pub(crate) closing: AtomicBool,
     /// The workers were told to abort: producers waiting for ring space give up.
     aborted: AtomicBool,
-    stopped: AtomicBool,
+    pub(crate) stopped: AtomicBool,
     /// Workers may still run (shutdown could not stop them): never free their memory.
-    leak: AtomicBool,
+    pub(crate) leak: AtomicBool,
     last_health: AtomicU64,
     epoch: Instant,
 }
@@ -69,6 +66,8 @@ impl Shared {
     /// cooperative tasks such as `spin` leave; a task that never polls cannot be
     /// stopped), and every producer waiting for ring space to give up.
     pub fn abort_workers(&self) {
+        // Release: pairs with the Acquire in `is_aborted`, polled by producers waiting
+        // for room (a flag; the workers' own signal is `abort` in the queue header).
         self.aborted.store(true, Ordering::Release);
         let _ = self.bind();
         let _ = self.backend.abort();
@@ -111,6 +110,7 @@ impl Shared {
     pub fn explain(&self, e: Error) -> Error {
         match self.backend.health() {
             Health::Fault(f) => self.record_fault(f),
+            // Acquire: pairs with shutdown's Release store of `closing`.
             Health::Exited if self.closing.load(Ordering::Acquire) => Error::ShutDown,
             _ => e,
         }
@@ -139,6 +139,7 @@ impl Shared {
                 Some(d) => crate::watchdog::check(self, d),
                 None => Ok(()),
             },
+            // Acquire: pairs with shutdown's Release store of `closing`.
             Health::Exited if self.is_stopped() || self.closing.load(Ordering::Acquire) => Err(Error::ShutDown),
             Health::Exited => {
                 // Records that landed before the exit still count.
@@ -181,92 +182,6 @@ impl Shared {
     /// Waits until every task before `target` has completed.
     pub fn wait_completed(&self, target: u64, timeout: Duration) -> Result<()> {
         self.wait_until(Some(Instant::now() + timeout), || self.tracker.advance(&self.backend) >= target)
-    }
-
-    /// Waits until no task submitted before `target` can touch memory any more: they
-    /// completed, or the workers are gone (shutdown, abort, device fault). False if
-    /// neither happened within `timeout`: the caller must then leak what it would free.
-    pub fn quiesce(&self, target: u64, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if self.workers_gone() {
-                return true;
-            }
-            match self.wait_completed(target, deadline.saturating_duration_since(Instant::now())) {
-                Ok(()) => return true,
-                Err(Error::Timeout) => return self.workers_gone(),
-                // A fault or shutdown: the workers are leaving; wait for them to be gone.
-                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-                Err(_) => return self.workers_gone(),
-            }
-        }
-    }
-
-    /// Drains (the sentinel runs after everything queued), aborts if the drain does not
-    /// finish within `shutdown_timeout`, and resolves every unfinished ticket; returns
-    /// within about `shutdown_timeout + ABORT_GRACE`. After a fault there is nothing
-    /// to drain: it aborts at once and returns the fault.
-    fn shutdown(&self) -> Result<()> {
-        self.closing.store(true, Ordering::Release);
-        let deadline = Instant::now() + self.config.shutdown_timeout;
-        let _ = self.bind();
-        let mut result = self.fault();
-        // A producer holds the lock while it waits for ring space; if a hung task
-        // keeps the ring full, only the abort below ends that wait.
-        let mut p = match lock_until(&self.producer, deadline) {
-            Some(p) => p,
-            None => {
-                self.abort_workers();
-                result = result.and(Err(Error::Timeout));
-                self.producer.lock().unwrap()
-            }
-        };
-        if p.closed {
-            return Ok(());
-        }
-        p.closed = true;
-        drop(p);
-        let mut exited = false;
-        if result.is_ok() {
-            result = producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Until(deadline), Origin::Runtime).map(|_| ());
-            if result.is_ok() {
-                exited = self.backend.wait_exit(deadline.saturating_duration_since(Instant::now()));
-                if !exited {
-                    result = Err(Error::Timeout);
-                }
-            }
-        }
-        if !exited {
-            self.abort_workers();
-            exited = self.backend.wait_exit(ABORT_GRACE);
-        }
-        self.tracker.advance(&self.backend);
-        if let Health::Fault(e) = self.backend.health() {
-            result = Err(self.record_fault(e));
-        }
-        self.tracker.fail_all(&Error::ShutDown);
-        self.stopped.store(true, Ordering::Release);
-        self.notifier.stop();
-        if !exited {
-            self.leak.store(true, Ordering::Release);
-            if let Some(c) = self.backend.cuda() {
-                c.context().mark_wedged();
-            }
-            eprintln!("resident: workers did not stop after abort (a task that never polls abort); leaking the queue memory");
-        }
-        result
-    }
-}
-
-/// Takes `m` if it frees before `deadline`.
-fn lock_until<T>(m: &Mutex<T>, deadline: Instant) -> Option<std::sync::MutexGuard<'_, T>> {
-    loop {
-        match m.try_lock() {
-            Ok(g) => return Some(g),
-            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        }
     }
 }
 
