@@ -143,6 +143,10 @@ impl Backend {
     pub fn abort(&self) -> Result<()> {
         each!(self, b => b.abort())
     }
+    /// Every worker has left the loop or died: nothing of theirs touches memory any more.
+    pub fn workers_gone(&self) -> bool {
+        each!(self, b => b.workers_gone())
+    }
     /// Waits up to `timeout` for every worker to leave; true if they did.
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         each!(self, b => b.wait_exit(timeout))

@@ -81,6 +81,14 @@ impl<T: Element> Buffer<T> {
         self.mem.as_ref().map_or(0, |m| m.addr())
     }
 
+    /// Address of element 0 in the backend's memory (a device address on CUDA, a host
+    /// address on the CPU backend), for the raw-address tasks that only the `unsafe`
+    /// `Runtime::submit_unchecked` accepts (`Task::axpy_raw`). Valid while the buffer
+    /// lives.
+    pub fn raw_address(&self) -> u64 {
+        self.mem.as_ref().expect("live until drop").addr()
+    }
+
     /// The whole buffer as a task argument.
     pub fn all(&self) -> BufSlice {
         BufSlice { handle: self.handle, offset: 0, len: self.len }
@@ -142,7 +150,7 @@ impl<T: Element> Drop for Buffer<T> {
             p.registry.unregister(self.handle);
             p.next
         };
-        let drained = self.shared.is_stopped() || self.shared.wait_completed(target, DROP_WAIT).is_ok();
+        let drained = self.shared.quiesce(target, DROP_WAIT);
         let _ = self.shared.backend.set_buffer_entry(self.handle.index(), BufferEntry::EMPTY);
         if !drained {
             eprintln!("resident: tasks using buffer {:?} did not finish; leaking its memory", self.handle);

@@ -73,6 +73,12 @@ pub struct RuntimeConfig {
     /// Which persistent kernel (task set) runs the queue. The CPU backend's workers
     /// dispatch to the same set.
     pub kernel: KernelFlavor,
+    /// The watchdog: if the oldest unfinished segment of tasks (at most 1024 tasks,
+    /// run in parallel) makes no progress for this long, the runtime aborts the
+    /// workers and fails every outstanding ticket with `Error::TaskHung`
+    /// (docs/reliability.md). `None`: no watchdog; a hung task then holds its ticket
+    /// until a timeout, `close`, or drop.
+    pub task_deadline: Option<Duration>,
 }
 
 impl Default for RuntimeConfig {
@@ -94,6 +100,7 @@ impl Default for RuntimeConfig {
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
             kernel: KernelFlavor::Standard,
+            task_deadline: None,
         }
     }
 }
@@ -134,6 +141,9 @@ impl RuntimeConfig {
         }
         if !self.spawn_capacity.is_power_of_two() || self.spawn_capacity < 2 || self.spawn_capacity > 1 << 24 {
             return bad("spawn_capacity must be a power of two from 2 to 2^24");
+        }
+        if self.task_deadline.is_some_and(|d| d < Duration::from_millis(1)) {
+            return bad("task_deadline must be at least 1 ms");
         }
         Ok(())
     }

@@ -81,7 +81,7 @@ impl Drop for Counter {
             p.counters.retire(self.id);
             p.next
         };
-        let drained = self.shared.is_stopped() || self.shared.wait_completed(target, DROP_WAIT).is_ok();
+        let drained = self.shared.quiesce(target, DROP_WAIT);
         if drained {
             self.shared.producer.lock().unwrap().counters.give_back(self.id);
         }

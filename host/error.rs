@@ -24,6 +24,8 @@ pub enum Rejection {
     IndexOutOfRange { index: u32, len: u32 },
     #[error("inconsistent arguments: {0}")]
     BadArgs(&'static str),
+    #[error("opcode {0:#x} carries raw addresses or injects a fault: only `submit_unchecked` accepts it")]
+    RequiresUnchecked(u16),
 }
 
 /// Everything that can go wrong, typed.
@@ -51,6 +53,8 @@ pub enum Error {
     TaskFailed { seq: u64, status: Status },
     #[error("device fault: {0}")]
     DeviceFault(String),
+    #[error("task {seq} (the oldest unfinished) made no progress for longer than the task deadline of {deadline:?}; the workers were aborted")]
+    TaskHung { seq: u64, deadline: std::time::Duration },
     #[error("the persistent kernel exited while the runtime was running")]
     KernelExited,
     #[error("buffer too large: {0} elements (at most u32::MAX)")]

@@ -40,6 +40,7 @@
 //! `resident-shared` the device code and the shared layouts. docs/architecture.md
 //! describes the protocol and its memory orderings.
 
+mod accounting;
 mod backend;
 pub mod baseline;
 mod buffer;
@@ -51,11 +52,14 @@ mod error;
 pub mod nn;
 mod queue;
 mod runtime;
+mod shutdown;
 pub mod stream;
 mod task_list;
 mod ticket;
 mod validate;
+mod watchdog;
 
+pub use accounting::{LiveAllocations, live_allocations};
 pub use backend::BackendInfo;
 pub use buffer::{Buffer, Element};
 pub use config::{BackendKind, KernelFlavor, RuntimeConfig};

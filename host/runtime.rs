@@ -20,8 +20,6 @@ use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 /// How often a waiter asks the driver whether the kernel is still alive.
 const HEALTH_PERIOD: Duration = Duration::from_millis(1);
-/// After the drain timeout, how long to wait for workers to leave after an abort.
-const ABORT_GRACE: Duration = Duration::from_secs(2);
 
 /// State shared by the runtime handle, its tickets and its buffers.
 pub(crate) struct Shared {
@@ -32,9 +30,15 @@ pub(crate) struct Shared {
     pub tracker: CompletionTracker,
     pub notifier: Notifier,
     fault: Mutex<Option<Error>>,
-    stopped: AtomicBool,
+    /// Shutdown has begun: an exited kernel is then no fault. Set before shutdown takes
+    /// the producer lock, so that a producer stuck waiting for room there ends with
+    /// `ShutDown` once the abort lets the workers go.
+    pub(crate) closing: AtomicBool,
+    /// The workers were told to abort: producers waiting for ring space give up.
+    aborted: AtomicBool,
+    pub(crate) stopped: AtomicBool,
     /// Workers may still run (shutdown could not stop them): never free their memory.
-    leak: AtomicBool,
+    pub(crate) leak: AtomicBool,
     last_health: AtomicU64,
     epoch: Instant,
 }
@@ -52,6 +56,28 @@ impl Shared {
         self.stopped.load(Ordering::Acquire)
     }
 
+    /// No worker can touch queue or buffer memory any more: they left (shutdown, abort)
+    /// or died (a device fault). Drops of buffers and lists then free at once.
+    pub fn workers_gone(&self) -> bool {
+        (self.is_stopped() && !self.leak.load(Ordering::Acquire)) || self.backend.workers_gone()
+    }
+
+    /// Tells every worker to leave as soon as it can (`abort`: polling workers and
+    /// cooperative tasks such as `spin` leave; a task that never polls cannot be
+    /// stopped), and every producer waiting for ring space to give up.
+    pub fn abort_workers(&self) {
+        // Release: pairs with the Acquire in `is_aborted`, polled by producers waiting
+        // for room (a flag; the workers' own signal is `abort` in the queue header).
+        self.aborted.store(true, Ordering::Release);
+        let _ = self.bind();
+        let _ = self.backend.abort();
+    }
+
+    /// See [`Shared::abort_workers`].
+    pub fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
     pub fn bind(&self) -> Result<()> {
         match self.backend.cuda() {
             Some(c) => c.context().bind(),
@@ -59,14 +85,40 @@ impl Shared {
         }
     }
 
-    fn record_fault(&self, e: Error) -> Error {
-        let e = self.fault.lock().unwrap().get_or_insert(e).clone();
+    /// Records the runtime's fault (the first one sticks), resolves every unfinished
+    /// ticket with it, and says so once on stderr: an embedding program may never
+    /// wait on a ticket, and a dead device must not go unnoticed.
+    pub fn record_fault(&self, e: Error) -> Error {
+        let (e, first) = {
+            let mut f = self.fault.lock().unwrap();
+            let first = f.is_none();
+            (f.get_or_insert(e).clone(), first)
+        };
+        if first {
+            eprintln!("resident: {e}; every outstanding ticket fails with it");
+            if let (Error::DeviceFault(_), Some(c)) = (&e, self.backend.cuda()) {
+                // The next runtime on this device resets the primary context first.
+                c.context().mark_faulted();
+            }
+        }
         self.tracker.fail_all(&e);
         e
     }
 
+    /// The runtime's fault in place of `e` if the device has died (a driver call fails
+    /// with a less telling error then), else `e`.
+    pub fn explain(&self, e: Error) -> Error {
+        match self.backend.health() {
+            Health::Fault(f) => self.record_fault(f),
+            // Acquire: pairs with shutdown's Release store of `closing`.
+            Health::Exited if self.closing.load(Ordering::Acquire) => Error::ShutDown,
+            _ => e,
+        }
+    }
+
     /// Asks the backend whether the workers are alive, at most every `HEALTH_PERIOD`;
-    /// a dead device fails every unfinished ticket.
+    /// a dead device (or a hung task, with the watchdog on) fails every unfinished
+    /// ticket.
     pub fn poll_health(&self) -> Result<()> {
         self.check_health()
     }
@@ -83,8 +135,12 @@ impl Shared {
         }
         let _ = self.bind();
         match self.backend.health() {
-            Health::Running => Ok(()),
-            Health::Exited if self.is_stopped() => Err(Error::ShutDown),
+            Health::Running => match self.config.task_deadline {
+                Some(d) => crate::watchdog::check(self, d),
+                None => Ok(()),
+            },
+            // Acquire: pairs with shutdown's Release store of `closing`.
+            Health::Exited if self.is_stopped() || self.closing.load(Ordering::Acquire) => Err(Error::ShutDown),
             Health::Exited => {
                 // Records that landed before the exit still count.
                 self.tracker.advance(&self.backend);
@@ -126,43 +182,6 @@ impl Shared {
     /// Waits until every task before `target` has completed.
     pub fn wait_completed(&self, target: u64, timeout: Duration) -> Result<()> {
         self.wait_until(Some(Instant::now() + timeout), || self.tracker.advance(&self.backend) >= target)
-    }
-
-    /// Drains (the sentinel runs after everything queued), aborts if the drain does not
-    /// finish within `shutdown_timeout`, and resolves every unfinished ticket.
-    fn shutdown(&self) -> Result<()> {
-        {
-            let mut p = self.producer.lock().unwrap();
-            if p.closed {
-                return Ok(());
-            }
-            p.closed = true;
-        }
-        let _ = self.bind();
-        let sentinel = if self.fault().is_ok() {
-            producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Wait, Origin::Runtime).map(|_| ())
-        } else {
-            Ok(())
-        };
-        let mut exited = self.backend.wait_exit(self.config.shutdown_timeout);
-        let mut result = sentinel;
-        if !exited {
-            let _ = self.backend.abort();
-            exited = self.backend.wait_exit(ABORT_GRACE);
-            result = result.and(Err(Error::Timeout));
-        }
-        self.tracker.advance(&self.backend);
-        if let Health::Fault(e) = self.backend.health() {
-            self.record_fault(e);
-        }
-        self.tracker.fail_all(&Error::ShutDown);
-        self.stopped.store(true, Ordering::Release);
-        self.notifier.stop();
-        if !exited {
-            self.leak.store(true, Ordering::Release);
-            eprintln!("resident: workers did not stop after abort; leaking the queue memory");
-        }
-        result
     }
 }
 
@@ -253,7 +272,8 @@ impl Runtime {
         };
         let info = backend.info();
         let capacity = backend.capacity();
-        Ok(Self {
+        let deadline = config.task_deadline;
+        let rt = Self {
             shared: Arc::new(Shared {
                 backend: ManuallyDrop::new(backend),
                 info,
@@ -262,12 +282,27 @@ impl Runtime {
                 tracker: CompletionTracker::new(capacity),
                 notifier: Notifier::default(),
                 fault: Mutex::new(None),
+                closing: AtomicBool::new(false),
+                aborted: AtomicBool::new(false),
                 stopped: AtomicBool::new(false),
                 leak: AtomicBool::new(false),
                 last_health: AtomicU64::new(0),
                 epoch: Instant::now(),
             }),
-        })
+        };
+        if let Some(d) = deadline {
+            rt.shared.notifier.watch(&rt.shared, d / 4)?;
+        }
+        Ok(rt)
+    }
+
+    /// Polls the workers' health now and returns the runtime's fault, if any: a device
+    /// fault (`Error::DeviceFault`), a hung task (`Error::TaskHung`, with the watchdog
+    /// on), or an exited kernel. Every outstanding ticket already failed with it. A
+    /// runtime that reports a fault is dead: drop it and create a new one.
+    pub fn health(&self) -> Result<()> {
+        self.shared.poll_health().or_else(|e| if e == Error::ShutDown { Ok(()) } else { Err(e) })?;
+        self.shared.fault()
     }
 
     /// Which backend runs the tasks, with its layout.
@@ -291,6 +326,17 @@ impl Runtime {
     #[doc(hidden)]
     pub fn relayed(&self) -> Option<u64> {
         self.shared.backend.cuda().and_then(|c| c.relayed())
+    }
+
+    /// Free and total memory of the runtime's GPU (`cuMemGetInfo`), in bytes; `None` on
+    /// the CPU backend or if the driver cannot say (after a fault).
+    pub fn device_memory(&self) -> Option<(usize, usize)> {
+        self.shared.backend.cuda()?.context().memory_info().ok()
+    }
+
+    /// The recorded fault, without polling (see [`Runtime::health`]).
+    pub fn fault(&self) -> Option<Error> {
+        self.shared.fault().err()
     }
 
     /// Number of tasks completed so far (all tasks before this sequence number).
@@ -344,13 +390,18 @@ impl Runtime {
     /// the device's own check (opcode, buffer handle, generation, element type, range)
     /// is all that stands between a bad task and memory. A task it refuses completes
     /// with an error status ([`Error::TaskFailed`]) and touches nothing. For tests of
-    /// that check, and for callers who validated elsewhere.
+    /// that check, for callers who validated elsewhere, and for the tasks only this
+    /// accepts ([`resident_shared::Opcode::unchecked_only`]): raw addresses
+    /// ([`Task::axpy_raw`]) and fault injection ([`Task::fault_trap`],
+    /// [`Task::fault_illegal_address`]).
     ///
     /// # Safety
-    /// No opcode may be the runtime's terminate sentinel (the runtime overwrites `flags`
-    /// and `seg`); otherwise tasks are as unchecked as a raw kernel launch's arguments: a
-    /// valid handle with a wrong offset is still refused, but nothing checks that two
-    /// tasks running at once do not write the same memory.
+    /// No opcode may be the runtime's terminate sentinel (refused; the runtime
+    /// overwrites `flags` and `seg`); otherwise tasks are as unchecked as a raw kernel
+    /// launch's arguments: a valid handle with a wrong offset is still refused, but
+    /// nothing checks that two tasks running at once do not write the same memory, a
+    /// raw-address task writes wherever its addresses point, and a fault-injection task
+    /// kills the runtime (every ticket fails with [`Error::DeviceFault`]).
     pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
         if let Some(index) = tasks.iter().position(|t| t.opcode == resident_shared::Opcode::Terminate as u16) {
             return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedOpcode(tasks[index].opcode) });

@@ -74,7 +74,7 @@ impl Drop for TaskList {
         // A copy from the list may still be queued on the transfer stream: wait until
         // everything submitted so far has completed (its copies ran before its tasks).
         let target = self.shared.producer.lock().unwrap().next;
-        if !self.shared.is_stopped() && self.shared.wait_completed(target, std::time::Duration::from_secs(30)).is_err() {
+        if !self.shared.quiesce(target, std::time::Duration::from_secs(30)) {
             std::mem::forget(self.mem.take());
         }
     }

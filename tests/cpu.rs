@@ -137,3 +137,58 @@ fn mixed_batch_sizes_exactly_once() {
 fn buffers_outlive_runtime() {
     common::buffers_outlive_runtime(|| cpu(1 << 10));
 }
+
+// Reliability (docs/reliability.md): faults, hangs, bounded shutdown, typed refusals.
+
+fn cpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
+    let mut c = RuntimeConfig { capacity: 1 << 10, cpu_workers: 4, shutdown_timeout: Duration::from_millis(300), ..RuntimeConfig::cpu() };
+    f(&mut c);
+    Runtime::with_config(c).unwrap()
+}
+
+#[test]
+fn fault_trap_resolves_every_ticket_and_a_new_runtime_works() {
+    common::faults::device_fault_recovers(|| cpu_with(|_| {}), common::faults::Fault::Trap, Duration::from_secs(10));
+}
+
+#[test]
+fn fault_illegal_address_resolves_every_ticket_and_a_new_runtime_works() {
+    common::faults::device_fault_recovers(|| cpu_with(|_| {}), common::faults::Fault::IllegalAddress(8), Duration::from_secs(10));
+}
+
+#[test]
+fn fault_hang_watchdog_fires() {
+    let d = Duration::from_millis(300);
+    common::faults::watchdog_ends_hung_task(|| cpu_with(|c| c.task_deadline = Some(d)), d);
+}
+
+#[test]
+fn watchdog_spares_progressing_work() {
+    let d = Duration::from_millis(300);
+    common::faults::watchdog_spares_progressing_work(&cpu_with(|c| c.task_deadline = Some(d)), d, Duration::from_millis(5));
+}
+
+#[test]
+fn drop_with_hung_tasks_is_bounded() {
+    common::faults::drop_with_hung_tasks_is_bounded(cpu_with(|_| {}), 4, Duration::from_millis(300));
+}
+
+#[test]
+fn drop_drains_short_tasks() {
+    common::faults::drop_drains_short_tasks(cpu_with(|c| c.shutdown_timeout = Duration::from_secs(30)), 200);
+}
+
+#[test]
+fn close_with_stuck_producer_is_bounded() {
+    common::faults::close_with_stuck_producer_is_bounded(cpu_with(|c| c.capacity = 64), Duration::from_millis(300));
+}
+
+#[test]
+fn typed_errors_for_refusals() {
+    common::faults::typed_errors_for_refusals(cpu_with(|_| {}));
+}
+
+#[test]
+fn raw_axpy_through_unsafe_api() {
+    common::faults::raw_axpy_through_unsafe_api(&cpu_with(|_| {}));
+}

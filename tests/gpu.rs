@@ -139,3 +139,42 @@ gpu_test!(mixed_batch_sizes_without_relay, {
 });
 
 gpu_test!(buffers_outlive_runtime, common::buffers_outlive_runtime(|| gpu(1 << 10)));
+
+// Reliability (docs/reliability.md). The fault-injection tests (trap, illegal address,
+// hang) live in tests/gpu_faults.rs: a process of their own, and no sanitizer.
+
+fn gpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
+    let mut c = RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() };
+    f(&mut c);
+    Runtime::with_config(c).expect("a CUDA GPU")
+}
+
+gpu_test!(watchdog_spares_progressing_work, {
+    let d = Duration::from_secs(1);
+    common::faults::watchdog_spares_progressing_work(&gpu_with(|c| c.task_deadline = Some(d)), d, Duration::from_millis(20));
+});
+
+gpu_test!(drop_with_hung_tasks_is_bounded, {
+    let rt = gpu_with(|_| {});
+    let workers = rt.backend().workers as usize;
+    common::faults::drop_with_hung_tasks_is_bounded(rt, workers, Duration::from_secs(2));
+});
+
+gpu_test!(drop_drains_short_tasks, common::faults::drop_drains_short_tasks(gpu_with(|c| c.shutdown_timeout = Duration::from_secs(60)), 3000));
+
+gpu_test!(close_with_stuck_producer_is_bounded, {
+    common::faults::close_with_stuck_producer_is_bounded(gpu_with(|c| c.capacity = 64), Duration::from_secs(2));
+});
+
+gpu_test!(typed_errors_for_refusals, common::faults::typed_errors_for_refusals(gpu_with(|_| {})));
+
+gpu_test!(raw_axpy_through_unsafe_api, common::faults::raw_axpy_through_unsafe_api(&gpu_with(|_| {})));
+
+// Device memory (cuMemGetInfo, through a context this test holds so that the primary
+// context and its pools stay put), pinned and device allocations, threads: flat across
+// runtimes.
+gpu_test!(no_leaks_across_runtimes, {
+    let ctx = resident::cuda::driver::Context::new(0).expect("a CUDA GPU");
+    let used = || ctx.memory_info().ok().map(|(free, total)| (total - free) as u64);
+    common::leaks::no_leaks_across_runtimes(|| gpu_with(|c| c.capacity = 1 << 16), 4, false, used, 64 << 20);
+});

@@ -4,12 +4,18 @@
 //! (`stamp` after a fence), the host's scan (`completed`), and slot and count reuse. loom explores the interleavings and
 //! flags any access to a slot or record that no happens-before edge orders.
 //!
+//! `loom/tickets.rs` models the host's ticket hand-offs: a fault or shutdown racing a
+//! submit and the scan (every ticket resolves, once), and the notifier's wake-up.
+//!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
 //! and `device/src/arch`, which loom cannot instrument. Each atomic below mirrors one in
 //! the code, with the same ordering; the comments name where.
 //!
 //!     RUSTFLAGS="--cfg loom" cargo test --release --test loom_protocol
 #![cfg(loom)]
+
+#[path = "loom/tickets.rs"]
+mod tickets;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;

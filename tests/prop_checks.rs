@@ -78,3 +78,128 @@ proptest! {
         }
     }
 }
+
+// Arbitrary bytes as tasks. A task is 64 bytes from anywhere (a file, a network peer, a
+// bug): decoded as they are, the host's check must answer with a typed error or accept,
+// never panic; the device's check (the same device code the GPU runs, on the CPU
+// backend) must complete the task with a typed status, and a task it refuses must not
+// touch any memory. Buffers are snapshotted around every case, plus a guard buffer no
+// valid task names: any write outside what a task may write shows up there.
+
+struct BytesFixture {
+    rt: Runtime,
+    x: resident::Buffer<f32>,
+    y: resident::Buffer<f32>,
+    c: resident::Buffer<u32>,
+    guard: resident::Buffer<u32>,
+}
+
+fn bytes_fixture() -> &'static std::sync::Mutex<BytesFixture> {
+    static F: OnceLock<std::sync::Mutex<BytesFixture>> = OnceLock::new();
+    F.get_or_init(|| {
+        let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 2, capacity: 256, ..RuntimeConfig::cpu() }).unwrap();
+        let x = rt.buffer_from(&[1.0f32; 64]).unwrap();
+        let y = rt.buffer_from(&[1.0f32; 64]).unwrap();
+        let c = rt.buffer_from(&[0u32; 32]).unwrap();
+        let guard = rt.buffer_from(&[0xfeed_f00du32; 64]).unwrap();
+        std::sync::Mutex::new(BytesFixture { rt, x, y, c, guard })
+    })
+}
+
+/// 64 bytes: pure noise, or a valid task with a few bytes overwritten (so that the
+/// mutations land near the accept/refuse boundary).
+fn task_bytes() -> impl Strategy<Value = [u8; 64]> {
+    let noise = proptest::array::uniform32(any::<u8>()).prop_flat_map(|a| proptest::array::uniform32(any::<u8>()).prop_map(move |b| {
+        let mut out = [0u8; 64];
+        out[..32].copy_from_slice(&a);
+        out[32..].copy_from_slice(&b);
+        out
+    }));
+    let mutated = (0usize..5, proptest::collection::vec((0usize..64, any::<u8>()), 0..4)).prop_map(|(which, edits)| {
+        let f = bytes_fixture().lock().unwrap();
+        let t = match which {
+            0 => Task::noop(0x1234),
+            1 => Task::axpy(0.5, f.x.slice(0..16), f.y.slice(8..24)),
+            2 => Task::mark(f.c.all(), 3),
+            3 => Task::tree(f.c.all(), 0, 2, 2),
+            _ => Task::spin(1000),
+        };
+        let mut out = [0u8; 64];
+        out.copy_from_slice(bytemuck::bytes_of(&t));
+        for (at, v) in edits {
+            out[at] = v;
+        }
+        out
+    });
+    prop_oneof![noise, mutated]
+}
+
+fn snapshot(f: &BytesFixture) -> (Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>) {
+    (f.x.read().unwrap(), f.y.read().unwrap(), f.c.read().unwrap(), f.guard.read().unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+    #[test]
+    fn arbitrary_bytes_are_refused_typed_and_touch_nothing(bytes in task_bytes()) {
+        let f = bytes_fixture().lock().unwrap();
+        let mut task: Task = bytemuck::pod_read_unaligned(&bytes);
+        // Bounded by construction, not by the checks: a long spin or a wait on a
+        // counter nothing signals is a hung task, which the watchdog handles
+        // (tests/common/faults.rs), not a memory-safety question.
+        if task.opcode == resident::Opcode::Spin as u16 {
+            task.args[1] = 0;
+            task.args[0] %= 100_000;
+        }
+        // Host: typed answer, never a panic. Nothing outside the fixture is live, so a
+        // task naming counters or the unchecked-only opcodes is refused.
+        let host = f.rt.submit(&[task]).map(|t| t.wait());
+        match &host {
+            Ok(Ok(())) | Err(Error::InvalidTask { .. }) => {}
+            other => prop_assert!(false, "host: {other:?} for {task:?}"),
+        }
+        let op = resident::Opcode::from_u16(task.opcode);
+        if op.is_some_and(|o| o.unchecked_only()) {
+            // Raw addresses and fault injection: refused by the checked API (above),
+            // and by design not safe to hand the device (that is what `unsafe` says).
+            let refused = matches!(host, Err(Error::InvalidTask { reason: resident::Rejection::RequiresUnchecked(_), .. }));
+            prop_assert!(refused, "unchecked-only opcode through the checked API: {:?}", host);
+            return Ok(());
+        }
+        // Device: the same bytes past the host check (the runtime rewrites the header
+        // words it owns, `flags` and `seg`; a wait is made satisfiable).
+        task.wait_value = 0;
+        let before = snapshot(&f);
+        // SAFETY: the point of the test; the unchecked-only opcodes were excluded.
+        let device = unsafe { f.rt.submit_unchecked(&[task]) };
+        let device = match device {
+            Ok(t) => t.wait(),
+            Err(e) => {
+                // Only the sentinel is refused this early.
+                prop_assert!(matches!(e, Error::InvalidTask { reason: resident::Rejection::ReservedOpcode(_), .. }), "{e:?}");
+                return Ok(());
+            }
+        };
+        let after = snapshot(&f);
+        prop_assert_eq!(&after.3, &before.3, "the guard buffer changed: a write outside every registered slice the task names");
+        match &device {
+            Ok(()) => {}
+            // A tree marks its own node before it finds a child out of range: partial
+            // work inside the slice it names. Every other task is refused before any
+            // access.
+            Err(Error::TaskFailed { .. }) if op == Some(resident::Opcode::Tree) => {}
+            Err(Error::TaskFailed { .. }) => prop_assert!(after == before, "a refused task touched memory: {task:?}"),
+            other => prop_assert!(false, "device: {other:?} for {task:?}"),
+        }
+        // With the header words as the device saw them and no counters, the two checks
+        // agree.
+        if task.wait_counter == 0 && task.signal_counter == 0 {
+            let clean = Task { flags: 0, seg: 0, ..task };
+            let host_clean = f.rt.submit(&[clean]).map(|t| {
+                let _ = t.wait();
+            });
+            // Re-running a successful task changes buffers again; only the verdict matters.
+            prop_assert_eq!(host_clean.is_ok(), device.is_ok(), "host {:?} vs device {:?} for {:?}", host_clean, device, task);
+        }
+    }
+}

@@ -33,6 +33,12 @@ use resident_shared::{KernelParams, Task};
 
 use crate::arch;
 
+/// Most attempts of one push before it gives up and reports the ring full. Every failed
+/// attempt means another warp's push or pop succeeded, so the loop is lock-free; the cap
+/// bounds it outright (docs/reliability.md, "every spin"). Pops are not capped: see
+/// [`SpawnRing::try_pop`].
+const MAX_ATTEMPTS: u32 = 1 << 12;
+
 /// The spawn ring as one worker sees it. Null (capacity 0) outside the queue.
 #[derive(Clone, Copy)]
 pub struct SpawnRing {
@@ -90,7 +96,12 @@ impl SpawnRing {
         }
         let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
         let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
+        let mut attempts = 0;
         loop {
+            attempts += 1;
+            if attempts > MAX_ATTEMPTS {
+                return false;
+            }
             let dif = unsafe { self.seq(pos) }.wrapping_sub(pos) as i32;
             if dif == 0 {
                 let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };
@@ -159,6 +170,9 @@ impl SpawnRing {
         if arch::lane_id() == 0 {
             let dequeue = unsafe { &raw mut (*self.header).dequeue.value };
             pos = unsafe { arch::ld_relaxed_gpu(dequeue) };
+            // Lock-free, uncapped: a cap here costs the persistent loop 10 registers
+            // (90 > 80); every retry means another warp's pop succeeded, and the ring
+            // holds finitely many children.
             loop {
                 let dif = unsafe { self.seq(pos) }.wrapping_sub(pos.wrapping_add(1)) as i32;
                 if dif == 0 {

@@ -77,6 +77,7 @@ impl CpuBackend {
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
         let mut handles = Vec::with_capacity(n_workers);
+        let abort_addr = header.ptr() as usize + std::mem::offset_of!(QueueHeader, abort);
         for i in 0..n_workers {
             let (exited, fault) = (exited.clone(), fault.clone());
             let h = std::thread::Builder::new()
@@ -87,8 +88,14 @@ impl CpuBackend {
                     // them (or leaks the memory) before dropping it.
                     let r = std::panic::catch_unwind(|| unsafe { run_loop(flavor, &params) });
                     if let Err(e) = r {
+                        // A task that traps (or panics) is the CPU's device fault: as on a
+                        // GPU, where the whole kernel dies, every worker must go. Recorded
+                        // first, so that the health poll that sees them gone sees why.
                         let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
-                        *fault.lock().unwrap() = Some(msg.unwrap_or_else(|| "worker panicked".into()));
+                        fault.lock().unwrap().get_or_insert(msg.unwrap_or_else(|| "worker panicked".into()));
+                        // Release: pairs with the other workers' acquire load of `abort`.
+                        // SAFETY: the header outlives the workers (see above).
+                        unsafe { AtomicU32::from_ptr(abort_addr as *mut u32) }.store(1, Ordering::Release);
                     }
                     exited.fetch_add(1, Ordering::AcqRel);
                 })
@@ -188,6 +195,10 @@ impl CpuBackend {
             return Health::Fault(Error::DeviceFault(msg));
         }
         if self.exited.load(Ordering::Acquire) == self.n_workers { Health::Exited } else { Health::Running }
+    }
+
+    pub fn workers_gone(&self) -> bool {
+        self.exited.load(Ordering::Acquire) == self.n_workers
     }
 
     pub fn abort(&self) -> Result<()> {

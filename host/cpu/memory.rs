@@ -24,6 +24,7 @@ impl HostAlloc {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        crate::accounting::count(crate::accounting::Kind::Host, layout.size(), true);
         Ok(Self { ptr, layout, leaked: false })
     }
     pub fn ptr(&self) -> *mut u8 {
@@ -40,6 +41,7 @@ impl Drop for HostAlloc {
         if !self.leaked {
             // SAFETY: allocated above with this layout.
             unsafe { dealloc(self.ptr, self.layout) }
+            crate::accounting::count(crate::accounting::Kind::Host, self.layout.size(), false);
         }
     }
 }

@@ -361,6 +361,11 @@ impl CudaBackend {
         self.control.synchronize()
     }
 
+    /// Both kernels ended, normally or by a fault (a faulted context runs nothing).
+    pub fn workers_gone(&self) -> bool {
+        !matches!(self.kernel_stream.state(), StreamState::Busy) && !matches!(self.relay.state(), StreamState::Busy)
+    }
+
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {

@@ -3,7 +3,7 @@
 
 use cudarc::driver::sys::{self, CUresult};
 use std::ffi::CStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::{Error, Result};
 
@@ -37,10 +37,58 @@ pub fn device_count() -> Result<usize> {
     Ok(n as usize)
 }
 
+/// What this process knows about one device's primary context, across runtimes.
+#[derive(Default)]
+struct DeviceState {
+    /// Our live retains (`Context` values, not clones).
+    live: usize,
+    /// A runtime on it died of a device fault: the context holds a sticky error until
+    /// it is reset, which is safe once `live` is zero.
+    faulted: bool,
+    /// A persistent kernel that would not stop is still resident: nothing new can run.
+    wedged: bool,
+}
+
+/// Per device ordinal. Taken around every retain and release, so that a reset never
+/// races a retain of ours.
+static DEVICES: Mutex<Vec<DeviceState>> = Mutex::new(Vec::new());
+
+fn devices() -> MutexGuard<'static, Vec<DeviceState>> {
+    DEVICES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn driver_err(call: &'static str, e: cudarc::driver::DriverError) -> Error {
+    Error::Driver { call, code: e.0 as u32, name: format!("{e:?}") }
+}
+
 /// A retained primary context of one device, bound to the calling thread on demand.
+///
+/// Fault recovery: after a trap or an illegal address the primary context holds a
+/// sticky error and every call on it fails. The runtime that saw the fault marks the
+/// device ([`Context::mark_faulted`]); the next `Context::new` on it, once no `Context`
+/// of the faulted runtime is alive, resets the primary context
+/// (`cuDevicePrimaryCtxReset_v2`) before retaining it afresh. A sticky error that no
+/// runtime of ours recorded (found by a probe) is handled the same way. Resetting
+/// destroys every allocation in the primary context: other libraries of the process
+/// that share it lose theirs too, which after a sticky error is already the case.
 #[derive(Clone, Debug)]
 pub struct Context {
-    inner: Arc<cudarc::driver::CudaContext>,
+    inner: Arc<Retained>,
+}
+
+#[derive(Debug)]
+struct Retained {
+    cuda: Option<Arc<cudarc::driver::CudaContext>>,
+    ordinal: usize,
+}
+
+impl Drop for Retained {
+    fn drop(&mut self) {
+        let mut d = devices();
+        // Releases the primary context (cudarc's drop); the last release resets it.
+        drop(self.cuda.take());
+        d[self.ordinal].live -= 1;
+    }
 }
 
 impl Context {
@@ -48,30 +96,103 @@ impl Context {
         if device_count()? <= ordinal {
             return Err(Error::NoDevice);
         }
-        let inner = cudarc::driver::CudaContext::new(ordinal)
-            .map_err(|e| Error::Driver { call: "cuDevicePrimaryCtxRetain", code: e.0 as u32, name: format!("{e:?}") })?;
-        Ok(Self { inner })
+        let mut d = devices();
+        if d.len() <= ordinal {
+            d.resize_with(ordinal + 1, DeviceState::default);
+        }
+        let st = &mut d[ordinal];
+        if st.wedged {
+            return Err(Error::DeviceFault(format!(
+                "a persistent kernel of an earlier runtime on device {ordinal} never stopped (a task that ignores abort); restart the process"
+            )));
+        }
+        if st.faulted {
+            if st.live > 0 {
+                return Err(still_held(ordinal, st.live));
+            }
+            // After the last release the driver has reset the context already; the
+            // explicit reset covers retains we do not know of. Its result does not
+            // matter: the probe below decides whether the context is usable.
+            let _ = reset(ordinal);
+            st.faulted = false;
+        }
+        let mut cuda = cudarc::driver::CudaContext::new(ordinal).map_err(|e| driver_err("cuDevicePrimaryCtxRetain", e))?;
+        if let Err(e) = probe() {
+            // A sticky error from work we did not see: reset if nothing of ours uses it.
+            if st.live > 0 {
+                return Err(Error::DeviceFault(format!("device {ordinal}'s context is in an error state ({e}) and still in use")));
+            }
+            drop(cuda);
+            reset(ordinal)?;
+            cuda = cudarc::driver::CudaContext::new(ordinal).map_err(|e| driver_err("cuDevicePrimaryCtxRetain", e))?;
+            probe()?;
+        }
+        st.live += 1;
+        Ok(Self { inner: Arc::new(Retained { cuda: Some(cuda), ordinal }) })
+    }
+
+    fn cuda(&self) -> &cudarc::driver::CudaContext {
+        self.inner.cuda.as_ref().expect("live until drop")
     }
 
     /// Makes this context current on the calling thread (cheap when it already is).
     /// Every public entry point that calls the driver does this first, since producers
     /// may be any thread.
     pub fn bind(&self) -> Result<()> {
-        self.inner
-            .bind_to_thread()
-            .map_err(|e| Error::Driver { call: "cuCtxSetCurrent", code: e.0 as u32, name: format!("{e:?}") })
+        self.cuda().bind_to_thread().map_err(|e| driver_err("cuCtxSetCurrent", e))
     }
 
     pub fn attribute(&self, a: sys::CUdevice_attribute) -> Result<i32> {
-        self.inner.attribute(a).map_err(|e| Error::Driver { call: "cuDeviceGetAttribute", code: e.0 as u32, name: format!("{e:?}") })
+        self.cuda().attribute(a).map_err(|e| driver_err("cuDeviceGetAttribute", e))
+    }
+
+    pub fn name(&self) -> String {
+        self.cuda().name().unwrap_or_else(|_| "CUDA device".into())
     }
 
     /// The device's ordinal.
     pub fn ordinal(&self) -> usize {
-        self.inner.ordinal()
+        self.inner.ordinal
     }
 
-    pub fn name(&self) -> String {
-        self.inner.name().unwrap_or_else(|_| "CUDA device".into())
+    /// Free and total device memory (`cuMemGetInfo`), in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        let (mut free, mut total) = (0, 0);
+        check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) }, "cuMemGetInfo")?;
+        Ok((free, total))
+    }
+
+    /// This device's context holds a sticky error: the next `Context::new` resets it
+    /// once every `Context` of now is gone.
+    pub fn mark_faulted(&self) {
+        devices()[self.inner.ordinal].faulted = true;
+    }
+
+    /// A kernel on this device would not stop: refuse new contexts on it (they could
+    /// never run, and resetting would pull memory from under the running kernel).
+    pub fn mark_wedged(&self) {
+        devices()[self.inner.ordinal].wedged = true;
+    }
+}
+
+fn still_held(ordinal: usize, live: usize) -> Error {
+    Error::DeviceFault(format!(
+        "device {ordinal} faulted and {live} handle(s) on its context are still alive (the faulted runtime's buffers, tickets, task lists, or a stream::Gpu); drop them before creating a new runtime"
+    ))
+}
+
+/// Destroys everything in the device's primary context and clears its sticky error.
+fn reset(ordinal: usize) -> Result<()> {
+    let dev = cudarc::driver::result::device::get(ordinal as i32).map_err(|e| driver_err("cuDeviceGet", e))?;
+    check(unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }, "cuDevicePrimaryCtxReset")
+}
+
+/// Whether the current context is usable: a query of the legacy stream returns the
+/// sticky error of an earlier fault, and never blocks.
+fn probe() -> Result<()> {
+    match unsafe { sys::cuStreamQuery(std::ptr::null_mut()) } {
+        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_NOT_READY => Ok(()),
+        r => check(r, "cuStreamQuery(probe)"),
     }
 }

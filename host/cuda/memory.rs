@@ -8,6 +8,7 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
 use std::ffi::c_void;
 
 use super::driver::{Context, check};
+use crate::accounting::{self, Kind};
 use crate::Result;
 
 /// Device memory, from the stream-ordered allocator or plain `cuMemAlloc`. Holds its
@@ -34,6 +35,7 @@ impl DeviceAlloc {
         let bytes = bytes.max(1);
         let mut ptr = 0;
         check(unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, stream) }, "cuMemAllocAsync")?;
+        accounting::count(Kind::Device, bytes, true);
         let this = Self { ptr, bytes, stream, ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, stream) }, "cuMemsetD8Async")?;
         check(unsafe { sys::cuStreamSynchronize(stream) }, "cuStreamSynchronize")?;
@@ -50,6 +52,7 @@ impl DeviceAlloc {
         let bytes = bytes.max(1);
         let mut ptr = 0;
         check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, "cuMemAlloc")?;
+        accounting::count(Kind::Device, bytes, true);
         let this = Self { ptr, bytes, stream: std::ptr::null_mut(), ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, "cuMemsetD8")?;
         Ok(this)
@@ -76,6 +79,9 @@ impl Drop for DeviceAlloc {
                 sys::cuStreamSynchronize(self.stream);
             }
         }
+        // After a device fault the free fails; the context reset frees it (and the
+        // runtime holds nothing of it any more).
+        accounting::count(Kind::Device, self.bytes, false);
     }
 }
 
@@ -117,6 +123,7 @@ impl PinnedAlloc {
             unsafe { sys::cuMemFreeHost(host) };
             return Err(e);
         }
+        accounting::count(Kind::Pinned, bytes, true);
         Ok(Self { host: host as *mut u8, device, bytes, ctx: ctx.clone() })
     }
 
@@ -136,5 +143,6 @@ impl Drop for PinnedAlloc {
         let _ = self.ctx.bind();
         // SAFETY: allocated by cuMemHostAlloc; the owner guarantees no work uses it.
         unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+        accounting::count(Kind::Pinned, self.bytes, false);
     }
 }

@@ -9,7 +9,9 @@
 //!   stream is idle (the copies, `tail` included, have landed): the relay reads `tail`
 //!   and skips past what the copies published.
 //!
-//! Both waits are short (microseconds: a copy or a relay round) and bounded.
+//! Both waits are short (microseconds: a copy or a relay round) and bounded: they end
+//! with the other publisher's progress, with the relay kernel's death (`DeviceFault`,
+//! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_word};
@@ -25,8 +27,9 @@ use super::module::Module;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::{Error, Result};
 
-/// Longest wait for the other publisher, or for a free inline slot.
-const HANDOVER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest wait for the other publisher, or for a free inline slot: generous, since
+/// compute-sanitizer slows the relay warp by orders of magnitude.
+const HANDOVER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Stamps repeat every 2^32 tasks, and the relay polls the slot of its next sequence
 /// number even while batches go by copy. So every slot is rewritten with a stamp half a
@@ -132,11 +135,14 @@ impl Relay {
         if s.copy_pending {
             // Step 5 of the protocol: the copies, `tail` included, must have landed
             // before an inline slot after them can be taken.
-            wait(|| match transfer.state() {
-                StreamState::Idle => Ok(true),
-                StreamState::Busy => Ok(false),
-                StreamState::Failed(e) => Err(e),
-            })?;
+            wait(
+                || match transfer.state() {
+                    StreamState::Idle => Ok(true),
+                    StreamState::Busy => Ok(false),
+                    StreamState::Failed(e) => Err(e),
+                },
+                || Ok(()),
+            )?;
             s.copy_pending = false;
         }
         let end = first + tasks.len() as u64;
@@ -165,8 +171,17 @@ impl Relay {
         unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).relayed) }.load(Ordering::Acquire)
     }
 
+    /// Waits until the relay has consumed everything before `target`; fails if the
+    /// relay kernel is gone.
     fn wait_relayed(&self, target: u64) -> Result<()> {
-        wait(|| Ok(self.relayed() >= target))
+        wait(
+            || Ok(self.relayed() >= target),
+            || match self.stream.state() {
+                StreamState::Busy => Ok(()),
+                StreamState::Idle => Err(Error::KernelExited),
+                StreamState::Failed(e) => Err(Error::DeviceFault(e.to_string())),
+            },
+        )
     }
 
     /// Before a copy publication of tasks from `first` on: waits until the relay has
@@ -206,16 +221,23 @@ unsafe fn word<'a>(m: *mut RelayMailbox, slot: usize, w: usize) -> &'a AtomicU64
     unsafe { AtomicU64::from_ptr(&raw mut (*m).slots[slot].words[w]) }
 }
 
-/// Spins (then yields) until `done` holds; `Timeout` after [`HANDOVER_TIMEOUT`].
-fn wait(mut done: impl FnMut() -> Result<bool>) -> Result<()> {
+/// Spins (then yields) until `done` holds; fails when `alive` does (polled every
+/// 100 µs), or with `Timeout` after [`HANDOVER_TIMEOUT`].
+fn wait(mut done: impl FnMut() -> Result<bool>, alive: impl Fn() -> Result<()>) -> Result<()> {
     let start = Instant::now();
+    let mut polled = start;
     loop {
         if done()? {
             return Ok(());
         }
-        let waited = start.elapsed();
+        let now = Instant::now();
+        let waited = now - start;
         if waited > HANDOVER_TIMEOUT {
             return Err(Error::Timeout);
+        }
+        if now - polled > Duration::from_micros(100) {
+            polled = now;
+            alive()?;
         }
         if waited < Duration::from_micros(20) {
             std::hint::spin_loop();

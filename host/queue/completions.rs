@@ -10,6 +10,7 @@ use resident_shared::{Status, stamp_for};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::ticket_state::TicketState;
 use crate::Error;
@@ -28,12 +29,19 @@ struct Scan {
     prefix: u64,
     /// Tickets in sequence order; together they cover every published slot.
     tickets: VecDeque<Arc<TicketState>>,
+    /// When the oldest unfinished work last made progress: the prefix moved, or a
+    /// ticket arrived at an empty queue. The watchdog's clock (`host/watchdog.rs`).
+    moved_at: Instant,
+    /// Set by [`CompletionTracker::fail_all`]: a ticket registered afterwards (a
+    /// producer that checked for a fault just before it was recorded) fails at once,
+    /// so no ticket is ever left unresolved (modelled in tests/loom_protocol.rs).
+    closed: Option<Error>,
 }
 
 impl CompletionTracker {
     pub fn new(capacity: u32) -> Self {
         Self {
-            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new() }),
+            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), closed: None }),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity),
         }
@@ -46,7 +54,23 @@ impl CompletionTracker {
     /// Registers a ticket before its tasks are published (else the scan could pass
     /// them with no owner). Called under the producer lock, in sequence order.
     pub fn register(&self, t: Arc<TicketState>) {
-        self.scan.lock().unwrap().tickets.push_back(t);
+        let mut scan = self.scan.lock().unwrap();
+        if let Some(e) = &scan.closed {
+            t.fail(e.clone());
+            return;
+        }
+        if scan.tickets.is_empty() {
+            scan.moved_at = Instant::now();
+        }
+        scan.tickets.push_back(t);
+    }
+
+    /// The first unfinished task and how long ago the oldest unfinished work last made
+    /// progress (as seen by the scans so far); `None` when nothing is outstanding.
+    pub fn stalled(&self) -> Option<(u64, Duration)> {
+        let scan = self.scan.lock().unwrap();
+        let t = scan.tickets.front()?;
+        Some((scan.prefix.max(t.first), scan.moved_at.elapsed()))
     }
 
     pub fn completed(&self) -> u64 {
@@ -80,21 +104,27 @@ impl CompletionTracker {
                 }
                 seg = end;
             }
+            if seg != scan.prefix {
+                scan.moved_at = Instant::now();
+            }
             scan.prefix = seg;
             if seg < t.end {
                 break;
             }
             t.finish();
             scan.tickets.pop_front();
+            scan.moved_at = Instant::now();
         }
         // Release: see `completed`.
         self.completed.store(scan.prefix, Ordering::Release);
         scan.prefix
     }
 
-    /// Resolves every unfinished ticket with `error` (fault or abort): no waiter hangs.
+    /// Resolves every unfinished ticket with `error` (fault or abort), and every ticket
+    /// registered from now on: no waiter hangs. The first error sticks.
     pub fn fail_all(&self, error: &Error) {
         let mut scan = self.scan.lock().unwrap();
+        scan.closed.get_or_insert_with(|| error.clone());
         for t in scan.tickets.drain(..) {
             t.fail(error.clone());
         }

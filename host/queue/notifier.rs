@@ -3,6 +3,10 @@
 //! while futures wait and wakes each one whose ticket is done. It checks the device's
 //! health as waiters do, so a fault resolves (and wakes) every waiting future.
 //!
+//! With a task deadline (`RuntimeConfig::task_deadline`) the thread starts with the
+//! runtime and, while no future waits, polls the runtime's health every quarter of the
+//! deadline: the watchdog fires even if nobody ever waits (`host/watchdog.rs`).
+//!
 //! The thread holds the runtime only weakly, and strongly only for the moment of one
 //! poll: never while it sleeps. Shutdown stops and joins it, so it never ends up the
 //! last owner of the runtime's memory (freeing pinned memory on a thread of its own
@@ -35,6 +39,8 @@ struct Inner {
 struct State {
     waiting: Vec<(Arc<TicketState>, Waker)>,
     stop: bool,
+    /// While idle, poll the runtime's health this often (the watchdog's clock).
+    watch: Option<Duration>,
 }
 
 impl Notifier {
@@ -51,16 +57,30 @@ impl Notifier {
             None => s.waiting.push((ticket.clone(), waker.clone())),
         }
         drop(s);
+        if !self.ensure_thread(shared) {
+            // No thread: wake at once, so the future polls again (busy, not stuck).
+            waker.wake_by_ref();
+        }
+        self.inner.cv.notify_one();
+    }
+
+    /// Starts the thread now, polling health every `period` while idle: the watchdog.
+    pub fn watch(&self, shared: &Arc<Shared>, period: Duration) -> crate::Result<()> {
+        self.inner.state.lock().unwrap().watch = Some(period);
+        if self.ensure_thread(shared) { Ok(()) } else { Err(crate::Error::Config("cannot start the watchdog thread".into())) }
+    }
+
+    /// Whether the thread runs (started now if it did not).
+    fn ensure_thread(&self, shared: &Arc<Shared>) -> bool {
         let mut thread = self.thread.lock().unwrap();
         if thread.is_none() {
             let (inner, weak) = (self.inner.clone(), Arc::downgrade(shared));
             match std::thread::Builder::new().name("resident-notifier".into()).spawn(move || run(&inner, &weak)) {
                 Ok(h) => *thread = Some(h),
-                // No thread: wake at once, so the future polls again (busy, not stuck).
-                Err(_) => waker.wake_by_ref(),
+                Err(_) => return false,
             }
         }
-        self.inner.cv.notify_one();
+        true
     }
 
     /// Stops the thread and waits for it; wakes every future still registered (their
@@ -90,7 +110,15 @@ fn run(inner: &Inner, weak: &Weak<Shared>) {
                 return;
             }
             if s.waiting.is_empty() {
-                let _ = inner.cv.wait_timeout(s, IDLE_WAIT).unwrap();
+                let watch = s.watch;
+                let (s, _) = inner.cv.wait_timeout(s, watch.unwrap_or(IDLE_WAIT)).unwrap();
+                let stop = s.stop;
+                drop(s);
+                if watch.is_some() && !stop {
+                    let Some(shared) = weak.upgrade() else { return };
+                    // A hung task fires the watchdog here if nobody waits.
+                    let _ = shared.poll_health();
+                }
                 last_progress = Instant::now();
                 continue;
             }

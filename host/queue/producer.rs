@@ -36,8 +36,12 @@ impl Producer {
 /// What `submit` does when the ring has no room.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WhenFull {
+    /// Wait for room, until it frees, the device fails, or shutdown aborts the workers.
     Wait,
+    /// `Error::QueueFull` at once.
     Fail,
+    /// As `Wait`, but `Error::Timeout` at this instant (shutdown's sentinel).
+    Until(Instant),
 }
 
 /// Who submits: decides which checks apply.
@@ -76,7 +80,12 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
-    shared.fault()?;
+    if origin == Origin::Runtime {
+        shared.fault()?;
+    } else {
+        // A dead device is noticed here too, not only by waiters (rate-limited poll).
+        shared.poll_health()?;
+    }
     match src {
         Source::Host(tasks) if origin == Origin::User => {
             crate::nn::validate::flavor_runs(shared.config.kernel, tasks)?;
@@ -120,19 +129,41 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         let len = if at == first { first_chunk } else { chunk }.min(n - off);
         let end = at + len as u64;
         // Slots `at..end` are free once everything before `end - cap` has completed.
-        shared.wait_until(None, || shared.tracker.advance(&shared.backend) + cap >= end)?;
-        match src {
+        // The wait ends on a fault (health polls), at the deadline, or when shutdown
+        // aborts the workers; the ticket of a batch cut short is resolved by the
+        // fault or by shutdown (`fail_all`), and `next` covers exactly what was
+        // published.
+        let room = || shared.tracker.advance(&shared.backend) + cap >= end;
+        let deadline = match full {
+            WhenFull::Until(d) => Some(d),
+            _ => None,
+        };
+        shared.wait_until(deadline, || shared.is_aborted() || room())?;
+        if shared.is_aborted() {
+            // The workers are leaving: nothing published now would run.
+            shared.fault()?;
+            return Err(Error::ShutDown);
+        }
+        let published = match src {
             Source::Host(tasks) => {
                 // SAFETY: the slots are free (just checked) and we hold the producer lock.
                 unsafe { shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32)) };
-                shared.backend.publish(at, end)?;
+                shared.backend.publish(at, end)
             }
             Source::Resident { addr, .. } => {
                 let from = addr + (off * size_of::<Task>()) as u64;
                 // SAFETY: as above; `from..` lies in the list (off + len <= n).
-                unsafe { shared.backend.publish_resident(at, end, from) }?;
+                unsafe { shared.backend.publish_resident(at, end, from) }
             }
-        }
+        };
+        // A driver call that failed because the device died reports that fault. Any
+        // other failed publication leaves the ring in an unknown state (this ticket
+        // registered, its slots perhaps half copied): it becomes the runtime's fault,
+        // so that every ticket resolves and nothing is published after it.
+        published.map_err(|e| match shared.explain(e) {
+            Error::ShutDown => Error::ShutDown,
+            e => shared.record_fault(e),
+        })?;
         at = end;
         p.next = end;
     }

@@ -21,6 +21,7 @@ pub mod segment;
 pub mod spawn;
 mod status;
 mod task;
+mod unchecked;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
 pub use completion::{Completion, stamp_for};

@@ -41,6 +41,17 @@ pub enum Opcode {
     RecordTransform = 19,
     /// Record pipeline stage 3: reduce per key.
     RecordReduce = 20,
+    // Reliability (issue 5): opcodes 32..=47. Only `submit_unchecked` accepts them
+    // ([`Opcode::unchecked_only`]); constructors in `crate::unchecked`.
+    /// Executes `trap`: the kernel dies with a sticky error (on the CPU backend the
+    /// worker panics). Fault injection.
+    FaultTrap = 32,
+    /// Stores through the forged address `args[0..2]`: an illegal address kills the
+    /// kernel (the CPU backend models it as a panic and stores nothing). Fault injection.
+    FaultIllegalAddress = 33,
+    /// `y = alpha * x + y` through raw addresses (`args[1..3]`, `args[3..5]`) of
+    /// `args[5]` f32s: no buffer check on either side.
+    AxpyRaw = 34,
     /// The terminate sentinel: every worker whose claimed slot lies after this one
     /// leaves the persistent loop. Submitted by the runtime on shutdown only.
     Terminate = 0xffff,
@@ -61,9 +72,19 @@ impl Opcode {
             18 => Some(Self::RecordParse),
             19 => Some(Self::RecordTransform),
             20 => Some(Self::RecordReduce),
+            32 => Some(Self::FaultTrap),
+            33 => Some(Self::FaultIllegalAddress),
+            34 => Some(Self::AxpyRaw),
             0xffff => Some(Self::Terminate),
             _ => None,
         }
+    }
+
+    /// Tasks that carry raw addresses or inject faults: the host's checked submit
+    /// refuses them; only `submit_unchecked` (an `unsafe` API) passes them on.
+    #[inline]
+    pub const fn unchecked_only(self) -> bool {
+        matches!(self, Self::FaultTrap | Self::FaultIllegalAddress | Self::AxpyRaw)
     }
 }
 

@@ -3,6 +3,11 @@
 //! checks against a reference computed on the host in f64.
 #![allow(dead_code)]
 
+pub mod faults;
+pub mod leaks;
+pub mod soak;
+pub mod stress;
+
 use rand::Rng;
 use resident::{Error, Rejection, Runtime, Status, Task};
 use std::time::{Duration, Instant};

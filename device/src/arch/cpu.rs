@@ -122,6 +122,12 @@ pub fn fence_acq_rel_gpu() {
 pub fn trap() -> ! {
     panic!("device trap on the CPU backend")
 }
+/// The fault-injection task's wild store, modelled: on the host a store through a forged
+/// address would take the whole process down (or corrupt it silently), so the CPU
+/// backend panics the worker as the GPU kills the kernel, and stores nothing.
+pub unsafe fn store_forged(p: *mut u32, _v: u32) {
+    panic!("illegal address {p:p} on the CPU backend (store not performed)")
+}
 
 pub fn shfl_idx(v: u32, _src: u32) -> u32 {
     v

@@ -209,6 +209,13 @@ pub fn trap() -> ! {
     unsafe { asm!("trap;", options(noreturn, nostack)) };
 }
 
+/// A store to a global address nobody checked: the fault-injection task's wild store
+/// (an unmapped address kills the kernel with an illegal-address error).
+#[inline(always)]
+pub unsafe fn store_forged(p: *mut u32, v: u32) {
+    unsafe { asm!("st.volatile.global.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn llvm_shfl_sync_idx_i32(mask: u32, val: u32, src_lane: u32, clamp: u32) -> u32;

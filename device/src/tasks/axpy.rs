@@ -31,6 +31,23 @@ pub unsafe fn run(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
     Ok(xs.len as u64)
 }
 
+/// The raw-address form (`Opcode::AxpyRaw`): no buffer check, the host's `unsafe`
+/// caller vouches for the addresses. Not inlined: one copy of the vector loop stays in
+/// the persistent loop, this one is a call (the loop's register budget).
+///
+/// # Safety
+/// `args[1..3]` and `args[3..5]` must address `args[5]` valid f32s each.
+#[inline(never)]
+pub unsafe fn run_raw(task: &Task) -> Result<u64, Status> {
+    let alpha = f32::from_bits(task.args[0]);
+    let (x, y, len) = (task.arg_u64(1) as *const f32, task.arg_u64(3) as *mut f32, task.args[5]);
+    if !(x as usize | y as usize).is_multiple_of(4) {
+        return Err(Status::BadArgs);
+    }
+    unsafe { axpy(alpha, x, y, len as usize) };
+    Ok(len as u64)
+}
+
 #[inline(always)]
 unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
     let lane = arch::lane_id() as usize;

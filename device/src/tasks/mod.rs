@@ -3,6 +3,7 @@
 //! arguments: a bad task completes with an error status and touches nothing.
 
 mod axpy;
+mod fault;
 mod mark;
 mod noop;
 mod spin;
@@ -136,6 +137,10 @@ pub unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
         Some(Opcode::Spin) => spin::run(task, cx),
         Some(Opcode::Mark) => unsafe { mark::run(task, cx) }.into(),
         Some(Opcode::Tree) => unsafe { tree::run(task, cx) }.into(),
+        // Reliability (issue 5): fault injection and raw addresses, opcodes 32..=47.
+        Some(Opcode::FaultTrap) => fault::trap(),
+        Some(Opcode::FaultIllegalAddress) => unsafe { fault::illegal_address(task) },
+        Some(Opcode::AxpyRaw) => unsafe { axpy::run_raw(task) }.into(),
         Some(Opcode::Terminate) if task.flags & task_flags::CHILD == 0 => unsafe { terminate::run(cx, seq) },
         Some(Opcode::Terminate) => Outcome::err(Status::InvalidOpcode),
         // Example tasks (issue 4): only the `Nn` flavor (`crate::nn::NnTasks`) runs them.

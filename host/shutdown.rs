@@ -1,0 +1,119 @@
+//! Stopping a runtime: drain, then cancel (docs/reliability.md, "Shutdown").
+//!
+//! 1. Mark the runtime closing; new submits fail with `ShutDown`.
+//! 2. Drain: the terminate sentinel goes in after everything queued; every queued task
+//!    runs and the workers leave.
+//! 3. Cancel, if the drain is not done within `shutdown_timeout` (or a producer holds
+//!    the producer lock that long, waiting for room that hung tasks never free): write
+//!    `abort`, give the workers `ABORT_GRACE` to leave; what did not run never runs.
+//! 4. Resolve every remaining ticket (`ShutDown`), stop the notifier. Memory is freed
+//!    when the last owner of the runtime drops it, unless workers never left: then it
+//!    is leaked, never freed under running code.
+//!
+//! Also here: [`Shared::quiesce`], what drops of buffers, lists and counters wait for.
+
+use resident_shared::Task;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::backend::Health;
+use crate::queue::producer::{self, Origin, Source, WhenFull};
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+/// After an abort, how long to wait for the workers to leave before the runtime gives
+/// up on them and leaks their memory (a task that never polls `abort`).
+const ABORT_GRACE: Duration = Duration::from_secs(5);
+
+impl Shared {
+    /// Waits until no task submitted before `target` can touch memory any more: they
+    /// completed, or the workers are gone (shutdown, abort, device fault). False if
+    /// neither happened within `timeout`: the caller must then leak what it would free.
+    pub fn quiesce(&self, target: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.workers_gone() {
+                return true;
+            }
+            match self.wait_completed(target, deadline.saturating_duration_since(Instant::now())) {
+                Ok(()) => return true,
+                Err(Error::Timeout) => return self.workers_gone(),
+                // A fault or shutdown: the workers are leaving; wait for them to be gone.
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                Err(_) => return self.workers_gone(),
+            }
+        }
+    }
+
+    /// Drains (the sentinel runs after everything queued), aborts if the drain does not
+    /// finish within `shutdown_timeout`, and resolves every unfinished ticket; returns
+    /// within about `shutdown_timeout + ABORT_GRACE`. After a fault there is nothing
+    /// to drain: it aborts at once and returns the fault.
+    pub(crate) fn shutdown(&self) -> Result<()> {
+        // Release: pairs with the Acquire loads in `check_health` and `explain`, which
+        // then read an exited kernel as a shutdown, not a fault (a flag; it orders
+        // nothing else).
+        self.closing.store(true, Ordering::Release);
+        let deadline = Instant::now() + self.config.shutdown_timeout;
+        let _ = self.bind();
+        let mut result = self.fault();
+        // A producer holds the lock while it waits for ring space; if a hung task
+        // keeps the ring full, only the abort below ends that wait.
+        let mut p = match lock_until(&self.producer, deadline) {
+            Some(p) => p,
+            None => {
+                self.abort_workers();
+                result = result.and(Err(Error::Timeout));
+                self.producer.lock().unwrap()
+            }
+        };
+        if p.closed {
+            return Ok(());
+        }
+        p.closed = true;
+        drop(p);
+        let mut exited = false;
+        if result.is_ok() {
+            result = producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Until(deadline), Origin::Runtime).map(|_| ());
+            if result.is_ok() {
+                exited = self.backend.wait_exit(deadline.saturating_duration_since(Instant::now()));
+                if !exited {
+                    result = Err(Error::Timeout);
+                }
+            }
+        }
+        if !exited {
+            self.abort_workers();
+            exited = self.backend.wait_exit(ABORT_GRACE);
+        }
+        self.tracker.advance(&self.backend);
+        if let Health::Fault(e) = self.backend.health() {
+            result = Err(self.record_fault(e));
+        }
+        self.tracker.fail_all(&Error::ShutDown);
+        self.stopped.store(true, Ordering::Release);
+        self.notifier.stop();
+        if !exited {
+            self.leak.store(true, Ordering::Release);
+            if let Some(c) = self.backend.cuda() {
+                c.context().mark_wedged();
+            }
+            eprintln!("resident: workers did not stop after abort (a task that never polls abort); leaking the queue memory");
+        }
+        result
+    }
+}
+
+/// Takes `m` if it frees before `deadline`.
+fn lock_until<T>(m: &Mutex<T>, deadline: Instant) -> Option<std::sync::MutexGuard<'_, T>> {
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
