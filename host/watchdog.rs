@@ -33,8 +33,13 @@ pub(crate) fn check(shared: &Shared, deadline: Duration) -> Result<()> {
     shared.tracker.advance(&shared.backend);
     match shared.tracker.stalled() {
         Some((seq, stalled)) if stalled > deadline => {
+            // The fault first: it resolves every outstanding ticket with `TaskHung`.
+            // Aborted after it, the hung task itself completes (`Aborted`) into a
+            // ticket that is already resolved (H200: the other order let the scan
+            // finish the ticket with `TaskFailed { Aborted }` first).
+            let e = shared.record_fault(Error::TaskHung { seq, deadline });
             shared.abort_workers();
-            Err(shared.record_fault(Error::TaskHung { seq, deadline }))
+            Err(e)
         }
         _ => Ok(()),
     }

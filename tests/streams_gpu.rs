@@ -224,8 +224,9 @@ fn length_mismatches_are_errors() {
 #[ignore = "needs a CUDA GPU"]
 fn a_stream_follows_a_tickets_tasks() {
     use resident::{Runtime, RuntimeConfig, Task};
-    let rt = Runtime::with_config(RuntimeConfig::cuda()).expect("a CUDA GPU");
+    // The Gpu first: its module is loaded before the persistent kernel is resident.
     let gpu = gpu();
+    let rt = Runtime::with_config(RuntimeConfig::cuda()).expect("a CUDA GPU");
     let s = gpu.stream().unwrap();
     let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
     let x = rt.buffer_from(&vec![1.5f32; 64 * 1024]).unwrap();
@@ -246,6 +247,10 @@ fn a_stream_follows_a_tickets_tasks() {
     // A finished ticket needs no wait.
     s.wait_ticket(&ticket).unwrap();
     s.synchronize().unwrap();
+    // Stop the persistent kernel before the `Gpu` goes: unloading its module waits for
+    // the context's kernels, and a resident one never ends (docs/streams.md).
+    drop(ticket);
+    rt.shutdown().unwrap();
 }
 
 #[test]

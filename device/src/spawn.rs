@@ -33,12 +33,6 @@ use resident_shared::{KernelParams, Task};
 
 use crate::arch;
 
-/// Most attempts of one push before it gives up and reports the ring full. Every failed
-/// attempt means another warp's push or pop succeeded, so the loop is lock-free; the cap
-/// bounds it outright (docs/reliability.md, "every spin"). Pops are not capped: see
-/// [`SpawnRing::try_pop`].
-const MAX_ATTEMPTS: u32 = 1 << 12;
-
 /// The spawn ring as one worker sees it. Null (capacity 0) outside the queue.
 #[derive(Clone, Copy)]
 pub struct SpawnRing {
@@ -96,12 +90,11 @@ impl SpawnRing {
         }
         let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
         let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
-        let mut attempts = 0;
+        // Lock-free, uncapped: every retry means another warp's push succeeded, and the
+        // pushes are finitely many (a full ring ends the loop at once). A cap of 4096
+        // attempts made pushes fail under contention (2112 warps growing trees on an
+        // H200: tree tests and the record pipeline reported QueueFull, 2026-11-23).
         loop {
-            attempts += 1;
-            if attempts > MAX_ATTEMPTS {
-                return false;
-            }
             let dif = unsafe { self.seq(pos) }.wrapping_sub(pos) as i32;
             if dif == 0 {
                 let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };

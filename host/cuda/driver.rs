@@ -113,10 +113,29 @@ impl Context {
             // After the last release the driver has reset the context already; the
             // explicit reset covers retains we do not know of. Its result does not
             // matter: the probe below decides whether the context is usable.
-            let _ = reset(ordinal);
+            if let Err(e) = reset(ordinal) {
+                eprintln!("resident: resetting device {ordinal}'s primary context after a fault: {e}");
+            }
             st.faulted = false;
         }
-        let mut cuda = cudarc::driver::CudaContext::new(ordinal).map_err(|e| driver_err("cuDevicePrimaryCtxRetain", e))?;
+        let mut cuda = match cudarc::driver::CudaContext::new(ordinal) {
+            Ok(c) => c,
+            // The retain itself reports a sticky error (seen on the H200 after an illegal
+            // address): reset once nothing of ours holds the context, then retain again.
+            Err(e) if st.live == 0 => {
+                eprintln!("resident: device {ordinal}'s context reports {e:?}; resetting it");
+                reset(ordinal)?;
+                // On the H200 here (driver 580, 2026-11-23) the retain still failed after
+                // a reset when the fault was an illegal address or a trap: CUDA documents
+                // such errors as unrecoverable in the process.
+                cudarc::driver::CudaContext::new(ordinal).map_err(|e| {
+                    Error::DeviceFault(format!(
+                        "device {ordinal} is in a sticky error state ({e:?}) that a context reset did not clear; CUDA cannot recover from it in this process: restart the process"
+                    ))
+                })?
+            }
+            Err(e) => return Err(driver_err("cuDevicePrimaryCtxRetain", e)),
+        };
         if let Err(e) = probe() {
             // A sticky error from work we did not see: reset if nothing of ours uses it.
             if st.live > 0 {

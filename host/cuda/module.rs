@@ -38,6 +38,11 @@ impl Module {
         let c = CString::new(name).unwrap();
         let mut f = std::ptr::null_mut();
         check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw, c.as_ptr()) }, "cuModuleGetFunction")?;
+        // Load it now: with lazy loading (the default since CUDA 12.2) a function is
+        // loaded at its first launch, which waits for the context's running kernels;
+        // beside a resident persistent kernel that wait never ends (seen on the H200:
+        // the first `resident_wait_ticket` launch hung).
+        check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")?;
         Ok(f)
     }
 }
