@@ -110,17 +110,7 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
 fn main() {
     let steps = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
     let (kind, size) = if resident::cuda_available() { (BackendKind::Cuda, gpu_size(steps)) } else { (BackendKind::Cpu, cpu_size()) };
-    match run(kind, &size) {
-        Ok(true) => println!("all results match"),
-        Ok(false) => {
-            eprintln!("MISMATCH");
-            std::process::exit(1);
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    }
+    common::exit_with(run(kind, &size));
 }
 
 #[cfg(test)]

@@ -111,17 +111,7 @@ fn main() {
         };
         run(&rt, &size)
     });
-    match result {
-        Ok(true) => println!("all results match"),
-        Ok(false) => {
-            eprintln!("MISMATCH");
-            std::process::exit(1);
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    }
+    common::exit_with(result);
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub unsafe fn persistent_loop<S: TaskSet>(p: &KernelParams) {
                 }
                 let seq = first.wrapping_add(k);
                 polls = polls.wrapping_add(1);
-                let full = polls % FULL_POLL_EVERY == 0;
+                let full = polls.is_multiple_of(FULL_POLL_EVERY);
                 match unsafe { q.poll_published(seq, &mut tail_seen, &spawn, full) } {
                     Wait::Ready => {}
                     Wait::Pending { children } => {

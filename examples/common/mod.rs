@@ -36,3 +36,18 @@ pub fn ms(d: Duration) -> f64 {
 pub fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
+
+/// Ends an example: "all results match" (exit 0), a mismatch (exit 1), or an error (exit 2).
+pub fn exit_with(result: resident::Result<bool>) {
+    match result {
+        Ok(true) => println!("all results match"),
+        Ok(false) => {
+            eprintln!("MISMATCH");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
