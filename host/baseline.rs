@@ -6,10 +6,11 @@
 //! up to 2 µs between polls of an empty queue); they use the runtime's module and
 //! buffer table, so the same [`crate::Buffer`]s serve both.
 
-use cudarc::driver::sys::{self, CUgraph, CUgraphExec};
+use cudarc::driver::sys;
 use resident_shared::{Completion, OneTaskParams, Task};
 
 use crate::cuda::driver::check;
+use crate::cuda::graph::CapturedGraph;
 use crate::cuda::memory::DeviceAlloc;
 use crate::cuda::stream::Stream;
 use crate::runtime::Shared;
@@ -72,25 +73,7 @@ impl Baselines {
     /// Captures one launch per task into a CUDA Graph, instantiated and uploaded.
     pub fn capture_graph(&self, tasks: &[Task]) -> Result<Graph<'_>> {
         self.shared.bind()?;
-        let s = self.stream.raw();
-        check(
-            unsafe { sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) },
-            "cuStreamBeginCapture",
-        )?;
-        let launched = self.launch_all(tasks);
-        let mut graph: CUgraph = std::ptr::null_mut();
-        let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
-        launched?;
-        ended?;
-        let mut exec: CUgraphExec = std::ptr::null_mut();
-        if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
-            unsafe { sys::cuGraphDestroy(graph) };
-            return Err(e);
-        }
-        let g = Graph { owner: self, graph, exec };
-        check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
-        self.stream.synchronize()?;
-        Ok(g)
+        Ok(Graph { owner: self, inner: CapturedGraph::capture(&self.stream, || self.launch_all(tasks))? })
     }
 
     /// Copies `bytes` from one device allocation to another and waits: the device's
@@ -136,25 +119,12 @@ pub struct CopyBuffers {
 /// An instantiated graph of one launch per task.
 pub struct Graph<'b> {
     owner: &'b Baselines,
-    graph: CUgraph,
-    exec: CUgraphExec,
+    inner: CapturedGraph,
 }
 
 impl Graph<'_> {
     /// Replays the whole graph once and waits.
     pub fn replay(&self) -> Result<()> {
-        self.owner.shared.bind()?;
-        check(unsafe { sys::cuGraphLaunch(self.exec, self.owner.stream.raw()) }, "cuGraphLaunch")?;
-        self.owner.stream.synchronize()
-    }
-}
-
-impl Drop for Graph<'_> {
-    fn drop(&mut self) {
-        let _ = self.owner.shared.bind();
-        unsafe {
-            sys::cuGraphExecDestroy(self.exec);
-            sys::cuGraphDestroy(self.graph);
-        }
+        self.inner.replay(&self.owner.stream)
     }
 }

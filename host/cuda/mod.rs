@@ -7,6 +7,7 @@
 pub(crate) mod backend;
 pub mod driver;
 pub mod event;
+pub mod graph;
 pub mod memory;
 pub mod module;
 pub(crate) mod relay;

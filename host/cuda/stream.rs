@@ -38,6 +38,11 @@ impl Stream {
         Ok(Self { raw, ctx: ctx.clone() })
     }
 
+    /// The context this stream belongs to.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
     pub fn raw(&self) -> CUstream {
         self.raw
     }

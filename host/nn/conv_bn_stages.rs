@@ -5,13 +5,14 @@
 //! stream of their own; stop the persistent kernel first (`Runtime::close`), so that
 //! nothing resident shares the SMs with them (as `crate::baseline` does).
 
-use cudarc::driver::sys::{self, CUfunction, CUgraph, CUgraphExec};
+use cudarc::driver::sys::{self, CUfunction};
 use resident_device::nn::stages::ConvBnStageParams;
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::conv_bn::{ConvBn, NORM_CHUNK};
 use crate::cuda::driver::check;
+use crate::cuda::graph::CapturedGraph;
 use crate::cuda::stream::Stream;
 use crate::runtime::Shared;
 use crate::{Error, Result, Runtime};
@@ -86,22 +87,7 @@ impl ConvBnStages {
     /// The three launches captured into a CUDA Graph, instantiated and uploaded.
     pub fn capture(&self) -> Result<StagesGraph<'_>> {
         self.shared.bind()?;
-        let s = self.stream.raw();
-        check(unsafe { sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) }, "cuStreamBeginCapture")?;
-        let launched = self.launch_all();
-        let mut graph: CUgraph = std::ptr::null_mut();
-        let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
-        launched?;
-        ended?;
-        let mut exec: CUgraphExec = std::ptr::null_mut();
-        if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
-            unsafe { sys::cuGraphDestroy(graph) };
-            return Err(e);
-        }
-        let g = StagesGraph { owner: self, graph, exec };
-        check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
-        self.stream.synchronize()?;
-        Ok(g)
+        Ok(StagesGraph { owner: self, inner: CapturedGraph::capture(&self.stream, || self.launch_all())? })
     }
 }
 
@@ -115,25 +101,12 @@ impl Drop for ConvBnStages {
 /// The three stage launches as one instantiated graph.
 pub struct StagesGraph<'s> {
     owner: &'s ConvBnStages,
-    graph: CUgraph,
-    exec: CUgraphExec,
+    inner: CapturedGraph,
 }
 
 impl StagesGraph<'_> {
     /// Replays the graph once and waits.
     pub fn replay(&self) -> Result<()> {
-        self.owner.shared.bind()?;
-        check(unsafe { sys::cuGraphLaunch(self.exec, self.owner.stream.raw()) }, "cuGraphLaunch")?;
-        self.owner.stream.synchronize()
-    }
-}
-
-impl Drop for StagesGraph<'_> {
-    fn drop(&mut self) {
-        let _ = self.owner.shared.bind();
-        unsafe {
-            sys::cuGraphExecDestroy(self.exec);
-            sys::cuGraphDestroy(self.graph);
-        }
+        self.inner.replay(&self.owner.stream)
     }
 }

@@ -4,7 +4,7 @@
 //! stream of its own, launched first), and the per-step baseline (`resident_rnn_step`),
 //! plain and captured into a CUDA Graph.
 
-use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction, CUfunction_attribute, CUgraph, CUgraphExec};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction, CUfunction_attribute};
 use resident_device::nn::rnn::{RnnParams, RnnSync, SmemLayout, rnn_status};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::{Feed, RnnRun, RnnShape, RnnWeights};
 use crate::cuda::driver::{Context, check};
+use crate::cuda::graph::CapturedGraph;
 use crate::cuda::memory::{DeviceAlloc, PinnedAlloc};
 use crate::cuda::module::Module;
 use crate::cuda::stream::{Stream, StreamState};
@@ -30,7 +31,7 @@ const DEFAULT_SMEM: usize = 48 * 1024;
 
 pub(crate) struct CudaRnn {
     // Drop order: the graph, memory, then the module, the streams, the context.
-    graph: Option<(CUgraph, CUgraphExec)>,
+    graph: Option<CapturedGraph>,
     /// `W_hh`, `W_ih`, `b`: owned here, named by `params`.
     _weights: [DeviceAlloc; 3],
     h0: DeviceAlloc,
@@ -298,27 +299,11 @@ impl CudaRnn {
     pub fn per_step_graph(&mut self, h0: &[f32], xs: &[f32]) -> Result<RnnRun> {
         self.prepare(h0)?;
         upload(self.x.ptr(), xs)?;
-        let s = self.compute.raw();
         if self.graph.is_none() {
-            check(unsafe { sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) }, "cuStreamBeginCapture")?;
-            let launched = self.launch_steps();
-            let mut graph: CUgraph = std::ptr::null_mut();
-            let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
-            launched?;
-            ended?;
-            let mut exec: CUgraphExec = std::ptr::null_mut();
-            if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
-                unsafe { sys::cuGraphDestroy(graph) };
-                return Err(e);
-            }
-            self.graph = Some((graph, exec));
-            check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
-            self.compute.synchronize()?;
+            self.graph = Some(CapturedGraph::capture(&self.compute, || self.launch_steps())?);
         }
-        let (_, exec) = self.graph.unwrap();
         let start = Instant::now();
-        check(unsafe { sys::cuGraphLaunch(exec, s) }, "cuGraphLaunch")?;
-        self.compute.synchronize()?;
+        self.graph.as_ref().expect("captured above").replay(&self.compute)?;
         Ok(RnnRun { elapsed: start.elapsed(), out: self.download_out()? })
     }
 }
@@ -328,11 +313,5 @@ impl Drop for CudaRnn {
         let _ = self.ctx.bind();
         let _ = self.compute.synchronize();
         let _ = self.feeder.synchronize();
-        if let Some((graph, exec)) = self.graph.take() {
-            unsafe {
-                sys::cuGraphExecDestroy(exec);
-                sys::cuGraphDestroy(graph);
-            }
-        }
     }
 }
