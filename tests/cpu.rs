@@ -134,6 +134,11 @@ fn mixed_batch_sizes_exactly_once() {
 }
 
 #[test]
+fn express_tasks() {
+    common::express_tasks(&cpu(1 << 12), 4, 2_000);
+}
+
+#[test]
 fn buffers_outlive_runtime() {
     common::buffers_outlive_runtime(|| cpu(1 << 10));
 }

@@ -138,6 +138,13 @@ gpu_test!(mixed_batch_sizes_without_relay, {
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
 
+gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
+
+gpu_test!(express_tasks_without_relay, {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, ..RuntimeConfig::cuda() }).unwrap();
+    common::express_tasks(&rt, 4, 2_000);
+});
+
 gpu_test!(buffers_outlive_runtime, common::buffers_outlive_runtime(|| gpu(1 << 10)));
 
 // Reliability (docs/reliability.md). The fault-injection tests (trap, illegal address,

@@ -3,9 +3,14 @@
 //! in `resident_shared::segment`; the host side is `host/queue/completions.rs`.
 //!
 //! Orderings, for a task `t` of segment `s` (first sequence number `f`):
-//! 1. `t`'s lanes write its outputs; lane 0 may write `t`'s [`Completion`] record
-//!    (weak stores: only when the task failed or its ticket wants results).
+//! 1. `t`'s lanes write its outputs.
 //! 2. `bar.warp.sync`: every lane's writes happen before lane 0's next operations.
+//!    Lane 0 may write `t`'s [`Completion`] record (weak stores: only when the task
+//!    failed or its ticket wants results).
+//!
+//!    An express task (`task_flags::EXPRESS`, a lone task whose ticket resolves from
+//!    its record) always has its record written, released at system scope on its own
+//!    (step 2b, `Completer::record`): the host's ticket needs no segment record.
 //! 3. Lane 0 adds one to `t`'s signal counter, if any (`atom.acq_rel.gpu`: the release
 //!    that a dependent task's acquire load pairs with, `crate::deps`).
 //! 4. Lane 0 adds to `counts[s].state` with a 64-bit `atom.acq_rel.gpu` (1, or
@@ -83,23 +88,25 @@ impl Completer {
     #[inline(always)]
     pub unsafe fn complete(&self, seq: u32, task: &Task, out: Outcome) {
         let child = task.flags & task_flags::CHILD != 0;
+        // Run by the relay warp already (device/src/relay.rs): its record and signal are
+        // written; only its count is left.
+        let relayed = task.flags & task_flags::RELAYED != 0;
         let (index, len) = self.segment_of(seq, task);
         let failed = out.status != Status::Ok;
-        if arch::lane_id() == 0 && !child && (failed || task.flags & task_flags::RESULT != 0) {
-            let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
-            // Weak stores: published by the segment's release (steps 4-5).
-            unsafe {
-                core::ptr::write_volatile(&raw mut (*rec).status, out.status as u32);
-                core::ptr::write_volatile(&raw mut (*rec).result, out.result);
-                core::ptr::write_volatile(&raw mut (*rec).stamp, stamp_for(seq));
-            }
-        }
-        // Step 2: every lane's writes of this task before lane 0's releases below.
+        // Step 2: every lane's writes of this task before lane 0's stores below.
         arch::syncwarp();
         if arch::lane_id() != 0 {
             return;
         }
-        unsafe { crate::deps::signal(self.counters, task) };
+        if !child && !relayed {
+            let express = task.flags & task_flags::EXPRESS != 0;
+            if failed || express || task.flags & task_flags::RESULT != 0 {
+                unsafe { self.record(seq, out, express) };
+            }
+        }
+        if !relayed {
+            unsafe { crate::deps::signal(self.counters, task) };
+        }
         let c = unsafe { self.counts.add(index as usize) };
         unsafe {
             if !child && segment::offset(task.seg) == 0 {
@@ -115,6 +122,30 @@ impl Completer {
                 // task stored (acquired through the add chain).
                 let first = if child { arch::ld_relaxed_gpu(&raw const (*c).first) } else { seq.wrapping_sub(segment::offset(task.seg)) };
                 self.finish(index, c, first, failures);
+            }
+        }
+    }
+
+    /// Step 1b: writes task `seq`'s [`Completion`] record (lane 0, after step 2). Weak
+    /// stores, published by the segment's release (steps 4-5); or, for an express task
+    /// (step 2b), released at once: `fence.acq_rel.sys` then `st.relaxed.sys` of the
+    /// stamp, which the host's acquire load of the stamp pairs with
+    /// (`host/queue/completions.rs`, `read_express`). The fence follows the warp
+    /// barrier, so it orders every lane's writes of the task (cumulativity).
+    ///
+    /// # Safety
+    /// `seq` must be a live task of this queue, completed once.
+    #[inline(always)]
+    pub unsafe fn record(&self, seq: u32, out: Outcome, release: bool) {
+        let rec = unsafe { self.completions.add((seq & self.mask) as usize) };
+        unsafe {
+            core::ptr::write_volatile(&raw mut (*rec).status, out.status as u32);
+            core::ptr::write_volatile(&raw mut (*rec).result, out.result);
+            if release {
+                arch::fence_acq_rel_sys();
+                arch::st_relaxed_sys(&raw mut (*rec).stamp, stamp_for(seq));
+            } else {
+                core::ptr::write_volatile(&raw mut (*rec).stamp, stamp_for(seq));
             }
         }
     }

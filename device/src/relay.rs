@@ -27,12 +27,31 @@
 //!    (relaxed, .gpu: only a position, no data is read through it) on every poll and
 //!    continues from there. The host writes inline slots again only after the copies,
 //!    `tail` included, have landed.
+//! 3b. Express tasks (`task_flags::EXPRESS`: a lone leaf task whose ticket resolves from
+//!    its own completion record): when a poll finds exactly one ready slot and it is
+//!    such a task, short, with no dependency, the relay runs it itself, before step 3:
+//!    `fence.acq_rel.sys` (with the relaxed loads of the slot, an acquire pattern that
+//!    pairs with the host's writes of the buffers before the slot), the task, a
+//!    warp barrier, lane 0 signals its counter (`atom.acq_rel.gpu`) and writes its
+//!    record with `fence.acq_rel.sys` + `st.relaxed.sys` of the stamp, which the host's
+//!    acquire of the stamp pairs with. Then step 3 stores the slot with
+//!    `task_flags::RELAYED` set, and the worker that claims it only counts it in its
+//!    segment (so the slot is reused only after a worker has read it). This saves the
+//!    hop to a worker (a `tail` store, a poll, the slot read) on the latency path.
+//!    Record before publication: the segment's record, which follows the worker's
+//!    acquire of `tail`, never reaches the host before the task's own.
 //! 6. The relay leaves when the terminate sentinel has run (`stop`) or on abort.
 
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
-use resident_shared::{KernelParams, QueueHeader, Task};
+use resident_shared::{BufferEntry, KernelParams, Opcode, QueueHeader, Task, task_flags};
 
 use crate::arch;
+use crate::completion::Completer;
+use crate::spawn::SpawnRing;
+use crate::tasks::{self, TaskContext};
+
+/// Longest axpy the relay runs itself (floats): about a microsecond of one warp's time.
+const RELAY_AXPY_MAX: u32 = 1024;
 
 /// Longest sleep between two polls of the mailbox. A poll is a read over PCIe (about
 /// a microsecond each way), so the sleep adds little to the latency.
@@ -55,6 +74,7 @@ pub unsafe fn relay_loop(p: &KernelParams) {
     let ring = p.ring as *mut u32;
     let mask = p.capacity - 1;
     let lane = arch::lane_id();
+    let done = unsafe { Completer::new(p) };
     // Next sequence number to relay (64-bit, like the host's).
     let mut next = 0u64;
     let mut echoed = true;
@@ -87,13 +107,24 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             }
         }
         if ready > 0 {
+            // Step 3b: a lone express task runs here, before it is published.
+            let mut lead = words[0] as u32;
+            if ready == 1 {
+                let task = gather(words[0] as u32);
+                if may_run(&task) {
+                    unsafe { run(p, &done, &task, next as u32) };
+                    // Lane 0 holds word 0 (opcode, flags).
+                    lead |= (task_flags::RELAYED as u32) << 16;
+                }
+            }
             // Step 3.
             for (r, w) in words.iter().enumerate() {
                 let k = r as u32 * arch::WARP + lane;
                 let i = k / LANES_PER_SLOT;
                 if i < ready {
                     let slot = ((next as u32).wrapping_add(i) & mask) as usize;
-                    unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(*w as u32) };
+                    let v = if r == 0 && lane == 0 { lead } else { *w as u32 };
+                    unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(v) };
                 }
             }
             arch::syncwarp();
@@ -127,6 +158,69 @@ pub unsafe fn relay_loop(p: &KernelParams) {
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_SLEEP_NS);
+    }
+}
+
+/// Every lane gets the whole task of the first polled slot, whose word `i` lane `i`
+/// holds (lanes 0-15 hold the first slot in round 0).
+#[inline(always)]
+fn gather(word: u32) -> Task {
+    let mut w = [0u32; LL_WORDS];
+    for (i, x) in w.iter_mut().enumerate() {
+        *x = arch::shfl_idx(word, i as u32);
+    }
+    // SAFETY: `Task` is 16 `u32` words of plain data (`Pod`), every bit pattern valid.
+    unsafe { core::mem::transmute::<[u32; LL_WORDS], Task>(w) }
+}
+
+/// Step 3b's choice: a lone task the host marked express (a leaf task, its ticket
+/// resolved from its record), with no dependency to wait for, and short: the relay
+/// must not stall the batches behind it.
+#[inline(always)]
+fn may_run(t: &Task) -> bool {
+    t.flags & task_flags::EXPRESS != 0
+        && t.flags & task_flags::CHILD == 0
+        && t.wait_counter == 0
+        && match Opcode::from_u16(t.opcode) {
+            Some(Opcode::Noop | Opcode::Mark) => true,
+            Some(Opcode::Axpy) => t.arg_slice(1).len <= RELAY_AXPY_MAX,
+            _ => false,
+        }
+}
+
+/// Step 3b: runs express task `seq` on the relay warp and completes it for its ticket:
+/// the signal (release, .gpu) and the record (`Completer::record`: fence.acq_rel.sys,
+/// then the stamp), after a warp barrier that orders every lane's writes of the task.
+/// Its segment count is left to the worker that claims the slot, which finds
+/// [`task_flags::RELAYED`] set and only counts it: the host reuses the slot once the
+/// segment is done, so no worker reads a slot that was rewritten under it.
+///
+/// # Safety
+/// As for [`relay_loop`]; `task` is the lone ready slot `seq`, not yet published.
+#[inline(always)]
+unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32) {
+    let cx = TaskContext {
+        buffers: p.buffers as *const BufferEntry,
+        header: p.header as *mut QueueHeader,
+        counters: p.counters as *mut u32,
+        spawn: SpawnRing::NONE,
+        counts: core::ptr::null_mut(),
+        child_seg: 0,
+    };
+    // Acquire pattern at system scope: the relaxed loads of the slot's words (which saw
+    // the host's stores), then this fence, pair with the host's program order, which
+    // puts the buffers' contents and table entries (copies it waited for) before the
+    // slot. It also drops this SM's L1 lines, which may hold an older copy of a buffer
+    // that an earlier task of the relay read. Workers get the same from their acquire
+    // of `tail` (crate::queue, step 2).
+    arch::fence_acq_rel_sys();
+    let out = unsafe { tasks::execute(task, &cx, seq) };
+    arch::syncwarp();
+    if arch::lane_id() == 0 {
+        unsafe {
+            crate::deps::signal(cx.counters, task);
+            done.record(seq, out, true);
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
 //! [`crate::deps`], the tasks in [`crate::tasks`].
 
-use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Task, stamp_for, worker_flags};
+use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Task, stamp_for, task_flags, worker_flags};
 
 use crate::arch;
 use crate::completion::Completer;
@@ -108,9 +108,14 @@ pub unsafe fn persistent_loop<S: TaskSet>(p: &KernelParams) {
 #[inline(always)]
 unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskContext, seq: u32, task: &Task) {
     let cx = TaskContext { child_seg: done.child_seg(seq, task), ..*base };
-    let out = match unsafe { crate::deps::wait(&cx, task) } {
-        Ok(()) => unsafe { S::execute(task, &cx, seq) },
-        Err(status) => Outcome::err(status),
+    let out = if task.flags & task_flags::RELAYED != 0 {
+        // The relay warp ran it already (device/src/relay.rs): only count it.
+        Outcome::ok(0)
+    } else {
+        match unsafe { crate::deps::wait(&cx, task) } {
+            Ok(()) => unsafe { S::execute(task, &cx, seq) },
+            Err(status) => Outcome::err(status),
+        }
     };
     unsafe { done.complete(seq, task, out) };
 }

@@ -84,6 +84,9 @@ impl CompletionTracker {
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
         let scan = &mut *scan;
         while let Some(t) = scan.tickets.front().cloned() {
+            if t.express && !t.is_done() {
+                read_express(backend, &t);
+            }
             // Segments are cut from the ticket's start, and `prefix` only stops at a
             // segment's end: `seg` is always a segment's first task.
             let mut seg = scan.prefix.max(t.first);
@@ -99,7 +102,10 @@ impl CompletionTracker {
                     break;
                 }
                 let failed = unsafe { std::ptr::read_volatile(&raw const (*d).failed) };
-                if failed != 0 || t.keep_results {
+                // An express ticket may be done already, from its task's record (which
+                // holds the outcome: the segment's `failed` does not count a task
+                // the relay ran).
+                if (failed != 0 || t.keep_results) && !t.is_done() {
                     read_records(backend, &t, seg, end, failed);
                 }
                 seg = end;
@@ -111,7 +117,9 @@ impl CompletionTracker {
             if seg < t.end {
                 break;
             }
-            t.finish();
+            if !t.is_done() {
+                t.finish();
+            }
             scan.tickets.pop_front();
             scan.moved_at = Instant::now();
         }
@@ -129,6 +137,30 @@ impl CompletionTracker {
             t.fail(error.clone());
         }
     }
+}
+
+/// An express ticket (one task, `task_flags::EXPRESS`): done once its task's record is
+/// written, whoever ran it (the relay warp or a worker). Its ring slot is still counted
+/// in its segment, which the scan waits for as usual before it moves `completed`.
+fn read_express(backend: &Backend, t: &TicketState) {
+    let rec = backend.completion(t.first);
+    // Acquire: pairs with the fence.acq_rel.sys + st.relaxed.sys of `stamp` by the relay
+    // (device/src/relay.rs, step 3b) or the worker (device/src/completion.rs, step 2b);
+    // after it, `status`, `result` and the task's writes are visible.
+    let stamp = unsafe { AtomicU32::from_ptr(&raw const (*rec).stamp as *mut u32) }.load(Ordering::Acquire);
+    if stamp != stamp_for(t.first as u32) {
+        return;
+    }
+    let (status, result) = unsafe { (std::ptr::read_volatile(&raw const (*rec).status), std::ptr::read_volatile(&raw const (*rec).result)) };
+    let mut o = t.outcome.lock().unwrap();
+    if status != 0 && o.failure.is_none() {
+        o.failure = Some((t.first, Status::from_u32(status).unwrap_or(Status::BadArgs)));
+    }
+    if t.keep_results {
+        o.results.push(result);
+    }
+    drop(o);
+    t.finish();
 }
 
 /// Reads the per-task records of a finished segment `seg..end` (ordered by the acquire

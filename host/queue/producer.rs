@@ -3,7 +3,7 @@
 //! the buffer registry, so a buffer can never be freed between a task's validation
 //! and its publication.
 
-use resident_shared::{Task, task_flags};
+use resident_shared::{Opcode, Task, task_flags};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -106,8 +106,18 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     }
     shared.bind()?;
     let first = p.next;
-    let place = Placement::batch(batch_len, if keep_results { task_flags::RESULT } else { 0 }, shared.tracker.segment_size());
-    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results));
+    // A lone leaf task from the host resolves from its own record (`task_flags::EXPRESS`):
+    // the latency path, which the relay warp may shorten further by running it itself.
+    let express = match src {
+        Source::Host([t]) => Opcode::from_u16(t.opcode).is_some_and(Opcode::express),
+        _ => false,
+    };
+    let mut flags = if keep_results { task_flags::RESULT } else { 0 };
+    if express {
+        flags |= task_flags::EXPRESS;
+    }
+    let place = Placement::batch(batch_len, flags, shared.tracker.segment_size());
+    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
     shared.tracker.register(ticket.clone());
     // Host tasks are staged and copied in chunks so the workers start early; a resident
     // list needs no staging, so it goes in as few copies as the ring allows. Chunks are

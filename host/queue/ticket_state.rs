@@ -21,14 +21,18 @@ pub(crate) struct TicketState {
     pub first: u64,
     pub end: u64,
     pub keep_results: bool,
+    /// A lone `task_flags::EXPRESS` task: done as soon as its own completion record
+    /// is written (`CompletionTracker::advance`), before its segment's.
+    pub express: bool,
     done: AtomicBool,
     pub outcome: Mutex<Outcome>,
 }
 
 impl TicketState {
-    pub fn new(first: u64, end: u64, keep_results: bool) -> Self {
+    pub fn new(first: u64, end: u64, keep_results: bool, express: bool) -> Self {
         let results = if keep_results { Vec::with_capacity((end - first) as usize) } else { Vec::new() };
-        Self { first, end, keep_results, done: AtomicBool::new(false), outcome: Mutex::new(Outcome { results, ..Outcome::default() }) }
+        let outcome = Mutex::new(Outcome { results, ..Outcome::default() });
+        Self { first, end, keep_results, express, done: AtomicBool::new(false), outcome }
     }
 
     pub fn is_done(&self) -> bool {

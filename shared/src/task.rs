@@ -80,6 +80,14 @@ impl Opcode {
         }
     }
 
+    /// Leaf tasks of bounded length that a lone submission marks
+    /// [`task_flags::EXPRESS`]: no children (a ticket resolved by the task's own record
+    /// must not leave any behind), no faults.
+    #[inline]
+    pub const fn express(self) -> bool {
+        matches!(self, Self::Noop | Self::Axpy | Self::Spin | Self::Mark)
+    }
+
     /// Tasks that carry raw addresses or inject faults: the host's checked submit
     /// refuses them; only `submit_unchecked` (an `unsafe` API) passes them on.
     #[inline]
@@ -129,6 +137,17 @@ pub mod task_flags {
     /// A task pushed by another task on the device: [`crate::Task::seg`] names its
     /// parent's segment absolutely (see [`crate::segment::child`]).
     pub const CHILD: u16 = 2;
+    /// A lone task (a batch of one) whose ticket resolves from its own completion
+    /// record: whoever runs it writes the record with a system-scope release (not only
+    /// on failure), and the host's ticket is done when it sees it, before the segment's
+    /// record. Set by the runtime only on [`crate::Opcode::express`] opcodes, which
+    /// never spawn children. The relay warp may run such a task itself
+    /// (`device/src/relay.rs`); docs/protocol.md has the handshake.
+    pub const EXPRESS: u16 = 4;
+    /// Set by the relay warp in the ring copy of an express task it has already run:
+    /// the worker that claims the slot only counts it in its segment (no run, no record,
+    /// no signal).
+    pub const RELAYED: u16 = 8;
 }
 
 impl Task {

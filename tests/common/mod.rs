@@ -555,3 +555,96 @@ pub fn buffers_outlive_runtime(make: impl Fn() -> Runtime) {
         drop(y); // the runtime's last owner
     }
 }
+
+/// Lone tasks, the express path (`task_flags::EXPRESS`: the ticket resolves from the
+/// task's own record; on the GPU the relay warp runs short ones itself, longer ones go
+/// to a worker): from several threads, some waited at once, some kept in flight beside
+/// batches. Every task runs exactly once; results, failures and outputs come back
+/// through the record, checked against a reference in f64; a dependency still orders a
+/// lone task after another (the relay leaves such a task to a worker).
+pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
+    let n = threads * per_thread;
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    // Per thread, one axpy slice of 2048 floats: lengths up to 1024 are the relay's
+    // to run, 1025 and more a worker's.
+    const SLICE: usize = 2048;
+    let mut rng = rand::rng();
+    let xs: Vec<f32> = (0..threads * SLICE).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&vec![f32::NAN; threads * SLICE]).unwrap();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (rt, marks, x, y, xs) = (&rt, &marks, &x, &y, &xs);
+            s.spawn(move || {
+                let mut rng = rand::rng();
+                let mut in_flight = vec![];
+                let (lo, hi) = (th * per_thread, (th + 1) * per_thread);
+                let mut i = lo;
+                while i < hi {
+                    match rng.random_range(0..6) {
+                        // A lone mark, waited at once: its inline result is the old count.
+                        0 | 1 => {
+                            let t = rt.submit_for_results(&[Task::mark(marks.all(), i as u32)]).unwrap();
+                            assert_eq!(t.results().unwrap(), vec![0], "mark {i}");
+                            i += 1;
+                        }
+                        // A lone mark left in flight.
+                        2 => {
+                            in_flight.push(rt.submit(&[Task::mark(marks.all(), i as u32)]).unwrap());
+                            i += 1;
+                        }
+                        // A small batch (not express) between them.
+                        3 => {
+                            let end = (i + 3).min(hi);
+                            let batch: Vec<Task> = (i..end).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                            in_flight.push(rt.submit(&batch).unwrap());
+                            i = end;
+                        }
+                        // A lone axpy on poisoned output: y = a * x (y starts at 0).
+                        4 => {
+                            let len = if rng.random_bool(0.5) { rng.random_range(1..=1024) } else { rng.random_range(1025..=SLICE) };
+                            let a: f32 = rng.random_range(-2.0..2.0);
+                            let r = th * SLICE..th * SLICE + len;
+                            y.write_at(th * SLICE, &vec![0.0f32; len]).unwrap();
+                            let t = rt.submit_for_results(&[Task::axpy(a, x.slice(r.clone()), y.slice(r.clone()))]).unwrap();
+                            assert_eq!(t.results().unwrap(), vec![len as u64]);
+                            let got = y.read().unwrap();
+                            for k in r {
+                                let want = a as f64 * xs[k] as f64;
+                                assert!((got[k] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0), "axpy[{k}]: {} vs {want}", got[k]);
+                            }
+                        }
+                        // A lone task that fails on the device (the host's check, which
+                        // would refuse it, skipped): the record carries the failure.
+                        _ => {
+                            // SAFETY: a valid buffer; the device refuses the index.
+                            let t = unsafe { rt.submit_unchecked(&[Task::mark(marks.slice(0..1), 5)]) }.unwrap();
+                            match t.wait() {
+                                Err(Error::TaskFailed { seq, status }) => {
+                                    assert_eq!((seq, status), (t.first_seq(), Status::OutOfRange))
+                                }
+                                other => panic!("a mark past its slice: {other:?}"),
+                            }
+                        }
+                    }
+                    if in_flight.len() > 8 {
+                        in_flight.remove(0).wait().unwrap();
+                    }
+                }
+                in_flight.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != 1).take(10).collect();
+    assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
+    // A lone task that waits on a counter is released by a later lone task.
+    let c = rt.counter().unwrap();
+    let flags = rt.buffer_from(&[0u32; 2]).unwrap();
+    let waiter = rt.submit(&[Task::mark(flags.all(), 0).after(c.id(), 1)]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    assert!(waiter.try_wait().is_none(), "ran before its dependency");
+    rt.submit(&[Task::mark(flags.all(), 1).signals(c.id())]).unwrap().wait().unwrap();
+    waiter.wait().unwrap();
+    assert_eq!(flags.read().unwrap(), vec![1, 1]);
+}
