@@ -48,6 +48,8 @@ pub(crate) enum Health {
 #[derive(Debug)]
 pub(crate) enum Memory {
     Cuda(crate::cuda::memory::DeviceAlloc),
+    /// A block of the runtime's buffer arena (`RuntimeConfig::buffer_arena`).
+    CudaArena(crate::cuda::arena::ArenaBlock),
     Cpu(crate::cpu::HostAlloc),
 }
 
@@ -55,6 +57,7 @@ impl Memory {
     pub fn addr(&self) -> u64 {
         match self {
             Memory::Cuda(m) => m.ptr(),
+            Memory::CudaArena(m) => m.ptr(),
             Memory::Cpu(m) => m.ptr() as u64,
         }
     }

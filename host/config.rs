@@ -79,6 +79,12 @@ pub struct RuntimeConfig {
     /// (docs/reliability.md). `None`: no watchdog; a hung task then holds its ticket
     /// until a timeout, `close`, or drop.
     pub task_deadline: Option<Duration>,
+    /// CUDA: bytes of one device allocation, made before the persistent kernel starts,
+    /// that buffers are carved from (0: each buffer is an allocation of its own).
+    /// For compute-sanitizer's memcheck, which judges a kernel's accesses against the
+    /// allocations that existed at its launch (host/cuda/arena.rs). Default: the
+    /// environment's `RESIDENT_BUFFER_ARENA_MB` (MiB), else 0.
+    pub buffer_arena: usize,
 }
 
 impl Default for RuntimeConfig {
@@ -101,6 +107,7 @@ impl Default for RuntimeConfig {
             relay_max_batch: 32,
             kernel: KernelFlavor::Standard,
             task_deadline: None,
+            buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
         }
     }
 }

@@ -111,8 +111,8 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             let mut lead = words[0] as u32;
             if ready == 1 {
                 let task = gather(words[0] as u32);
-                if may_run(&task) {
-                    unsafe { run(p, &done, &task, next as u32) };
+                if let Some(reads) = may_run(&task) {
+                    unsafe { run(p, &done, &task, next as u32, reads) };
                     // Lane 0 holds word 0 (opcode, flags).
                     lead |= (task_flags::RELAYED as u32) << 16;
                 }
@@ -175,17 +175,19 @@ fn gather(word: u32) -> Task {
 
 /// Step 3b's choice: a lone task the host marked express (a leaf task, its ticket
 /// resolved from its record), with no dependency to wait for, and short: the relay
-/// must not stall the batches behind it.
+/// must not stall the batches behind it. `Some(reads)`: run it; `reads` says whether
+/// it reads memory the host wrote (and so needs the acquire fence first).
 #[inline(always)]
-fn may_run(t: &Task) -> bool {
-    t.flags & task_flags::EXPRESS != 0
-        && t.flags & task_flags::CHILD == 0
-        && t.wait_counter == 0
-        && match Opcode::from_u16(t.opcode) {
-            Some(Opcode::Noop | Opcode::Mark) => true,
-            Some(Opcode::Axpy) => t.arg_slice(1).len <= RELAY_AXPY_MAX,
-            _ => false,
-        }
+fn may_run(t: &Task) -> Option<bool> {
+    if t.flags & task_flags::EXPRESS == 0 || t.flags & task_flags::CHILD != 0 || t.wait_counter != 0 {
+        return None;
+    }
+    match Opcode::from_u16(t.opcode) {
+        Some(Opcode::Noop) => Some(false),
+        Some(Opcode::Mark) => Some(true),
+        Some(Opcode::Axpy) if t.arg_slice(1).len <= RELAY_AXPY_MAX => Some(true),
+        _ => None,
+    }
 }
 
 /// Step 3b: runs express task `seq` on the relay warp and completes it for its ticket:
@@ -198,7 +200,7 @@ fn may_run(t: &Task) -> bool {
 /// # Safety
 /// As for [`relay_loop`]; `task` is the lone ready slot `seq`, not yet published.
 #[inline(always)]
-unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32) {
+unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32, reads: bool) {
     let cx = TaskContext {
         buffers: p.buffers as *const BufferEntry,
         header: p.header as *mut QueueHeader,
@@ -212,8 +214,10 @@ unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32) {
     // puts the buffers' contents and table entries (copies it waited for) before the
     // slot. It also drops this SM's L1 lines, which may hold an older copy of a buffer
     // that an earlier task of the relay read. Workers get the same from their acquire
-    // of `tail` (crate::queue, step 2).
-    arch::fence_acq_rel_sys();
+    // of `tail` (crate::queue, step 2). A noop reads nothing: no fence.
+    if reads {
+        arch::fence_acq_rel_sys();
+    }
     let out = unsafe { tasks::execute(task, &cx, seq) };
     arch::syncwarp();
     if arch::lane_id() == 0 {

@@ -35,6 +35,9 @@ use resident_shared::relay::LL_SLOTS;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use super::arena::Arena;
 use super::driver::{Context, check};
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
@@ -57,6 +60,8 @@ pub(crate) struct CudaBackend {
     segment_done: PinnedAlloc,
     counters: DeviceAlloc,
     spawn: DeviceAlloc,
+    /// Where buffers are carved from, if `RuntimeConfig::buffer_arena` asks for one.
+    arena: Option<Arc<Arena>>,
     spawn_capacity: u32,
     relay: Relay,
     one_task: CUfunction,
@@ -114,6 +119,8 @@ impl CudaBackend {
             let counters = DeviceAlloc::zeroed_sync(&ctx, MAX_COUNTERS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
             let relay = Relay::new(&ctx, config.relay_max_batch, &module)?;
+            // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
+            let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
             let mut per_sm = 0;
@@ -147,6 +154,7 @@ impl CudaBackend {
                 spawn,
                 spawn_capacity: config.spawn_capacity,
                 relay,
+                arena,
                 one_task,
                 wait_ticket,
                 module,
@@ -318,7 +326,14 @@ impl CudaBackend {
 
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {
         self.ctx.bind()?;
-        Ok(Memory::Cuda(unsafe { DeviceAlloc::zeroed(&self.ctx, bytes, self.transfer.raw()) }?))
+        let Some(arena) = &self.arena else {
+            return Ok(Memory::Cuda(unsafe { DeviceAlloc::zeroed(&self.ctx, bytes, self.transfer.raw()) }?));
+        };
+        let block = arena.take(bytes)?;
+        let s = self.transfer.raw();
+        check(unsafe { sys::cuMemsetD8Async(block.ptr(), 0, bytes.max(1), s) }, "cuMemsetD8Async")?;
+        check(unsafe { sys::cuStreamSynchronize(s) }, "cuStreamSynchronize")?;
+        Ok(Memory::CudaArena(block))
     }
 
     pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {

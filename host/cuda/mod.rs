@@ -4,6 +4,7 @@
 //! loaded at run time (cudarc's `dynamic-loading`), so a binary built here starts on a
 //! machine without CUDA and reports `Error::NoDriver` instead of failing to load.
 
+pub(crate) mod arena;
 pub(crate) mod backend;
 pub mod driver;
 pub mod event;
