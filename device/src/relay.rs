@@ -40,7 +40,10 @@
 //!    hop to a worker (a `tail` store, a poll, the slot read) on the latency path.
 //!    Record before publication: the segment's record, which follows the worker's
 //!    acquire of `tail`, never reaches the host before the task's own.
-//! 6. The relay leaves when the terminate sentinel has run (`stop`) or on abort.
+//! 6. The relay leaves when the terminate sentinel has run (`stop`) or on abort. The
+//!    host asks for an abort in the mailbox too (`abort`, read relaxed with each poll:
+//!    nothing is read through it); the relay stores it into the header's `abort`
+//!    (`st.release.gpu`), which the workers poll.
 
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
 use resident_shared::{BufferEntry, KernelParams, Opcode, QueueHeader, Task, task_flags};
@@ -88,8 +91,10 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             let slot = unsafe { &raw const (*mailbox).slots[(seq % LL_SLOTS as u64) as usize] };
             *w = unsafe { arch::ld_relaxed_sys_u64(&raw const (*slot).words[(k % LANES_PER_SLOT) as usize]) };
         }
-        // Step 5 (read beside the slots, used after).
+        // Step 5 (read beside the slots, used after), and the host's abort (step 6),
+        // whose load is in flight with the slots'.
         let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
+        let abort_asked = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).abort) };
         let mut ready = 0u32;
         let mut complete = true;
         for (r, w) in words.iter().enumerate() {
@@ -150,7 +155,14 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             }
             echoed = true;
         }
-        // Step 6.
+        // Step 6. The host's abort word in the mailbox goes on to the workers, through
+        // the header's `abort`, which they poll.
+        if abort_asked != 0 {
+            if lane == 0 {
+                unsafe { arch::st_release_gpu(&raw mut (*header).abort.value, 1) };
+            }
+            return;
+        }
         if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0
             || unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
         {

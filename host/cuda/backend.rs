@@ -370,6 +370,10 @@ impl CudaBackend {
     pub fn abort(&self) -> Result<()> {
         self.ctx.bind()?;
         let abort = self.header.ptr() + std::mem::offset_of!(QueueHeader, abort) as u64;
+        // First through the relay's mailbox (host memory the relay polls): it needs no
+        // work beside the resident kernels, so it lands under compute-sanitizer too,
+        // which runs one kernel (or memset) at a time.
+        self.relay.ask_abort();
         // A memset on its own stream, so it never waits behind the transfer stream.
         // Pairs with the workers' ld.acquire.sys of `abort`.
         check(unsafe { sys::cuMemsetD32Async(abort, 1, 1, self.control.raw()) }, "cuMemsetD32Async(abort)")?;

@@ -165,6 +165,14 @@ impl Relay {
         Ok(())
     }
 
+    /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Release:
+    /// nothing needs it; the relay reads the word relaxed.
+    pub fn ask_abort(&self) {
+        if self.enabled() {
+            unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).abort) }.store(1, Ordering::Release);
+        }
+    }
+
     /// How far the relay has consumed and published (acquire: pairs with its
     /// `st.release.sys`, step 4).
     pub fn relayed(&self) -> u64 {

@@ -53,7 +53,12 @@ pub struct RelayMailbox {
     /// new slot; the host waits on it before reusing a slot and before it publishes
     /// by copy, so the two publishers of `tail` never overlap.
     pub relayed: u64,
-    pub _pad: [u64; 15],
+    /// Written non-zero by the host to abort the workers (`CudaBackend::abort`); the
+    /// relay, which polls this memory anyway, passes it on to `QueueHeader::abort` in
+    /// device memory. Unlike the memset that also does so, it needs no other work to
+    /// run beside the resident kernels (compute-sanitizer runs one at a time).
+    pub abort: u64,
+    pub _pad: [u64; 14],
     pub slots: [LlSlot; LL_SLOTS],
 }
 const _: () = assert!(size_of::<RelayMailbox>() == 128 + LL_SLOTS * 128);
