@@ -194,3 +194,75 @@ fn two_workers_race_for_published_slots() {
     // slot reuse is covered by the one-worker model.)
     b.check(|| model(2, 2, 1, 2, true));
 }
+
+/// Express tasks (docs/protocol.md, R8): the relay warp runs a lone task, writes its
+/// record (status and result, then a release of the stamp at system scope), and only
+/// then publishes the slot, marked RELAYED, with a release of `tail`; the worker that
+/// claimed the slot only counts it, and the finisher releases the segment's record. The
+/// host resolves the ticket from the task's record and rewrites the slot (the next
+/// lap) only after the segment's record. loom checks: the host that sees the record
+/// sees the task's output and status; the segment's record never comes first; and the
+/// host's rewrite of the slot is ordered after the worker's read of it (a data race on
+/// the slot otherwise).
+#[test]
+fn express_task_run_by_the_relay() {
+    const EXPRESS: u32 = 1;
+    const RELAYED: u32 = 2;
+    loom::model(|| {
+        let output = Arc::new(UnsafeCell::new(0u32));
+        let status = Arc::new(UnsafeCell::new(u32::MAX));
+        let stamp = Arc::new(AtomicU32::new(0));
+        let slot = Arc::new(UnsafeCell::new(0u32));
+        let tail = Arc::new(AtomicU32::new(0));
+        let count = Arc::new(AtomicU32::new(0));
+        let seg_done = Arc::new(AtomicU32::new(0));
+
+        let relay = {
+            let (output, status, stamp, slot, tail) = (output.clone(), status.clone(), stamp.clone(), slot.clone(), tail.clone());
+            thread::spawn(move || {
+                // Step 3b: run the task, then the record: weak stores, fence, stamp.
+                output.with_mut(|p| unsafe { *p = 42 });
+                status.with_mut(|p| unsafe { *p = 0 });
+                fence(Ordering::Release);
+                stamp.store(1, Ordering::Relaxed);
+                // Step 3: the slot, marked, then `tail` with release.
+                slot.with_mut(|p| unsafe { *p = EXPRESS | RELAYED });
+                tail.store(1, Ordering::Release);
+            })
+        };
+        let worker = {
+            let (slot, tail, count, seg_done, stamp) = (slot.clone(), tail.clone(), count.clone(), seg_done.clone(), stamp.clone());
+            thread::spawn(move || {
+                while tail.load(Ordering::Acquire) < 1 {
+                    thread::yield_now();
+                }
+                let word = slot.with(|p| unsafe { *p });
+                assert_eq!(word, EXPRESS | RELAYED, "the worker sees the relay's mark");
+                // Relayed: no run, no record; only the count. One task: it finishes.
+                if count.fetch_add(1, Ordering::AcqRel) + 1 == 1 {
+                    assert_eq!(stamp.load(Ordering::Relaxed), 1, "the task's record was written before its slot was published");
+                    fence(Ordering::Release);
+                    seg_done.store(1, Ordering::Relaxed);
+                }
+            })
+        };
+        // The host: the ticket from the record, then the slot's reuse after the segment.
+        let mut resolved = false;
+        loop {
+            if !resolved && stamp.load(Ordering::Acquire) == 1 {
+                assert_eq!(status.with(|p| unsafe { *p }), 0, "status visible with the stamp");
+                assert_eq!(output.with(|p| unsafe { *p }), 42, "the task's output visible with its record");
+                resolved = true;
+            }
+            if seg_done.load(Ordering::Acquire) == 1 {
+                assert!(resolved || stamp.load(Ordering::Relaxed) == 1, "the segment's record came after the task's");
+                break;
+            }
+            thread::yield_now();
+        }
+        // The next lap's staging of the slot: must not race with the worker's read.
+        slot.with_mut(|p| unsafe { *p = 0 });
+        relay.join().unwrap();
+        worker.join().unwrap();
+    });
+}
