@@ -185,3 +185,19 @@ gpu_test!(no_leaks_across_runtimes, {
     let used = || ctx.memory_info().ok().map(|(free, total)| (total - free) as u64);
     common::leaks::no_leaks_across_runtimes(|| gpu_with(|c| c.capacity = 1 << 16), 4, false, used, 64 << 20);
 });
+
+// The buffer arena (`RuntimeConfig::buffer_arena`, for compute-sanitizer runs): buffers
+// carved from one allocation made before the launch work like any other, come back
+// zeroed after reuse, and a request the arena cannot hold is a typed error.
+gpu_test!(buffer_arena_carves_reuses_and_refuses, {
+    let rt = Runtime::with_config(RuntimeConfig { buffer_arena: 16 << 20, ..RuntimeConfig::cuda() }).unwrap();
+    common::axpy_matches_reference(&rt, 200, 1024);
+    let a = rt.buffer_from(&vec![7u32; 1 << 20]).unwrap(); // 4 MiB, poisoned
+    drop(a);
+    let b = rt.buffer::<u32>(1 << 20).unwrap(); // the same block again
+    assert!(b.read().unwrap().iter().all(|&v| v == 0), "a reused block comes back zeroed");
+    assert!(matches!(rt.buffer::<f32>(16 << 20), Err(resident::Error::BufferTooLarge(_))), "64 MiB from a 16 MiB arena");
+    drop(b);
+    let c = rt.buffer::<f32>(3 << 20).unwrap(); // 12 MiB: the freed blocks merged
+    assert_eq!(c.len(), 3 << 20);
+});
