@@ -5,29 +5,17 @@
 //! One persistent kernel fills the GPU, so the tests take turns (`GPU` lock).
 
 mod common;
+#[macro_use]
+mod gpu_turns;
 
 use resident::baseline::Baselines;
 use resident::{Runtime, RuntimeConfig, Task};
-use std::sync::Mutex;
 use std::time::Duration;
-
-static GPU: Mutex<()> = Mutex::new(());
 
 fn gpu(capacity: u32) -> Runtime {
     let rt = Runtime::with_config(RuntimeConfig { capacity, ..RuntimeConfig::cuda() }).expect("a CUDA GPU");
     eprintln!("{}", rt.backend());
     rt
-}
-
-macro_rules! gpu_test {
-    ($name:ident, $body:expr) => {
-        #[test]
-        #[ignore = "needs a CUDA GPU"]
-        fn $name() {
-            let _turn = GPU.lock().unwrap_or_else(|e| e.into_inner());
-            $body
-        }
-    };
 }
 
 gpu_test!(exactly_once_1m_tasks_8_producers, common::exactly_once_many_producers(&gpu(1 << 16), 8, 125_000, 5_000));

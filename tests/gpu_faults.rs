@@ -11,24 +11,12 @@
 //! Without a GPU these tests fail: `RuntimeConfig::cuda()` refuses to start.
 
 mod common;
+#[macro_use]
+mod gpu_turns;
 
 use common::faults::Fault;
 use resident::{Runtime, RuntimeConfig};
-use std::sync::Mutex;
 use std::time::Duration;
-
-static GPU: Mutex<()> = Mutex::new(());
-
-macro_rules! gpu_test {
-    ($name:ident, $body:expr) => {
-        #[test]
-        #[ignore = "needs a CUDA GPU"]
-        fn $name() {
-            let _turn = GPU.lock().unwrap_or_else(|e| e.into_inner());
-            $body
-        }
-    };
-}
 
 fn gpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
     let mut c = RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() };

@@ -2,6 +2,8 @@
 //! no GPU); run with `cargo test --release --test nn_gpu -- --include-ignored
 //! --test-threads=1`. Without a GPU these tests fail.
 
+#[macro_use]
+mod gpu_turns;
 mod nn;
 
 use resident::nn::ConvGeom;
@@ -10,25 +12,11 @@ use resident::nn::conv_bn_stages::ConvBnStages;
 use resident::nn::reference;
 use resident::nn::rnn::RnnShape;
 use resident::{BackendKind, Runtime, RuntimeConfig};
-use std::sync::Mutex;
-
-static GPU: Mutex<()> = Mutex::new(());
 
 fn gpu_nn() -> Runtime {
     let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cuda)).expect("a CUDA GPU");
     eprintln!("{}", rt.backend());
     rt
-}
-
-macro_rules! gpu_test {
-    ($name:ident, $body:expr) => {
-        #[test]
-        #[ignore = "needs a CUDA GPU"]
-        fn $name() {
-            let _turn = GPU.lock().unwrap_or_else(|e| e.into_inner());
-            $body
-        }
-    };
 }
 
 gpu_test!(conv_bn_fused_small_odd_shape, nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000));

@@ -10,7 +10,7 @@
 //!
 //!    An express task (`task_flags::EXPRESS`, a lone task whose ticket resolves from
 //!    its record) always has its record written, released at system scope on its own
-//!    (step 2b, `Completer::record`): the host's ticket needs no segment record.
+//!    (`Completer::record`): the host's ticket needs no segment record.
 //! 3. Lane 0 adds one to `t`'s signal counter, if any (`atom.acq_rel.gpu`: the release
 //!    that a dependent task's acquire load pairs with, `crate::deps`).
 //! 4. Lane 0 adds to `counts[s].state` with a 64-bit `atom.acq_rel.gpu` (1, or
@@ -126,9 +126,9 @@ impl Completer {
         }
     }
 
-    /// Step 1b: writes task `seq`'s [`Completion`] record (lane 0, after step 2). Weak
-    /// stores, published by the segment's release (steps 4-5); or, for an express task
-    /// (step 2b), released at once: `fence.acq_rel.sys` then `st.relaxed.sys` of the
+    /// Writes task `seq`'s [`Completion`] record (lane 0, after the warp barrier of
+    /// step 2). Weak stores, published by the segment's release (steps 4-5); or, for an
+    /// express task, released at once: `fence.acq_rel.sys` then `st.relaxed.sys` of the
     /// stamp, which the host's acquire load of the stamp pairs with
     /// (`host/queue/completions.rs`, `read_express`). The fence follows the warp
     /// barrier, so it orders every lane's writes of the task (cumulativity).

@@ -181,8 +181,7 @@ fn gather(word: u32) -> Task {
     for (i, x) in w.iter_mut().enumerate() {
         *x = arch::shfl_idx(word, i as u32);
     }
-    // SAFETY: `Task` is 16 `u32` words of plain data (`Pod`), every bit pattern valid.
-    unsafe { core::mem::transmute::<[u32; LL_WORDS], Task>(w) }
+    bytemuck::cast(w)
 }
 
 /// Step 3b's choice: a lone task the host marked express (a leaf task, its ticket

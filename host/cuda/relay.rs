@@ -165,11 +165,12 @@ impl Relay {
         Ok(())
     }
 
-    /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Release:
-    /// nothing needs it; the relay reads the word relaxed.
+    /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Relaxed: the
+    /// relay reads the word with `ld.relaxed.sys` and reads nothing through it.
     pub fn ask_abort(&self) {
         if self.enabled() {
-            unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).abort) }.store(1, Ordering::Release);
+            // SAFETY: the live mailbox; an aligned 8-byte word the relay only reads.
+            unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).abort) }.store(1, Ordering::Relaxed);
         }
     }
 

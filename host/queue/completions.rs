@@ -144,8 +144,11 @@ impl CompletionTracker {
 /// in its segment, which the scan waits for as usual before it moves `completed`.
 fn read_express(backend: &Backend, t: &TicketState) {
     let rec = backend.completion(t.first);
-    // Acquire: pairs with the fence.acq_rel.sys + st.relaxed.sys of `stamp` by the relay
-    // (device/src/relay.rs, step 3b) or the worker (device/src/completion.rs, step 2b);
+    // SAFETY (both blocks): `rec` is the ticket's slot of the live completion ring (mapped
+    // pinned memory, or host memory on the CPU backend), which stays its own until the
+    // scan moves `completed` past it; the device writes it, so it is read as atomics or
+    // volatile, never through references. Acquire: pairs with the fence.acq_rel.sys + st.relaxed.sys of `stamp` by the relay
+    // (device/src/relay.rs, step 3b) or the worker (`Completer::record`, device/src/completion.rs);
     // after it, `status`, `result` and the task's writes are visible.
     let stamp = unsafe { AtomicU32::from_ptr(&raw const (*rec).stamp as *mut u32) }.load(Ordering::Acquire);
     if stamp != stamp_for(t.first as u32) {
