@@ -158,6 +158,8 @@ pub unsafe fn relay_loop(p: &KernelParams) {
         // Step 6. The host's abort word in the mailbox goes on to the workers, through
         // the header's `abort`, which they poll.
         if abort_asked != 0 {
+            // Release, .gpu: the workers read `abort` with ld.acquire.sys (full polls,
+            // `crate::queue`) or relaxed; nothing is read through it either way.
             if lane == 0 {
                 unsafe { arch::st_release_gpu(&raw mut (*header).abort.value, 1) };
             }

@@ -331,6 +331,8 @@ impl CudaBackend {
         };
         let block = arena.take(bytes)?;
         let s = self.transfer.raw();
+        // SAFETY: the block is this buffer's alone (at least `bytes`, 256-byte aligned,
+        // inside the live arena); zeroed and waited for before anyone sees its address.
         check(unsafe { sys::cuMemsetD8Async(block.ptr(), 0, bytes.max(1), s) }, "cuMemsetD8Async")?;
         check(unsafe { sys::cuStreamSynchronize(s) }, "cuStreamSynchronize")?;
         Ok(Memory::CudaArena(block))
