@@ -40,7 +40,8 @@
 //!    hop to a worker (a `tail` store, a poll, the slot read) on the latency path.
 //!    Record before publication: the segment's record, which follows the worker's
 //!    acquire of `tail`, never reaches the host before the task's own.
-//! 6. The relay leaves when the terminate sentinel has run (`stop`) or on abort. The
+//! 6. The relay leaves on abort, or once the terminate sentinel has run (`stop`) and
+//!    every worker has left the loop (`exited` reaches `KernelParams::workers`). The
 //!    host asks for an abort in the mailbox too (`abort`, read relaxed with each poll:
 //!    nothing is read through it); the relay stores it into the header's `abort`
 //!    (`st.release.gpu`), which the workers poll.
@@ -165,8 +166,15 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             }
             return;
         }
-        if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0
-            || unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
+        if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0 {
+            return;
+        }
+        // After the sentinel, stay (polling the mailbox for an abort) until every
+        // worker has left: a task may still run, and under compute-sanitizer the
+        // mailbox is the only way an abort reaches it (the memset cannot run beside
+        // the resident kernels). Relaxed: only a count, nothing is read through it.
+        if unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
+            && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {
             return;
         }

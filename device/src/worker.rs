@@ -4,7 +4,7 @@
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
 //! [`crate::deps`], the tasks in [`crate::tasks`].
 
-use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Task, stamp_for, task_flags, worker_flags};
+use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, QueueHeader, Task, stamp_for, task_flags, worker_flags};
 
 use crate::arch;
 use crate::completion::Completer;
@@ -20,6 +20,22 @@ use crate::tasks::{self, Outcome, TaskContext, TaskSet};
 /// table, completion arrays and spawn ring.
 #[inline(always)]
 pub unsafe fn persistent_loop<S: TaskSet>(p: &KernelParams) {
+    unsafe { serve::<S>(p) };
+    // Leaving, after every task this warp ran has completed: counted for the relay,
+    // which stays until every worker has left (device/src/relay.rs, step 6). Release,
+    // .gpu; the relay's relaxed load reads nothing through it.
+    arch::syncwarp();
+    if arch::lane_id() == 0 {
+        unsafe { arch::atom_add_acq_rel_gpu(&raw mut (*(p.header as *mut QueueHeader)).exited.value, 1) };
+    }
+}
+
+/// The loop itself, until the warp leaves (sentinel or abort).
+///
+/// # Safety
+/// As for [`persistent_loop`].
+#[inline(always)]
+unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let done = unsafe { Completer::new(p) };
     let spawn = unsafe { SpawnRing::new(p) };

@@ -70,7 +70,7 @@ impl CpuBackend {
             max_sleep_ns: config.max_poll_sleep_ns,
             spawn: spawn.ptr() as u64,
             spawn_capacity: config.spawn_capacity,
-            _pad: 0,
+            workers: n_workers as u32,
             relay: 0,
         };
         let flavor = config.kernel;

@@ -188,7 +188,7 @@ impl CudaBackend {
             max_sleep_ns: config.max_poll_sleep_ns,
             spawn: self.spawn.ptr(),
             spawn_capacity: self.spawn_capacity,
-            _pad: 0,
+            workers: self.grid * (self.block / 32),
             relay: self.relay.device_ptr(),
         };
         let mut args = [&raw mut params as *mut c_void];

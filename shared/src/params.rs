@@ -36,7 +36,9 @@ pub struct KernelParams {
     pub spawn: u64,
     /// Spawn slots; a power of two.
     pub spawn_capacity: u32,
-    pub _pad: u32,
+    /// Warps (GPU) or threads (CPU) running the persistent loop: each adds one to
+    /// `QueueHeader::exited` as it leaves, and the relay stays until all have.
+    pub workers: u32,
     /// The relay's [`crate::relay::RelayMailbox`] (mapped pinned memory; device address).
     pub relay: u64,
 }

@@ -34,8 +34,12 @@ pub struct QueueHeader {
     pub stop_at: CachePadded,
     /// Set to nonzero by the host to make every worker leave as soon as it can.
     pub abort: CachePadded,
+    /// Workers that have left the persistent loop (each adds one, release .gpu, as it
+    /// leaves). The relay stays until all `KernelParams::workers` have, so that an
+    /// abort through its mailbox reaches a task still running after the sentinel.
+    pub exited: CachePadded,
 }
-const _: () = assert!(core::mem::size_of::<QueueHeader>() == 5 * 128);
+const _: () = assert!(core::mem::size_of::<QueueHeader>() == 6 * 128);
 const _: () = assert!(core::mem::offset_of!(QueueHeader, tail) == 128);
 
 impl QueueHeader {
@@ -45,6 +49,7 @@ impl QueueHeader {
         stop: CachePadded::ZERO,
         stop_at: CachePadded::ZERO,
         abort: CachePadded::ZERO,
+        exited: CachePadded::ZERO,
     };
 }
 
