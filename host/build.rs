@@ -20,6 +20,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Register cap of the `Nn` flavor's persistent kernel (`.maxnreg`; rustc has no way to
+/// say it). Uncapped it takes 164 registers, so only three 128-thread blocks fit on an
+/// SM (two used, one left free); at 128, four fit, with 132 bytes of spills (ptxas,
+/// sm_90, 2026-11-23). Whether the doubled occupancy pays for the spills is for the
+/// fused conv + BN example to measure (docs/benchmarks.md).
+const NN_MAX_REGISTERS: u32 = 128;
+
+/// Inserts `.maxnreg max` into the PTX entry `entry` (before its body), if present.
+fn cap_registers(ptx: &str, entry: &str, max: u32) -> String {
+    let Some(at) = ptx.find(&format!(".entry {entry}(")) else { return ptx.to_string() };
+    let Some(close) = ptx[at..].find(')') else { return ptx.to_string() };
+    let Some(open) = ptx[at + close..].find('{') else { return ptx.to_string() };
+    let body = at + close + open;
+    format!("{}.maxnreg {max}\n{}", &ptx[..body], &ptx[body..])
+}
 /// Oldest architecture the PTX targets. Below sm_70, atomics with orderings abort llc;
 /// sm_80 keeps Ampere in; the driver compiles the PTX for the GPU it finds (sm_90 on
 /// an H100). CI checks the PTX with `ptxas -arch=sm_90`.
@@ -64,6 +80,7 @@ fn main() {
     }
     let built = target_dir.join(TARGET).join("release").join("resident_ptx.ptx");
     let ptx = fs::read_to_string(&built).unwrap_or_else(|e| panic!("resident: no PTX at {}: {e}", built.display()));
+    let ptx = cap_registers(&ptx, "resident_persistent_nn", NN_MAX_REGISTERS);
     fs::write(&ptx_out, &ptx).unwrap();
     // A stable place for tools (CI's ptxas check, inspection by hand).
     let _ = fs::write(target_dir.join("resident.ptx"), &ptx);

@@ -123,7 +123,9 @@ impl RuntimeConfig {
     /// 128-thread blocks: `resident_persistent_nn` needs more registers than the
     /// standard kernel, and 256-thread blocks would leave no block slot free on an SM.
     pub fn nn(backend: BackendKind) -> Self {
-        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, ..Self::default() }
+        // Up to three blocks per SM: the kernel is capped at 128 registers (host/build.rs),
+        // so four 128-thread blocks fit and one slot stays free.
+        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, max_blocks_per_sm: 3, ..Self::default() }
     }
 
     pub(crate) fn validate(&self) -> crate::Result<()> {
