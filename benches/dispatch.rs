@@ -85,7 +85,7 @@ fn bench(c: &mut Criterion) {
         return;
     }
 
-    use resident::worker_flags::PRECLAIM;
+    use resident::worker_flags::{PRECLAIM, RELEASE_COUNT};
     let base = config(1);
     // (label, config, host-fed variants too, criterion groups too, baselines after).
     // The default first; then one change each, summary medians only.
@@ -95,6 +95,15 @@ fn bench(c: &mut Criterion) {
         ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
         ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
         ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
+        ("defaults, release count adds", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
+        ("defaults, 128-thread blocks, 5 per SM", RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() }, false, false, false),
+        (
+            "defaults, release adds, 128 x 5 per SM",
+            RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
+            false,
+            false,
+            false,
+        ),
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),
     ];

@@ -25,7 +25,8 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 /// say it). Uncapped it takes 164 registers, so only three 128-thread blocks fit on an
 /// SM (two used, one left free); at 128, four fit, with 132 bytes of spills (ptxas,
 /// sm_90, 2026-11-23). Whether the doubled occupancy pays for the spills is for the
-/// fused conv + BN example to measure (docs/benchmarks.md).
+/// fused conv + BN example to measure (docs/benchmarks.md). The environment's
+/// `RESIDENT_NN_MAXNREG` overrides it at build time (0: no cap), for that measurement.
 const NN_MAX_REGISTERS: u32 = 128;
 
 /// Inserts `.maxnreg max` into the PTX entry `entry` (before its body), if present.
@@ -49,6 +50,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     println!("cargo:rerun-if-env-changed=RESIDENT_NO_PTX");
+    println!("cargo:rerun-if-env-changed=RESIDENT_NN_MAXNREG");
 
     let skip = env::var("RESIDENT_NO_PTX").is_ok_and(|v| !v.is_empty() && v != "0");
     let missing = if skip { vec![] } else { missing_components() };
@@ -80,7 +82,8 @@ fn main() {
     }
     let built = target_dir.join(TARGET).join("release").join("resident_ptx.ptx");
     let ptx = fs::read_to_string(&built).unwrap_or_else(|e| panic!("resident: no PTX at {}: {e}", built.display()));
-    let ptx = cap_registers(&ptx, "resident_persistent_nn", NN_MAX_REGISTERS);
+    let cap = env::var("RESIDENT_NN_MAXNREG").ok().and_then(|v| v.parse().ok()).unwrap_or(NN_MAX_REGISTERS);
+    let ptx = if cap == 0 { ptx } else { cap_registers(&ptx, "resident_persistent_nn", cap) };
     fs::write(&ptx_out, &ptx).unwrap();
     // A stable place for tools (CI's ptxas check, inspection by hand).
     let _ = fs::write(target_dir.join("resident.ptx"), &ptx);

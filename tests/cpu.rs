@@ -78,10 +78,12 @@ fn resident_list_replays() {
 
 #[test]
 fn worker_policies_exactly_once() {
-    use resident::worker_flags::PRECLAIM;
-    for flags in [0, PRECLAIM] {
+    use resident::worker_flags::{PRECLAIM, RELEASE_COUNT};
+    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT] {
         let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
         common::exactly_once_many_producers(&rt, 4, 2_000, 200);
+        common::tree_children_exactly_once(&rt, 16, 3, 4, 2);
+        common::invalid_tasks_rejected(&rt);
     }
 }
 

@@ -76,12 +76,16 @@ gpu_test!(auto_backend_picks_cuda, {
 gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));
 
 gpu_test!(worker_policies_exactly_once, {
-    use resident::worker_flags::PRECLAIM;
-    for flags in [0, PRECLAIM] {
+    use resident::worker_flags::{PRECLAIM, RELEASE_COUNT};
+    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT] {
         for claim in [1, 8] {
             let rt = Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
             common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);
             common::resident_list_replays(&rt, 2_000, 256);
+            // Children are counted in their parents' segments (the finisher reads
+            // `first` through the count's acquire), and failures in the count itself.
+            common::tree_children_exactly_once(&rt, 64, 3, 4, 2);
+            common::invalid_tasks_rejected(&rt);
         }
     }
 });

@@ -41,6 +41,8 @@ struct Queue {
     done: [AtomicU32; MAX_CAP],
     head: AtomicU32,
     tail: AtomicU32,
+    /// `worker_flags::RELEASE_COUNT`: release adds, and a fence by the finisher.
+    release_count: bool,
 }
 
 impl Queue {
@@ -57,6 +59,7 @@ impl Queue {
             done: std::array::from_fn(|_| AtomicU32::new(0)),
             head: AtomicU32::new(0),
             tail: AtomicU32::new(0),
+            release_count: false,
         }
     }
 
@@ -93,9 +96,14 @@ fn worker(q: &Queue) {
         }
         // Step 4: the 64-bit atom.acq_rel.gpu.add on the segment count (a task of the
         // model never fails: the failure half stays zero).
+        // With RELEASE_COUNT: atom.release.gpu.add, and the finisher's fence.acq_rel.gpu.
         let add = segment::completion_add(false);
-        if let Some(failures) = segment::finished(q.pending[e].fetch_add(add, Ordering::AcqRel).wrapping_add(add), len) {
+        let order = if q.release_count { Ordering::Release } else { Ordering::AcqRel };
+        if let Some(failures) = segment::finished(q.pending[e].fetch_add(add, order).wrapping_add(add), len) {
             assert_eq!(failures, 0);
+            if q.release_count {
+                fence(Ordering::AcqRel);
+            }
             // Step 5, the finisher: reset, fence.acq_rel.sys, st.relaxed.sys stamp.
             // A child finisher reads `first` (a queue task computes it): the add chain
             // must make the first task's store visible.
@@ -127,7 +135,11 @@ fn scan(q: &Queue, prefix: &mut u32, published: u32) {
 }
 
 fn model(workers: usize, cap: u32, seg: u32, tasks: u32, spawn_after_publish: bool) {
-    let q = Arc::new(Queue::new(cap, seg, tasks));
+    model_with(workers, cap, seg, tasks, spawn_after_publish, false)
+}
+
+fn model_with(workers: usize, cap: u32, seg: u32, tasks: u32, spawn_after_publish: bool, release_count: bool) {
+    let q = Arc::new(Queue { release_count, ..Queue::new(cap, seg, tasks) });
     let spawn = |q: &Arc<Queue>| -> Vec<_> {
         (0..workers)
             .map(|_| {
@@ -181,6 +193,15 @@ fn two_workers_share_a_segment() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
     b.check(|| model(2, 4, 2, 2, true));
+}
+
+/// The same with `worker_flags::RELEASE_COUNT`: release adds, and only the finisher
+/// acquires, by a fence after its add (the later adds extend each earlier release).
+#[test]
+fn two_workers_share_a_segment_release_count() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| model_with(2, 4, 2, 2, true, true));
 }
 
 #[test]

@@ -19,6 +19,10 @@
 //!    writes on one address), so the add that brings the count to the segment's length
 //!    happens after every task of the segment, children included, did steps 1-3; its
 //!    result also holds the failure count, so the finisher needs no other load.
+//!    With `worker_flags::RELEASE_COUNT` the add is `atom.release.gpu` and only the
+//!    finisher acquires, by a `fence.acq_rel.gpu` after its add (an acquire pattern):
+//!    the later adds of the chain extend each earlier add's release sequence, so the
+//!    fence synchronizes with every one of them.
 //! 5. That worker (the finisher) resets the count, stores `failed` into the segment's
 //!    [`SegmentDone`], fences `acq_rel.sys` and stores `stamp` relaxed at system scope:
 //!    a release pattern at system scope that the host's acquire load of `stamp` pairs
@@ -30,7 +34,7 @@
 //! add sees zero.
 
 use resident_shared::segment::{self, SegmentCount, SegmentDone};
-use resident_shared::{Completion, KernelParams, Status, Task, stamp_for, task_flags};
+use resident_shared::{Completion, KernelParams, Status, Task, stamp_for, task_flags, worker_flags};
 
 use crate::arch;
 use crate::tasks::Outcome;
@@ -43,6 +47,8 @@ pub struct Completer {
     done: *mut SegmentDone,
     counters: *mut u32,
     mask: u32,
+    /// `worker_flags::RELEASE_COUNT`: release adds, the finisher acquires by a fence.
+    release_count: bool,
 }
 
 impl Completer {
@@ -55,6 +61,7 @@ impl Completer {
             done: p.segment_done as *mut SegmentDone,
             counters: p.counters as *mut u32,
             mask: p.capacity - 1,
+            release_count: p.flags & worker_flags::RELEASE_COUNT != 0,
         }
     }
 
@@ -116,8 +123,17 @@ impl Completer {
             // Step 4: release this task's writes, acquire every earlier task's. The
             // add counts a failure too (`SegmentCount::state`).
             let add = segment::completion_add(failed);
-            let before = arch::atom_add_acq_rel_gpu_u64(&raw mut (*c).state, add);
+            let before = if self.release_count {
+                arch::atom_add_release_gpu_u64(&raw mut (*c).state, add)
+            } else {
+                arch::atom_add_acq_rel_gpu_u64(&raw mut (*c).state, add)
+            };
             if let Some(failures) = segment::finished(before.wrapping_add(add), len) {
+                if self.release_count {
+                    // The acquire pattern of step 4 (a fence after the add), before
+                    // `first` is read and the segment finished.
+                    arch::fence_acq_rel_gpu();
+                }
                 // A queue task knows its segment's start; a child reads what the first
                 // task stored (acquired through the add chain).
                 let first = if child { arch::ld_relaxed_gpu(&raw const (*c).first) } else { seq.wrapping_sub(segment::offset(task.seg)) };

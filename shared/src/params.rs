@@ -48,7 +48,11 @@ const _: () = assert!(core::mem::size_of::<KernelParams>() == 96);
 pub mod worker_flags {
     /// Issue the next claim's atomic before running the last task of the current range.
     pub const PRECLAIM: u32 = 2;
-
+    /// Count a task's completion with a release add (`atom.release.gpu`) instead of an
+    /// acquire-release one; the add that finishes a segment acquires with a fence
+    /// after it (device/src/completion.rs, step 4). Spares every task the acquire's
+    /// L1 invalidation, which also drops the other warps' cached lines on that SM.
+    pub const RELEASE_COUNT: u32 = 4;
 }
 
 /// Parameters of the one-launch-per-task baseline kernel: one task, by value.

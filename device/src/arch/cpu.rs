@@ -107,6 +107,9 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
 pub unsafe fn atom_add_acq_rel_gpu_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
 }
+pub unsafe fn atom_add_release_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::Release)
+}
 pub unsafe fn atom_add_relaxed_gpu_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::Relaxed)
 }

@@ -177,6 +177,14 @@ pub unsafe fn atom_add_acq_rel_gpu_u64(p: *mut u64, v: u64) -> u64 {
     old
 }
 
+/// 64-bit atomic add, release, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_release_gpu_u64(p: *mut u64, v: u64) -> u64 {
+    let old: u64;
+    unsafe { asm!("atom.release.gpu.add.u64 {0}, [{1}], {2};", out(reg64) old, in(reg64) p, in(reg64) v, options(nostack)) };
+    old
+}
+
 /// 64-bit atomic add, relaxed, GPU scope; returns the previous value.
 #[inline(always)]
 pub unsafe fn atom_add_relaxed_gpu_u64(p: *mut u64, v: u64) -> u64 {
