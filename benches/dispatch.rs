@@ -1,8 +1,9 @@
 //! 20,000 tiny tasks, three ways, in one run: the persistent runtime (submit the batch,
 //! wait for its last completion), one kernel launch per task, and those launches
 //! captured once into a CUDA Graph and replayed. Tasks: `noop` (pure dispatch cost) and
-//! `axpy` on 1024 floats (memory-bound: 12 KiB moved per task), with the device's own
-//! copy bandwidth measured beside them as the ceiling.
+//! `axpy` on 1024 floats (memory-bound: 12 KiB moved per task), with two ceilings
+//! measured beside them: the device's own copy of the same bytes, and the axpy task's
+//! loop over every slice in one flat launch (no dispatch at all).
 //!
 //! Timing: host wall clock around an operation that ends synchronized (the host has
 //! seen the last completion, or the stream has finished), warmed up, medians. After
@@ -104,6 +105,14 @@ fn bench(c: &mut Criterion) {
             false,
             false,
         ),
+        ("claim 2", RuntimeConfig { worker_flags: PRECLAIM, ..config(2) }, false, false, false),
+        (
+            "claim 2, release adds, 128 x 5 per SM",
+            RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, block_threads: 128, max_blocks_per_sm: 5, ..config(2) },
+            false,
+            false,
+            false,
+        ),
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),
     ];
@@ -186,6 +195,7 @@ fn bench(c: &mut Criterion) {
             g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.axpy).unwrap()));
             g.bench_function("graph_replay", |b| b.iter(|| axpy_graph.replay().unwrap()));
             g.bench_function("device_copy_same_bytes", |b| b.iter(|| base.copy(&copy).unwrap()));
+            g.bench_function("axpy_loop_one_flat_launch", |b| b.iter(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap()));
             g.finish();
 
             progress("baseline medians");
@@ -196,6 +206,8 @@ fn bench(c: &mut Criterion) {
             ));
             summary.push(("CUDA Graph replay".into(), median(|| noop_graph.replay().unwrap(), 3, 21), median(|| axpy_graph.replay().unwrap(), 3, 21)));
             summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&copy).unwrap(), 5, 51)));
+            // The tasks' own loop with no dispatch at all: the ceiling for the list.
+            summary.push(("axpy loop, one flat launch (no dispatch)".into(), Duration::ZERO, median(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap(), 5, 51)));
         }
         progress("shutdown");
         rt.shutdown().unwrap();

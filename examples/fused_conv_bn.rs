@@ -10,6 +10,11 @@
 //! CUDA Graph. Every result is checked against an f64 reference on random inputs.
 //!
 //!     cargo run --release --example fused_conv_bn [runs]
+//!     cargo run --release --example fused_conv_bn sweep [runs]
+//!
+//! `sweep` runs the same comparison over shapes from tiny to this size (CUDA only), a
+//! fresh runtime each, and ends with a table: where fusion pays (stage overheads
+//! comparable with the conv) and where it cannot (a conv-bound problem).
 //!
 //! On a GPU: batch 32, 64 → 64 channels, 56×56 (the reference checks every output of
 //! four random channels and 4096 random conv outputs); on the CPU backend, a small
@@ -103,8 +108,12 @@ fn dump(dir: &str, inp: &ConvBnInputs, out: &[f32], mean: &[f32], var: &[f32], t
     )
 }
 
-/// Runs the example on `rt` (an `Nn`-flavor runtime); true if every check passed.
-fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
+/// Medians of one shape: fused, and (CUDA) three launches and their graph replay.
+type Times = Vec<(&'static str, Duration)>;
+
+/// Runs the example on `rt` (an `Nn`-flavor runtime); whether every check passed, and
+/// the medians.
+fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     let g = size.geom;
     println!("{}", rt.backend());
     let cost = ConvBnCost::of(&g);
@@ -139,7 +148,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
         Some(_) => Some((cb.out.read()?, cb.batch_stats()?)),
         None => None,
     };
-    let mut times = vec![("fused", fused)];
+    let mut times: Times = vec![("fused", fused)];
     let line = |name: &str, d: Duration, bytes: f64| {
         let vs = if d == fused { String::new() } else { format!("  fused is {:.2}x faster", d.as_secs_f64() / fused.as_secs_f64()) };
         println!(
@@ -184,14 +193,48 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
             Err(e) => eprintln!("could not write {dir}: {e}"),
         }
     }
+    Ok((ok, times))
+}
+
+/// Shapes of the sweep, from a few tiles to the example's size: (n, c_in, c_out, h, w).
+const SWEEP: [(u32, u32, u32, u32, u32); 6] = [(1, 8, 8, 16, 16), (1, 16, 16, 32, 32), (1, 64, 64, 14, 14), (4, 64, 64, 28, 28), (8, 64, 64, 56, 56), (32, 64, 64, 56, 56)];
+
+/// The comparison over [`SWEEP`], one runtime per shape (each run closes its runtime
+/// for the baselines), then a table of the medians.
+fn sweep(runs: usize) -> resident::Result<bool> {
+    let mut rows = vec![];
+    let mut ok = true;
+    for (n, c_in, c_out, h, w) in SWEEP {
+        let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cuda))?;
+        let size = Size { geom: ConvGeom::checked(n, c_in, c_out, h, w).expect("a valid shape"), full_channels: 4, samples: 1024, runs };
+        let (good, times) = run(&rt, &size)?;
+        ok &= good;
+        rows.push((size.geom, times));
+    }
+    println!("\nsweep: medians of {runs} runs (ms); ratios = unfused time / fused time (> 1: fused is faster)");
+    println!("{:>22} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}", "shape n,ci,co,h,w", "tiles", "GFLOP", "fused", "launches", "graph", "x launch", "x graph");
+    for (g, t) in rows {
+        let get = |k: &str| t.iter().find(|r| r.0 == k).map(|r| r.1.as_secs_f64() * 1e3).unwrap_or(f64::NAN);
+        let (f, l, gr) = (get("fused"), get("launches"), get("graph"));
+        let shape = format!("{},{},{},{},{}", g.n, g.c_in, g.c_out, g.h, g.w);
+        println!("{shape:>22} {:>8} {:>9.3} {f:>10.4} {l:>10.4} {gr:>10.4} {:>9.2} {:>9.2}", g.tiles(), ConvBnCost::of(&g).flops / 1e9, l / f, gr / f);
+    }
     Ok(ok)
 }
 
 fn main() {
-    let runs = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(11);
+    let mut args = std::env::args().skip(1).peekable();
+    let sweeping = args.peek().is_some_and(|a| a == "sweep");
+    if sweeping {
+        args.next();
+    }
+    let runs = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
+    if sweeping {
+        return common::exit_with(sweep(runs));
+    }
     let result = Runtime::with_config(RuntimeConfig::nn(BackendKind::Auto)).and_then(|rt| {
         let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(runs) } else { cpu_size(runs) };
-        run(&rt, &size)
+        run(&rt, &size).map(|(ok, _)| ok)
     });
     common::exit_with(result);
 }
@@ -202,6 +245,6 @@ mod tests {
     #[test]
     fn cpu_small() {
         let rt = resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu) }).unwrap();
-        assert!(super::run(&rt, &super::cpu_size(3)).unwrap());
+        assert!(super::run(&rt, &super::cpu_size(3)).unwrap().0);
     }
 }

@@ -4,7 +4,11 @@
 //! (parse → transform → reduce, no host round trip between stages). Per-stage counts and
 //! the per-key reduction are checked exactly against the host's own pass over the text.
 //!
-//!     cargo run --release --example pipeline [records]
+//!     cargo run --release --example pipeline [records] [blocks per SM]
+//!
+//! The second argument caps the persistent kernel's blocks per SM (default: the `Nn`
+//! flavor's, `RuntimeConfig::nn`), for measuring how the record tasks scale with
+//! resident warps.
 
 mod common;
 
@@ -103,7 +107,11 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
 }
 
 fn main() {
-    let result = Runtime::with_config(RuntimeConfig::nn(BackendKind::Auto)).and_then(|rt| {
+    let mut config = RuntimeConfig::nn(BackendKind::Auto);
+    if let Some(b) = std::env::args().nth(2).and_then(|a| a.parse().ok()) {
+        config.max_blocks_per_sm = b;
+    }
+    let result = Runtime::with_config(config).and_then(|rt| {
         let size = if rt.backend().kind == BackendKind::Cuda {
             gpu_size(std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1 << 22))
         } else {

@@ -1,6 +1,8 @@
 //! The baselines the persistent runtime is measured against, built from the same device
 //! code: one kernel launch per task (`resident_one_task`, one warp), and the same
-//! launches captured once into a CUDA Graph and replayed. CUDA backend only.
+//! launches captured once into a CUDA Graph and replayed; and two ceilings for
+//! memory-bound tasks: a device copy, and the axpy task's loop over every slice in one
+//! launch (`resident_axpy_flat`: no dispatch at all). CUDA backend only.
 //!
 //! They run on their own stream while the persistent kernel sits idle (its warps sleep
 //! up to 2 µs between polls of an empty queue); they use the runtime's module and
@@ -84,6 +86,30 @@ impl Baselines {
         check(
             unsafe { sys::cuMemcpyDtoDAsync_v2(bufs.dst.ptr(), bufs.src.ptr(), bufs.bytes, self.stream.raw()) },
             "cuMemcpyDtoDAsync",
+        )?;
+        self.stream.synchronize()
+    }
+
+    /// `y = alpha * x + y` over `x.len() / slice` slices of `slice` floats, one warp per
+    /// slice, in one launch of the axpy task's own loop (`resident_axpy_flat`), and
+    /// waits: what the tasks' code reaches when dispatch costs nothing.
+    pub fn axpy_flat(&self, alpha: f32, x: &crate::Buffer<f32>, y: &crate::Buffer<f32>, slice: usize) -> Result<()> {
+        if x.len() != y.len() || slice == 0 || !x.len().is_multiple_of(slice) || x.len() / slice > u32::MAX as usize / 32 {
+            return Err(Error::LengthMismatch { expected: x.len(), got: y.len() });
+        }
+        self.shared.bind()?;
+        let cuda = self.shared.backend.cuda().ok_or(Error::NoDevice)?;
+        let f = cuda.function("resident_axpy_flat")?;
+        let slices = (x.len() / slice) as u32;
+        let mut p = resident_device::kernels::axpy_flat::AxpyFlatParams { x: x.raw_address(), y: y.raw_address(), slices, slice: slice as u32, alpha, _pad: 0 };
+        let mut args = [&raw mut p as *mut std::ffi::c_void];
+        const BLOCK: u32 = 256;
+        let blocks = (slices * 32).div_ceil(BLOCK);
+        // SAFETY: both buffers hold `slices * slice` floats and live until the stream
+        // is synchronized below.
+        check(
+            unsafe { sys::cuLaunchKernel(f, blocks, 1, 1, BLOCK, 1, 1, 0, self.stream.raw(), args.as_mut_ptr(), std::ptr::null_mut()) },
+            "cuLaunchKernel(resident_axpy_flat)",
         )?;
         self.stream.synchronize()
     }

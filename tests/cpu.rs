@@ -155,12 +155,12 @@ fn cpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
 
 #[test]
 fn fault_trap_resolves_every_ticket_and_a_new_runtime_works() {
-    common::faults::device_fault_recovers(|| cpu_with(|_| {}), common::faults::Fault::Trap, Duration::from_secs(10));
+    common::faults::device_fault_recovers(|| Ok(cpu_with(|_| {})), common::faults::Fault::Trap, Duration::from_secs(10), common::faults::Afterwards::Works);
 }
 
 #[test]
 fn fault_illegal_address_resolves_every_ticket_and_a_new_runtime_works() {
-    common::faults::device_fault_recovers(|| cpu_with(|_| {}), common::faults::Fault::IllegalAddress(8), Duration::from_secs(10));
+    common::faults::device_fault_recovers(|| Ok(cpu_with(|_| {})), common::faults::Fault::IllegalAddress(8), Duration::from_secs(10), common::faults::Afterwards::Works);
 }
 
 #[test]

@@ -66,6 +66,14 @@ gpu_test!(baselines_match_persistent_results, {
     }
     g.replay().unwrap();
     assert_eq!(y3.read().unwrap(), xs.iter().map(|v| 4.0 * v).collect::<Vec<_>>());
+    // The flat launch of the task loop (the dispatch bench's ceiling), on random y.
+    let ys: Vec<f32> = (0..tasks * slice).map(|i| ((i * 104_729) % 997) as f32 / 997.0 - 0.5).collect();
+    let y4 = rt.buffer_from(&ys).unwrap();
+    base.axpy_flat(2.0, &x, &y4, slice).unwrap();
+    let got = y4.read().unwrap();
+    let worst = got.iter().zip(xs.iter().zip(&ys)).map(|(g, (x, y))| (*g as f64 - (2.0 * *x as f64 + *y as f64)).abs()).fold(0.0, f64::max);
+    assert!(worst <= 1e-6, "axpy_flat: max abs error {worst:e} against the f64 reference");
+    assert!(base.axpy_flat(2.0, &x, &y4, slice + 1).is_err(), "a slice that does not divide the length is refused");
 });
 
 gpu_test!(auto_backend_picks_cuda, {

@@ -58,6 +58,16 @@ pub unsafe extern "ptx-kernel" fn resident_pipeline(p: resident_device::kernels:
     unsafe { resident_device::kernels::pipeline::run(&p, first, stride) }
 }
 
+/// The axpy task's vector loop over many slices, one warp each, in one launch: the
+/// dispatch benchmark's zero-dispatch ceiling.
+///
+/// # Safety
+/// See `resident_device::kernels::axpy_flat::run`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn resident_axpy_flat(p: resident_device::kernels::axpy_flat::AxpyFlatParams) {
+    unsafe { resident_device::kernels::axpy_flat::run(&p, resident_device::arch::global_warp_id()) }
+}
+
 /// Waits until a ticket's batch has completed in the persistent kernel (launch with one
 /// thread, on the stream that must follow the tasks).
 ///

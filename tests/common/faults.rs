@@ -45,15 +45,27 @@ impl Fault {
     }
 }
 
+/// What a new runtime does in the process where the fault happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Afterwards {
+    /// It works (the CPU backend: a dead worker thread leaves nothing behind).
+    Works,
+    /// It is refused at once with `DeviceFault` saying to restart the process (CUDA:
+    /// a trap or an illegal address leaves a sticky error that no context of the
+    /// process, primary or not, new or old, survives; docs/reliability.md).
+    Refused,
+}
+
 /// A device fault injected while other work is in flight: every outstanding ticket
 /// resolves (with `DeviceFault`, or with what it completed with before the fault)
 /// within `bound`; the runtime reports the fault from `health`, refuses new work with
-/// it, and shuts down within `bound`; then a new runtime from `make` runs 1000 tasks
-/// correctly in the same process. Returns the number of tickets the fault resolved.
-pub fn device_fault_recovers(make: impl Fn() -> Runtime, fault: Fault, bound: Duration) -> usize {
+/// it, and shuts down within `bound`; then a new runtime from `make`, in the same
+/// process, runs 1000 tasks correctly or is refused with a typed error
+/// (`afterwards`). Returns the number of tickets the fault resolved.
+pub fn device_fault_recovers(make: impl Fn() -> resident::Result<Runtime>, fault: Fault, bound: Duration, afterwards: Afterwards) -> usize {
     let bound = scaled(bound);
     let faulted = {
-        let rt = make();
+        let rt = make().expect("a runtime before the fault");
         let marks = rt.buffer_from(&[0u32; 64]).unwrap();
         let mut before: Vec<Ticket> = (0..2).map(|_| rt.submit(&[Task::spin(1_000_000_000)]).unwrap()).collect();
         before.push(rt.submit(&(0..32).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap());
@@ -96,12 +108,28 @@ pub fn device_fault_recovers(make: impl Fn() -> Runtime, fault: Fault, bound: Du
         assert!(start.elapsed() < bound, "shutdown after a fault took {:?}", start.elapsed());
         faulted
     };
-    // Everything of the faulted runtime is gone: a new one must work.
-    let rt = make();
-    super::axpy_matches_reference(&rt, 500, 256);
-    super::exactly_once_many_producers(&rt, 2, 250, 50);
-    rt.shutdown().unwrap();
-    eprintln!("{fault:?}: {faulted} tickets resolved with DeviceFault; a new runtime ran 1000 tasks");
+    // Everything of the faulted runtime is gone.
+    match afterwards {
+        Afterwards::Works => {
+            let rt = make().expect("a new runtime after the fault");
+            super::axpy_matches_reference(&rt, 500, 256);
+            super::exactly_once_many_producers(&rt, 2, 250, 50);
+            rt.shutdown().unwrap();
+            eprintln!("{fault:?}: {faulted} tickets resolved with DeviceFault; a new runtime ran 1000 tasks");
+        }
+        Afterwards::Refused => {
+            let start = Instant::now();
+            match make() {
+                Err(Error::DeviceFault(why)) => {
+                    assert!(why.contains("restart the process"), "{fault:?}: the refusal says what to do: {why}");
+                    assert!(start.elapsed() < bound, "{fault:?}: the refusal took {:?}", start.elapsed());
+                    eprintln!("{fault:?}: {faulted} tickets resolved with DeviceFault; a new runtime in this process was refused in {:?}: {why}", start.elapsed());
+                }
+                Ok(_) => panic!("{fault:?}: a new runtime started in the faulted process: CUDA recovered in-process; docs/reliability.md says it cannot"),
+                Err(e) => panic!("{fault:?}: a new runtime in the faulted process: {e:?}"),
+            }
+        }
+    }
     faulted
 }
 

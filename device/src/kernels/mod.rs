@@ -6,6 +6,7 @@
 //! code (`device/ptx/lib.rs` holds the thin `extern "ptx-kernel"` shells).
 //! Does not own: anything of the persistent queue (see `worker`, `tasks`).
 
+pub mod axpy_flat;
 pub mod pipeline;
 pub mod spin_write;
 pub mod wait_ticket;

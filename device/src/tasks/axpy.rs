@@ -49,7 +49,7 @@ pub unsafe fn run_raw(task: &Task) -> Result<u64, Status> {
 }
 
 #[inline(always)]
-unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
+pub(crate) unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
     let lane = arch::lane_id() as usize;
     let w = arch::WARP as usize;
     let mut done = 0;

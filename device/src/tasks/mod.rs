@@ -2,7 +2,7 @@
 //! CPU backend) and returns a warp-uniform [`Outcome`]. Every task checks its own
 //! arguments: a bad task completes with an error status and touches nothing.
 
-mod axpy;
+pub(crate) mod axpy;
 mod fault;
 mod mark;
 mod noop;
