@@ -196,6 +196,13 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     Ok((ok, times))
 }
 
+/// The `Nn` flavor with three blocks per SM (its register cap lets three fit): the conv
+/// tiles are compute-bound and gain from the extra warps (1.14 against 1.39 ms on the
+/// H100, docs/benchmarks.md).
+fn config(backend: BackendKind) -> RuntimeConfig {
+    RuntimeConfig { max_blocks_per_sm: 3, ..RuntimeConfig::nn(backend) }
+}
+
 /// Shapes of the sweep, from a few tiles to the example's size: (n, c_in, c_out, h, w).
 const SWEEP: [(u32, u32, u32, u32, u32); 6] = [(1, 8, 8, 16, 16), (1, 16, 16, 32, 32), (1, 64, 64, 14, 14), (4, 64, 64, 28, 28), (8, 64, 64, 56, 56), (32, 64, 64, 56, 56)];
 
@@ -205,7 +212,7 @@ fn sweep(runs: usize) -> resident::Result<bool> {
     let mut rows = vec![];
     let mut ok = true;
     for (n, c_in, c_out, h, w) in SWEEP {
-        let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cuda))?;
+        let rt = Runtime::with_config(config(BackendKind::Cuda))?;
         let size = Size { geom: ConvGeom::checked(n, c_in, c_out, h, w).expect("a valid shape"), full_channels: 4, samples: 1024, runs };
         let (good, times) = run(&rt, &size)?;
         ok &= good;
@@ -232,7 +239,7 @@ fn main() {
     if sweeping {
         return common::exit_with(sweep(runs));
     }
-    let result = Runtime::with_config(RuntimeConfig::nn(BackendKind::Auto)).and_then(|rt| {
+    let result = Runtime::with_config(config(BackendKind::Auto)).and_then(|rt| {
         let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(runs) } else { cpu_size(runs) };
         run(&rt, &size).map(|(ok, _)| ok)
     });

@@ -123,9 +123,12 @@ impl RuntimeConfig {
     /// 128-thread blocks: `resident_persistent_nn` needs more registers than the
     /// standard kernel, and 256-thread blocks would leave no block slot free on an SM.
     pub fn nn(backend: BackendKind) -> Self {
-        // Up to three blocks per SM: the kernel is capped at 128 registers (host/build.rs),
-        // so four 128-thread blocks fit and one slot stays free.
-        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, max_blocks_per_sm: 3, ..Self::default() }
+        // Two blocks per SM, as for the standard kernel. The kernel is capped at 128
+        // registers (host/build.rs), so up to three fit with one slot left free: the
+        // conv-bound fused conv + BN example asks for three (20% faster on the H100),
+        // the record pipeline is 22% slower with three (more warps on its counters);
+        // docs/benchmarks.md.
+        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, ..Self::default() }
     }
 
     pub(crate) fn validate(&self) -> crate::Result<()> {

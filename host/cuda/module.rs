@@ -15,6 +15,16 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/resident.ptx"));
 pub struct Module {
     raw: CUmodule,
     ctx: Context,
+    /// Every kernel of the module, loaded when the module is (see [`Module::function`]).
+    kernels: Vec<(String, CUfunction)>,
+}
+
+/// The names of the PTX's kernels (`.entry NAME(`).
+fn entries(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.match_indices(".entry ").filter_map(|(at, m)| {
+        let rest = &ptx[at + m.len()..];
+        rest.find('(').map(|end| rest[..end].trim())
+    })
 }
 
 // SAFETY: module handles may be used from any thread of the context.
@@ -31,19 +41,45 @@ impl Module {
         let src = CString::new(PTX).expect("PTX has no NUL bytes");
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::cuModuleLoadData(&mut raw, src.as_ptr() as *const _) }, "cuModuleLoadData")?;
-        Ok(Self { raw, ctx: ctx.clone() })
+        let mut module = Self { raw, ctx: ctx.clone(), kernels: vec![] };
+        // Load every kernel now, before any persistent kernel runs: with lazy loading
+        // (the default since CUDA 12.2) a function is loaded at its first launch, or at
+        // `cuFuncLoad`, and either waits for the context's running kernels; beside a
+        // resident persistent kernel that wait never ends (seen on the H200: the first
+        // `resident_wait_ticket` launch hung; on the H100, a `cuFuncLoad` of a baseline
+        // kernel looked up while the runtime ran).
+        for name in entries(PTX) {
+            let c = CString::new(name).expect("PTX names have no NUL bytes");
+            let mut f = std::ptr::null_mut();
+            check(unsafe { sys::cuModuleGetFunction(&mut f, raw, c.as_ptr()) }, "cuModuleGetFunction")?;
+            check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")?;
+            module.kernels.push((name.to_string(), f));
+        }
+        Ok(module)
     }
 
+    /// The kernel `name`, loaded with the module: safe to ask for while a persistent
+    /// kernel runs.
     pub fn function(&self, name: &str) -> Result<CUfunction> {
-        let c = CString::new(name).unwrap();
-        let mut f = std::ptr::null_mut();
-        check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw, c.as_ptr()) }, "cuModuleGetFunction")?;
-        // Load it now: with lazy loading (the default since CUDA 12.2) a function is
-        // loaded at its first launch, which waits for the context's running kernels;
-        // beside a resident persistent kernel that wait never ends (seen on the H200:
-        // the first `resident_wait_ticket` launch hung).
-        check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")?;
-        Ok(f)
+        match self.kernels.iter().find(|(n, _)| n == name) {
+            Some(&(_, f)) => Ok(f),
+            None => check(sys::CUresult::CUDA_ERROR_NOT_FOUND, "cuModuleGetFunction").map(|_| std::ptr::null_mut()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn entry_names_are_found() {
+        let ptx = ".visible .entry a_b(\n.param .u64 p)\n{ ret; }\n.func (.reg .b32 r) helper(\n)\n.visible .entry c1()\n{}";
+        assert_eq!(super::entries(ptx).collect::<Vec<_>>(), ["a_b", "c1"]);
+        if !super::PTX.is_empty() {
+            let names: Vec<_> = super::entries(super::PTX).collect();
+            for k in ["resident_persistent", "resident_persistent_nn", "resident_one_task", "resident_relay", "resident_axpy_flat"] {
+                assert!(names.contains(&k), "{k} among {names:?}");
+            }
+        }
     }
 }
 
