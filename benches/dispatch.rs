@@ -106,6 +106,9 @@ fn bench(c: &mut Criterion) {
             false,
         ),
         ("claim 2", RuntimeConfig { worker_flags: PRECLAIM, ..config(2) }, false, false, false),
+        ("defaults, segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, false, false, false),
+        ("defaults, segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, false, false, false),
+        ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
         (
             "claim 2, release adds, 128 x 5 per SM",
             RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, block_threads: 128, max_blocks_per_sm: 5, ..config(2) },

@@ -62,6 +62,12 @@ pub struct RuntimeConfig {
     pub list_first_piece: u32,
     /// Slots per later copy of a resident list (a power of two; 0: half the ring).
     pub list_chunk: u32,
+    /// Most tasks per completion segment (a power of two from 32 to 1024; half the ring
+    /// caps it too). Every task of a segment adds to one counter, and the last one
+    /// writes the segment's record with one system-scope fence: smaller segments spread
+    /// the adds of the warps running side by side over more counters and report done
+    /// work sooner, at more fences and records (docs/protocol.md, step 4).
+    pub segment_tasks: u32,
     /// Slots of the device-side spawn ring: follow-up tasks that running tasks push
     /// (a power of two, at least 2). A push into a full ring fails that task with
     /// `Status::QueueFull`.
@@ -103,6 +109,7 @@ impl Default for RuntimeConfig {
             max_poll_sleep_ns: 256,
             list_first_piece: 0,
             list_chunk: 4096,
+            segment_tasks: resident_shared::segment::SEGMENT,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
             kernel: KernelFlavor::Standard,
@@ -150,6 +157,9 @@ impl RuntimeConfig {
         }
         if [self.list_chunk, self.list_first_piece].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
             return bad("list_chunk and list_first_piece must be 0 or powers of two");
+        }
+        if !self.segment_tasks.is_power_of_two() || !(32..=resident_shared::segment::SEGMENT).contains(&self.segment_tasks) {
+            return bad("segment_tasks must be a power of two from 32 to 1024");
         }
         if !self.spawn_capacity.is_power_of_two() || self.spawn_capacity < 2 || self.spawn_capacity > 1 << 24 {
             return bad("spawn_capacity must be a power of two from 2 to 2^24");

@@ -273,13 +273,14 @@ impl Runtime {
         let info = backend.info();
         let capacity = backend.capacity();
         let deadline = config.task_deadline;
+        let segment = config.segment_tasks;
         let rt = Self {
             shared: Arc::new(Shared {
                 backend: ManuallyDrop::new(backend),
                 info,
                 config,
                 producer: Mutex::new(Producer::new()),
-                tracker: CompletionTracker::new(capacity),
+                tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
                 fault: Mutex::new(None),
                 closing: AtomicBool::new(false),

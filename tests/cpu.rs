@@ -87,6 +87,20 @@ fn worker_policies_exactly_once() {
     }
 }
 
+// Small completion segments: more counters, more records; the same exactly-once.
+#[test]
+fn small_segments_exactly_once() {
+    for segment_tasks in [32, 64] {
+        let rt = Runtime::with_config(RuntimeConfig { segment_tasks, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
+        common::exactly_once_many_producers(&rt, 4, 2_000, 200);
+        common::tree_children_exactly_once(&rt, 16, 3, 4, 2);
+        common::invalid_tasks_rejected(&rt);
+        common::resident_list_replays(&rt, 500, 64);
+    }
+    let bad = RuntimeConfig { segment_tasks: 48, ..RuntimeConfig::cpu() };
+    assert!(matches!(Runtime::with_config(bad), Err(resident::Error::Config(_))));
+}
+
 #[test]
 fn device_rejects_forged_tasks() {
     common::device_rejects_forged_tasks(&cpu(1 << 10));

@@ -101,6 +101,17 @@ gpu_test!(worker_policies_exactly_once, {
     }
 });
 
+// Small completion segments: more counters, more records; the same exactly-once.
+gpu_test!(small_segments_exactly_once, {
+    for segment_tasks in [32, 256] {
+        let rt = Runtime::with_config(RuntimeConfig { segment_tasks, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
+        common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);
+        common::resident_list_replays(&rt, 2_000, 256);
+        common::tree_children_exactly_once(&rt, 64, 3, 4, 2);
+        common::invalid_tasks_rejected(&rt);
+    }
+});
+
 // Asking for more blocks than fit leaves one block slot per SM free, so the runtime's
 // own memsets (zeroing a new buffer) still run beside the persistent kernel.
 gpu_test!(full_occupancy_request_leaves_room, {

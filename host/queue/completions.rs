@@ -39,11 +39,13 @@ struct Scan {
 }
 
 impl CompletionTracker {
-    pub fn new(capacity: u32) -> Self {
+    /// A tracker for a ring of `capacity` slots, in segments of at most `max_segment`
+    /// tasks (and at most half the ring: `segment::segment_size`).
+    pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
             scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), closed: None }),
             completed: AtomicU64::new(0),
-            segment: resident_shared::segment::segment_size(capacity),
+            segment: resident_shared::segment::segment_size(capacity).min(max_segment),
         }
     }
 
