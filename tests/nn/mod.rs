@@ -150,6 +150,8 @@ pub fn rnn_matches_reference(kind: BackendKind, s: RnnShape) {
     let (w, h0, xs) = random_rnn(s);
     let want = reference::rnn(s.hidden as usize, s.input as usize, s.batch as usize, s.steps as usize, &w.w_hh, &w.w_ih, &w.bias, &h0, &xs);
     let mut rnn = Rnn::new(kind, s, &w).unwrap();
+    // Under compute-sanitizer (RESIDENT_TIME_SCALE), a 200-step run takes seconds.
+    rnn.set_time_scale(std::env::var("RESIDENT_TIME_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1));
     eprintln!("{}", rnn.describe());
     let mut runs = vec![];
     for feed in [Feed::Device, Feed::HostAhead, Feed::HostLive] {

@@ -54,6 +54,8 @@ pub(crate) struct CudaRnn {
     smem: usize,
     step_smem: usize,
     sms: u32,
+    /// Multiplies every time bound (`set_time_scale`).
+    time_scale: u32,
 }
 
 // SAFETY: function and graph handles are driver objects usable from any thread once the
@@ -147,6 +149,7 @@ impl CudaRnn {
             smem,
             step_smem,
             sms,
+            time_scale: 1,
         })
     }
 
@@ -197,7 +200,8 @@ impl CudaRnn {
     /// Waits for `stream` until the device's own bound (per wait) plus a grace period and
     /// 100 µs per step; then aborts (the kernels poll `abort`) and reports a timeout.
     fn wait(&self, stream: &Stream) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_millis(TIMEOUT_MS as u64) + HOST_GRACE + Duration::from_micros(100 * self.shape.steps as u64);
+        let bound = Duration::from_millis(TIMEOUT_MS as u64) + HOST_GRACE + Duration::from_micros(100 * self.shape.steps as u64);
+        let deadline = Instant::now() + bound * self.time_scale;
         loop {
             match stream.state() {
                 StreamState::Idle => return Ok(()),
@@ -210,6 +214,13 @@ impl CudaRnn {
                 }
             }
         }
+    }
+
+    /// Multiplies the device's bound on each wait and the host's bound on a run by `k`
+    /// (at least 1): for runs under compute-sanitizer, which slows kernels many times.
+    pub fn set_time_scale(&mut self, k: u32) {
+        self.time_scale = k.max(1);
+        self.params.timeout_ms = TIMEOUT_MS.saturating_mul(self.time_scale);
     }
 
     pub fn persistent(&mut self, h0: &[f32], xs: &[f32], feed: Feed) -> Result<RnnRun> {

@@ -126,6 +126,15 @@ impl Rnn {
         self.shape
     }
 
+    /// Multiplies every time bound of the CUDA runs (the device's bound on each wait,
+    /// the host's on a run) by `k`: for runs under compute-sanitizer. The CPU backend
+    /// has no such bound to scale.
+    pub fn set_time_scale(&mut self, k: u32) {
+        if let Inner::Cuda(c) = &mut self.inner {
+            c.set_time_scale(k);
+        }
+    }
+
     pub fn is_cuda(&self) -> bool {
         matches!(self.inner, Inner::Cuda(_))
     }
