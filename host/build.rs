@@ -24,9 +24,10 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 /// Register cap of the `Nn` flavor's persistent kernel (`.maxnreg`; rustc has no way to
 /// say it). Uncapped it takes 164 registers, so only three 128-thread blocks fit on an
 /// SM (two used, one left free); at 128, four fit, with 132 bytes of spills (ptxas,
-/// sm_90, 2026-11-23). Whether the doubled occupancy pays for the spills is for the
-/// fused conv + BN example to measure (docs/benchmarks.md). The environment's
-/// `RESIDENT_NN_MAXNREG` overrides it at build time (0: no cap), for that measurement.
+/// sm_90, 2026-11-23). Measured on the H100: the fused conv + BN pass at three blocks
+/// per SM is 18-23% faster capped than uncapped at two; the record pipeline is the
+/// same capped or not at two (docs/benchmarks.md). The environment's
+/// `RESIDENT_NN_MAXNREG` overrides it at build time (0: no cap), for such measurements.
 const NN_MAX_REGISTERS: u32 = 128;
 
 /// Inserts `.maxnreg max` into the PTX entry `entry` (before its body), if present.
