@@ -63,7 +63,11 @@ impl Module {
     pub fn function(&self, name: &str) -> Result<CUfunction> {
         match self.kernels.iter().find(|(n, _)| n == name) {
             Some(&(_, f)) => Ok(f),
-            None => check(sys::CUresult::CUDA_ERROR_NOT_FOUND, "cuModuleGetFunction").map(|_| std::ptr::null_mut()),
+            None => Err(Error::Driver {
+                call: "cuModuleGetFunction",
+                code: sys::CUresult::CUDA_ERROR_NOT_FOUND as u32,
+                name: format!("CUDA_ERROR_NOT_FOUND: the module has no kernel `{name}`"),
+            }),
         }
     }
 }
