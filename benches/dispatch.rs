@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
         return;
     }
 
-    use resident::worker_flags::{PRECLAIM, RELEASE_COUNT};
+    use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     let base = config(1);
     // (label, config, host-fed variants too, criterion groups too, baselines after).
     // The default first; then one change each, summary medians only.
@@ -109,6 +109,14 @@ fn bench(c: &mut Criterion) {
         ("defaults, segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, false, false, false),
         ("defaults, segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, false, false, false),
         ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
+        ("defaults, sparse look for children", RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, ..base.clone() }, false, false, false),
+        (
+            "sparse look, segments of 64",
+            RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, segment_tasks: 64, ..base.clone() },
+            false,
+            false,
+            false,
+        ),
         (
             "claim 2, release adds, 128 x 5 per SM",
             RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, block_threads: 128, max_blocks_per_sm: 5, ..config(2) },

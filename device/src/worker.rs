@@ -48,6 +48,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         child_seg: 0,
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
+    let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
     let mut tail_seen = 0u32;
     let mut next = if preclaim { unsafe { q.start_claim() } } else { 0 };
     // The claimed range `[first, first + claim)` and the next slot of it to run.
@@ -108,7 +109,10 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
             }
         };
         sleep = 0;
-        look = true;
+        // After a child, look again at once (its siblings wait); after a queue task,
+        // with `SPARSE_LOOK` only after every few (by its sequence number: no state).
+        // Idle polls look too.
+        look = !sparse_look || child.is_some() || seq.is_multiple_of(worker_flags::SPARSE_LOOK_EVERY);
         polls = 0;
         unsafe { run::<S>(&done, &base, seq, &*task) };
         if let Some(pos) = child
