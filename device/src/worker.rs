@@ -57,8 +57,9 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut stopping = false;
     let mut sleep = 0u32;
     // Whether to look for children before the next slot: after every task (children
-    // first: they belong to tasks already running, whose tickets wait), and after an
-    // idle poll that saw the spawn ring non-empty.
+    // first: they belong to tasks already running, whose tickets wait; with
+    // `SPARSE_LOOK`, after a child and after every few queue tasks), and after an idle
+    // poll that saw the spawn ring non-empty.
     let mut look = true;
     // Idle polls since the last task (every few is a full one: `crate::queue`).
     let mut polls = 0u32;
