@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the GPU suite: memcheck, synccheck, racecheck on `gpu` and
 # `nn_gpu` (not the stream tests: their ticket-wait kernel must run beside the resident
-# kernel, which a sanitizer never allows; not the fault tests: their faults are errors
-# by design). memcheck and synccheck take ~35 s on the gpu suite (H100); racecheck is
+# kernel, and under a sanitizer it never started; not the fault tests: their faults are
+# errors by design). memcheck and synccheck take ~35 s on the gpu suite (H100); racecheck is
 # far slower: give it its own call. Usage: sanitizers.sh [tool...] (default: all three).
 cd "$(dirname "$0")/../.." && L=/tmp/logs-sanitizers && source tools/gpu/common.sh
 export RESIDENT_TIME_SCALE=20 RESIDENT_BUFFER_ARENA_MB=3072
