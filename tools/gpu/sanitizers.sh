@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU suite: memcheck, synccheck, racecheck on `gpu` and
-# `nn_gpu` (not the stream tests: their ticket-wait kernel must run beside the resident
-# kernel, and under a sanitizer it never started; not the fault tests: their faults are
-# errors by design). memcheck and synccheck take ~35 s on the gpu suite (H100); racecheck is
+# compute-sanitizer over the GPU suite: memcheck, synccheck, racecheck on `gpu`,
+# `nn_gpu` and `streams_gpu` (all but `a_stream_follows_a_tickets_tasks`, whose
+# ticket-wait kernel must run beside the resident kernel: under a sanitizer it never
+# started), not the fault tests (their faults are errors by design). memcheck and synccheck take ~35 s on the gpu suite (H100); racecheck is
 # far slower: give it its own call. Usage: sanitizers.sh [tool...] (default: all three).
 cd "$(dirname "$0")/../.." && L=/tmp/logs-sanitizers && source tools/gpu/common.sh
 export RESIDENT_TIME_SCALE=20 RESIDENT_BUFFER_ARENA_MB=3072
@@ -11,4 +11,5 @@ for tool in "${tools[@]}"; do
   for b in gpu nn_gpu; do
     step 580 "$tool-$b" compute-sanitizer --tool "$tool" --error-exitcode 9 $T/$b-* --include-ignored --test-threads=1
   done
+  step 300 "$tool-streams_gpu" compute-sanitizer --tool "$tool" --error-exitcode 9 $T/streams_gpu-* --include-ignored --test-threads=1 --skip a_stream_follows_a_tickets_tasks
 done
