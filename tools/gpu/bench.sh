@@ -6,6 +6,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader |
 step 300 dispatch .gpu/benches/dispatch-* --bench
 sed -n '/^summary/,$p' "$L/dispatch.log" | head -30
 step 150 latency .gpu/benches/latency-* --bench
+step 150 scaling .gpu/benches/scaling-* --bench
 step 60 conv-bn .gpu/examples/fused_conv_bn 21
 step 90 conv-bn-sweep .gpu/examples/fused_conv_bn sweep 21
 step 60 pipeline .gpu/examples/pipeline 4194304
