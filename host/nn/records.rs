@@ -76,6 +76,13 @@ impl RecordPipeline {
         })
     }
 
+    /// Zeroes the stage counts and the per-key table, for another pass (synchronous
+    /// copies; no task of the pipeline may be in flight).
+    pub fn reset(&self) -> Result<()> {
+        self.counts.write(&vec![0; record_counts::LEN])?;
+        self.table.write(&vec![0; self.keys as usize * 2])
+    }
+
     /// Writes raw records from record `first` on (a synchronous copy; the records must
     /// not belong to a batch in flight).
     pub fn write(&self, first: u32, records: &[RawRecord]) -> Result<()> {
