@@ -85,9 +85,11 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
             && (got.parsed, got.rejected, got.kept, got.dropped, got.reduced) == (want.parsed, want.rejected, want.kept, want.dropped, want.reduced);
         Ok((elapsed, submitted, tasks, counts_ok, p.table()? == table))
     };
-    pass()?; // warm-up
+    let warm_up = pass()?;
     let mut passes = (0..size.runs.max(1)).map(|_| pass()).collect::<resident::Result<Vec<_>>>()?;
-    let all_exact = passes.iter().all(|r| r.3 && r.4);
+    // Every pass checked, the warm-up too.
+    let counts_ok = warm_up.3 && passes.iter().all(|r| r.3);
+    let table_ok = warm_up.4 && passes.iter().all(|r| r.4);
     passes.sort_by_key(|r| r.0);
     let (elapsed, submitted, tasks, _, _) = passes[passes.len() / 2];
     let got = p.counts()?;
@@ -111,17 +113,13 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
     println!("  parse      {:>5}  {:>10}  {:>9} parsed  {:>6} rejected", got.parse_tasks, size.records, got.parsed, got.rejected);
     println!("  transform  {:>5}  {:>10}  {:>9} kept    {:>6} dropped", got.transform_tasks, got.parsed, got.kept, got.dropped);
     println!("  reduce     {:>5}  {:>10}  {:>9} reduced into {} keys", got.reduce_tasks, got.kept, got.reduced, size.keys);
-    let counts_ok = (got.parse_tasks, got.transform_tasks, got.reduce_tasks) == (tasks, tasks, tasks)
-        && (got.parsed, got.rejected, got.kept, got.dropped, got.reduced) == (want.parsed, want.rejected, want.kept, want.dropped, want.reduced);
-    let table_ok = p.table()? == table;
     println!(
-        "  per-stage counts vs the host's: {}; per-key counts and sums ({} keys): {}; every pass: {}",
+        "  per-stage counts vs the host's, every pass: {}; per-key counts and sums ({} keys), every pass: {}",
         if counts_ok { "exact" } else { "MISMATCH" },
         size.keys,
-        if table_ok { "exact" } else { "MISMATCH" },
-        if all_exact { "exact" } else { "MISMATCH" }
+        if table_ok { "exact" } else { "MISMATCH" }
     );
-    Ok(counts_ok && table_ok && all_exact)
+    Ok(counts_ok && table_ok)
 }
 
 fn main() {

@@ -171,8 +171,9 @@ pub unsafe fn relay_loop(p: &KernelParams) {
         }
         // After the sentinel, stay (polling the mailbox for an abort) until every
         // worker has left: a task may still run, and under compute-sanitizer the
-        // mailbox is the only way an abort reaches it (the memset cannot run beside
-        // the resident kernels). Relaxed: only a count, nothing is read through it.
+        // mailbox is the only way an abort reached it (the host's memset did not land
+        // while the resident kernels ran). Relaxed: only a count, nothing is read
+        // through it.
         if unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
             && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {

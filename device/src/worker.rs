@@ -12,6 +12,10 @@ use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
 use crate::tasks::{self, Outcome, TaskContext, TaskSet};
 
+/// With `worker_flags::SPARSE_LOOK`, a queue task is followed by a look for children
+/// when its sequence number is a multiple of this.
+const SPARSE_LOOK_EVERY: u32 = 4;
+
 /// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend),
 /// dispatching tasks to the set `S` (`tasks::Standard`, or `nn::NnTasks`).
 ///
@@ -22,8 +26,9 @@ use crate::tasks::{self, Outcome, TaskContext, TaskSet};
 pub unsafe fn persistent_loop<S: TaskSet>(p: &KernelParams) {
     unsafe { serve::<S>(p) };
     // Leaving, after every task this warp ran has completed: counted for the relay,
-    // which stays until every worker has left (device/src/relay.rs, step 6). Release,
-    // .gpu; the relay's relaxed load reads nothing through it.
+    // which stays until every worker has left (device/src/relay.rs, step 6).
+    // Acquire-release, .gpu (more than needed: the relay's relaxed load of the count
+    // reads nothing through it).
     arch::syncwarp();
     if arch::lane_id() == 0 {
         unsafe { arch::atom_add_acq_rel_gpu(&raw mut (*(p.header as *mut QueueHeader)).exited.value, 1) };
@@ -113,7 +118,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // After a child, look again at once (its siblings wait); after a queue task,
         // with `SPARSE_LOOK` only after every few (by its sequence number: no state).
         // Idle polls look too.
-        look = !sparse_look || child.is_some() || seq.is_multiple_of(worker_flags::SPARSE_LOOK_EVERY);
+        look = !sparse_look || child.is_some() || seq.is_multiple_of(SPARSE_LOOK_EVERY);
         polls = 0;
         unsafe { run::<S>(&done, &base, seq, &*task) };
         if let Some(pos) = child

@@ -33,9 +33,8 @@ use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_CO
 use bytemuck::Zeroable;
 use resident_shared::relay::LL_SLOTS;
 use std::ffi::c_void;
-use std::time::{Duration, Instant};
-
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::arena::Arena;
 use super::driver::{Context, check};
@@ -374,7 +373,7 @@ impl CudaBackend {
         let abort = self.header.ptr() + std::mem::offset_of!(QueueHeader, abort) as u64;
         // First through the relay's mailbox (host memory the relay polls): it needs no
         // work beside the resident kernels, so it lands under compute-sanitizer too,
-        // which runs one kernel (or memset) at a time.
+        // where the memset below did not while they ran.
         self.relay.ask_abort();
         // A memset on its own stream, so it never waits behind the transfer stream.
         // Pairs with the workers' ld.acquire.sys of `abort`.

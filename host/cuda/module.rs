@@ -51,6 +51,8 @@ impl Module {
         for name in entries(PTX) {
             let c = CString::new(name).expect("PTX names have no NUL bytes");
             let mut f = std::ptr::null_mut();
+            // SAFETY: `raw` is the module just loaded in the bound context; `c` outlives
+            // the call; `f` is written by the driver before `cuFuncLoad` reads it.
             check(unsafe { sys::cuModuleGetFunction(&mut f, raw, c.as_ptr()) }, "cuModuleGetFunction")?;
             check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")?;
             module.kernels.push((name.to_string(), f));

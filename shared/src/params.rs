@@ -53,13 +53,11 @@ pub mod worker_flags {
     /// after it (device/src/completion.rs, step 4). Spares every task the acquire's
     /// L1 invalidation, which also drops the other warps' cached lines on that SM.
     pub const RELEASE_COUNT: u32 = 4;
-    /// Look for children in the spawn ring after every [`SPARSE_LOOK_EVERY`]th task
-    /// (and whenever the last look found some, and on idle polls) instead of after
-    /// every task: spares most tasks the dependent load of the ring's two counters
-    /// before the next slot's read.
+    /// Look for children in the spawn ring only after every 4th queue task (by sequence
+    /// number; also after a child, and on idle polls) instead of after every task:
+    /// spares most tasks the dependent load of the ring's two counters before the next
+    /// slot's read (device/src/worker.rs).
     pub const SPARSE_LOOK: u32 = 8;
-    /// See [`SPARSE_LOOK`].
-    pub const SPARSE_LOOK_EVERY: u32 = 4;
 }
 
 /// Parameters of the one-launch-per-task baseline kernel: one task, by value.

@@ -56,7 +56,8 @@ pub struct RelayMailbox {
     /// Written non-zero by the host to abort the workers (`CudaBackend::abort`); the
     /// relay, which polls this memory anyway, passes it on to `QueueHeader::abort` in
     /// device memory. Unlike the memset that also does so, it needs no other work to
-    /// run beside the resident kernels (compute-sanitizer runs one at a time).
+    /// run beside the resident kernels (under compute-sanitizer the memset did not land
+    /// while they ran).
     pub abort: u64,
     pub _pad: [u64; 14],
     pub slots: [LlSlot; LL_SLOTS],
