@@ -127,6 +127,13 @@ fn bench(c: &mut Criterion) {
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),
     ];
+    // DISPATCH_QUICK=1: the defaults twice, the second time with the baselines (an A/B
+    // of device-code builds, summary only).
+    let variants = if std::env::var_os("DISPATCH_QUICK").is_some() {
+        vec![("claim 1 (defaults)", base.clone(), false, false, false), ("defaults again (order check)", base.clone(), false, false, true)]
+    } else {
+        variants
+    };
     let mut summary = vec![];
     for (label, cfg, host_fed, groups, baselines) in variants {
         progress(label);
