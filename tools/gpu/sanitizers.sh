@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU suite: memcheck, synccheck, racecheck on `gpu`,
-# `nn_gpu` and `streams_gpu` (all but `a_stream_follows_a_tickets_tasks`, whose
-# ticket-wait kernel must run beside the resident kernel: under a sanitizer it never
-# started), not the fault tests (their faults are errors by design). memcheck and synccheck take ~35 s on the gpu suite (H100); racecheck is
-# far slower: give it its own call. Usage: sanitizers.sh [tool...] (default: all three).
+# compute-sanitizer over the GPU suite: memcheck and synccheck on `gpu`, `nn_gpu` and
+# `streams_gpu` (all but `a_stream_follows_a_tickets_tasks`, whose ticket-wait kernel
+# must run beside the resident kernel: under a sanitizer it never started), not the
+# fault tests (their faults are errors by design). Each takes ~35 s on the gpu suite
+# (H100). racecheck is far slower: tools/gpu/racecheck.sh runs it in parts that fit
+# one device call. Usage: sanitizers.sh [tool...] (default: memcheck synccheck).
 cd "$(dirname "$0")/../.." && L=/tmp/logs-sanitizers && source tools/gpu/common.sh
 export RESIDENT_TIME_SCALE=20 RESIDENT_BUFFER_ARENA_MB=3072
-tools=("$@"); [ ${#tools[@]} -eq 0 ] && tools=(memcheck synccheck racecheck)
+tools=("$@"); [ ${#tools[@]} -eq 0 ] && tools=(memcheck synccheck)
 for tool in "${tools[@]}"; do
   for b in gpu nn_gpu; do
     step 580 "$tool-$b" compute-sanitizer --tool "$tool" --error-exitcode 9 $T/$b-* --include-ignored --test-threads=1
