@@ -127,10 +127,16 @@ fn bench(c: &mut Criterion) {
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", RuntimeConfig { worker_flags: PRECLAIM, ..config(8) }, true, true, true),
     ];
-    // DISPATCH_QUICK=1: the defaults twice, the second time with the baselines (an A/B
-    // of device-code builds, summary only).
+    // DISPATCH_QUICK=1: the defaults, the worker flags alone and together, the defaults
+    // again with the baselines (an A/B of device-code builds and flags, summary only).
     let variants = if std::env::var_os("DISPATCH_QUICK").is_some() {
-        vec![("claim 1 (defaults)", base.clone(), false, false, false), ("defaults again (order check)", base.clone(), false, false, true)]
+        vec![
+            ("claim 1 (defaults)", base.clone(), false, false, false),
+            ("defaults, release count adds", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
+            ("defaults, sparse look for children", RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, ..base.clone() }, false, false, false),
+            ("release adds + sparse look", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() }, false, false, false),
+            ("defaults again (order check)", base.clone(), false, false, true),
+        ]
     } else {
         variants
     };

@@ -99,14 +99,17 @@ impl Backend {
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         each!(self, b => b.publish(first, end))
     }
-    /// Copies `end - first` tasks from backend memory at `from` into the slots
-    /// `first..end` and publishes them: the resident-list path, with no host staging.
+    /// Publishes the slots `first..end` as a list run (`device/src/lists.rs`): table
+    /// entry `entry` says that their tasks lie at `from` in backend memory, where the
+    /// workers read them in place; then `tail = end`. The resident-list path: no
+    /// staging, no copy of the tasks.
     ///
     /// # Safety
-    /// As for [`Backend::stage`]; `from` must hold `end - first` tasks in memory from
-    /// [`Backend::alloc`].
-    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
-        each!(self, b => unsafe { b.publish_resident(first, end, from) })
+    /// As for [`Backend::stage`]; the entry must be free (its last run completed);
+    /// `from` must hold `end - first` placed tasks in memory from [`Backend::alloc`]
+    /// that stays live until they have completed.
+    pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
+        each!(self, b => unsafe { b.publish_run(first, end, from, entry) })
     }
     /// The per-task completion record of `seq`; valid only after its segment's record
     /// was acquired, and only if its `stamp` is `stamp_for(seq)`.

@@ -30,6 +30,13 @@ const TARGET: &str = "nvptx64-nvidia-cuda";
 /// `RESIDENT_NN_MAXNREG` overrides it at build time (0: no cap), for such measurements.
 const NN_MAX_REGISTERS: u32 = 128;
 
+/// Register cap of the standard persistent kernel: 80 lets three 256-thread blocks fit
+/// on an SM (two used, one left free, as `CudaBackend::new` wants). Uncapped, reading
+/// resident lists in place (device/src/lists.rs) took it to 90 (two fit, one used);
+/// capped it spills 12 bytes (ptxas, sm_90, 2026-11-23). `RESIDENT_MAXNREG` overrides
+/// it at build time (0: no cap).
+const MAX_REGISTERS: u32 = 80;
+
 /// Inserts `.maxnreg max` into the PTX entry `entry` (before its body), if present.
 fn cap_registers(ptx: &str, entry: &str, max: u32) -> String {
     let Some(at) = ptx.find(&format!(".entry {entry}(")) else { return ptx.to_string() };
@@ -52,6 +59,7 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=RESIDENT_NO_PTX");
     println!("cargo:rerun-if-env-changed=RESIDENT_NN_MAXNREG");
+    println!("cargo:rerun-if-env-changed=RESIDENT_MAXNREG");
 
     let skip = env::var("RESIDENT_NO_PTX").is_ok_and(|v| !v.is_empty() && v != "0");
     let missing = if skip { vec![] } else { missing_components() };
@@ -85,6 +93,8 @@ fn main() {
     let ptx = fs::read_to_string(&built).unwrap_or_else(|e| panic!("resident: no PTX at {}: {e}", built.display()));
     let cap = env::var("RESIDENT_NN_MAXNREG").ok().and_then(|v| v.parse().ok()).unwrap_or(NN_MAX_REGISTERS);
     let ptx = if cap == 0 { ptx } else { cap_registers(&ptx, "resident_persistent_nn", cap) };
+    let cap = env::var("RESIDENT_MAXNREG").ok().and_then(|v| v.parse().ok()).unwrap_or(MAX_REGISTERS);
+    let ptx = if cap == 0 { ptx } else { cap_registers(&ptx, "resident_persistent", cap) };
     fs::write(&ptx_out, &ptx).unwrap();
     // A stable place for tools (CI's ptxas check, inspection by hand).
     let _ = fs::write(target_dir.join("resident.ptx"), &ptx);

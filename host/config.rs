@@ -56,11 +56,12 @@ pub struct RuntimeConfig {
     /// Longest sleep of an idle worker between two polls of the queue, in nanoseconds:
     /// the wake-up latency it may add against the poll traffic of idle warps.
     pub max_poll_sleep_ns: u32,
-    /// Slots in the first device-to-device copy when a resident task list is submitted
-    /// (a power of two; 0: no separate first piece). The workers start on it while the
-    /// rest of the list is copied, at one more pair of driver calls.
+    /// Tasks in the first list run when a resident task list is submitted (a power of
+    /// two; 0: no separate first run). Lists are read in place (device/src/lists.rs):
+    /// a run costs two small copies (its table entry and `tail`), not a copy of tasks.
     pub list_first_piece: u32,
-    /// Slots per later copy of a resident list (a power of two; 0: half the ring).
+    /// Tasks per later list run (a power of two; 0: as many as the ring allows, half
+    /// of it).
     pub list_chunk: u32,
     /// Most tasks per completion segment (a power of two from 32 to 1024; half the ring
     /// caps it too). Every task of a segment adds to one counter, and the last one
@@ -108,7 +109,7 @@ impl Default for RuntimeConfig {
             shutdown_timeout: Duration::from_secs(10),
             max_poll_sleep_ns: 256,
             list_first_piece: 0,
-            list_chunk: 4096,
+            list_chunk: 0,
             segment_tasks: resident_shared::segment::SEGMENT,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,

@@ -18,6 +18,7 @@ extern crate std;
 pub mod arch;
 pub mod buffers;
 pub mod kernels;
+pub mod lists;
 pub mod nn;
 pub mod completion;
 pub mod deps;

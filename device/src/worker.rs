@@ -8,6 +8,7 @@ use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, Queu
 
 use crate::arch;
 use crate::completion::Completer;
+use crate::lists::{ListTable, RunCache};
 use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
 use crate::tasks::{self, Outcome, TaskContext, TaskSet};
@@ -44,6 +45,9 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let q = unsafe { DeviceQueue::new(p) };
     let done = unsafe { Completer::new(p) };
     let spawn = unsafe { SpawnRing::new(p) };
+    let lists = unsafe { ListTable::new(p) };
+    // The list run this warp's last list task came from (`crate::lists`, step 3).
+    let mut list_run = RunCache::EMPTY;
     let base = TaskContext {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
@@ -72,8 +76,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     // keeps the register count low enough for three blocks per SM.
     loop {
         let child = if look && unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
-        // The task is read in place (ring slot or spawn slot), field by field as the
-        // task code needs it, not copied into registers first.
+        // The task is read in place (ring slot, list or spawn slot), field by field as
+        // the task code needs it, not copied into registers first.
         let (seq, task) = match child {
             Some(pos) => (pos, spawn.slot(pos)),
             // Step 5 of spawn.rs: past the sentinel, leave once no child is left.
@@ -111,7 +115,9 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                 if preclaim && k == q.claim {
                     next = unsafe { q.start_claim() };
                 }
-                (seq, q.slot(seq))
+                // A list run's task is read from the list, any other from the ring.
+                let task = unsafe { lists.find(seq, &mut list_run) }.unwrap_or_else(|| q.slot(seq));
+                (seq, task)
             }
         };
         sleep = 0;

@@ -1,7 +1,8 @@
 //! Queue memory in host RAM and the worker threads that drain it.
 
 use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use resident_shared::lists::{LIST_RUNS, ListRun};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -19,6 +20,8 @@ pub(crate) struct CpuBackend {
     segment_done: HostAlloc,
     counters: HostAlloc,
     table: HostAlloc,
+    /// The table of list runs (`resident_shared::lists`).
+    lists: HostAlloc,
     /// Owned here so that it outlives the workers; only they use it.
     _spawn: HostAlloc,
     capacity: u32,
@@ -50,6 +53,7 @@ impl CpuBackend {
         let counters = HostAlloc::zeroed(MAX_COUNTERS * size_of::<u32>())?;
         let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
         let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;
+        let lists = HostAlloc::zeroed(LIST_RUNS * size_of::<ListRun>())?;
         let n_workers = match config.cpu_workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
@@ -72,6 +76,7 @@ impl CpuBackend {
             spawn_capacity: config.spawn_capacity,
             workers: n_workers as u32,
             relay: 0,
+            lists: lists.ptr() as u64,
         };
         let flavor = config.kernel;
         let exited = Arc::new(AtomicUsize::new(0));
@@ -102,7 +107,7 @@ impl CpuBackend {
                 .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
             handles.push(h);
         }
-        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, _spawn: spawn, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
+        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, lists, _spawn: spawn, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
     }
 
     pub fn info(&self) -> BackendInfo {
@@ -145,10 +150,16 @@ impl CpuBackend {
         Ok(())
     }
 
-    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
-        let tasks = unsafe { std::slice::from_raw_parts(from as *const Task, (end - first) as usize) };
-        // A resident list is stored already placed (`TaskList::upload`).
-        unsafe { self.write_slots(first, tasks, |_, t| *t) };
+    pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
+        assert!(entry < LIST_RUNS);
+        let run = ListRun::new(first as u32, (end - first) as u32, from);
+        let e = unsafe { (self.lists.ptr() as *mut ListRun).add(entry) };
+        // Relaxed atomic stores (workers may be reading the entry: device/src/lists.rs,
+        // step 2), `span` in one 8-byte store; published by the release store of `tail`.
+        unsafe {
+            AtomicU64::from_ptr(&raw mut (*e).addr).store(run.addr, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*e).span).store(run.span, Ordering::Relaxed);
+        }
         self.publish(first, end)
     }
 

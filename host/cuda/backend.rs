@@ -17,7 +17,11 @@
 //!   that completes it, polled by the host (`resident_shared::segment`);
 //! - counters (device memory): the device-side dependency counters; reset by a
 //!   synchronous copy when the host hands one out;
-//! - buffer table (device memory): written by synchronous copies under the producer lock.
+//! - buffer table (device memory): written by synchronous copies under the producer lock;
+//! - list runs (device memory, `resident_shared::lists`): each entry by a 16-byte copy on
+//!   the transfer stream from its own pinned mailbox (`run_mail`), before the copy into
+//!   `tail` that publishes the run; an entry, and its mailbox, is written again only
+//!   once its last run has completed (the producer waits for that).
 //!
 //! Why copies and not `cuStreamWriteValue32`: on the H100 used here the driver refused
 //! the stream write on our header (`CUDA_ERROR_INVALID_VALUE`, 2026-11-22); stream
@@ -31,6 +35,7 @@
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task};
 use bytemuck::Zeroable;
+use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::LL_SLOTS;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -52,6 +57,8 @@ pub(crate) struct CudaBackend {
     ring: DeviceAlloc,
     header: DeviceAlloc,
     table: DeviceAlloc,
+    lists: DeviceAlloc,
+    run_mail: PinnedAlloc,
     staging: PinnedAlloc,
     tails: PinnedAlloc,
     completions: PinnedAlloc,
@@ -110,6 +117,8 @@ impl CudaBackend {
             let ring = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * t)?;
             let header = DeviceAlloc::zeroed_sync(&ctx, size_of::<QueueHeader>())?;
             let table = DeviceAlloc::zeroed_sync(&ctx, MAX_BUFFERS * size_of::<BufferEntry>())?;
+            let lists = DeviceAlloc::zeroed_sync(&ctx, LIST_RUNS * size_of::<ListRun>())?;
+            let run_mail = PinnedAlloc::zeroed(&ctx, LIST_RUNS * size_of::<ListRun>(), false)?;
             let staging = PinnedAlloc::zeroed(&ctx, capacity as usize * t, config.staging_write_combined)?;
             let tails = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<u32>(), false)?;
             let completions = PinnedAlloc::zeroed(&ctx, capacity as usize * c, false)?;
@@ -144,6 +153,8 @@ impl CudaBackend {
                 ring,
                 header,
                 table,
+                lists,
+                run_mail,
                 staging,
                 tails,
                 completions,
@@ -189,6 +200,7 @@ impl CudaBackend {
             spawn_capacity: self.spawn_capacity,
             workers: self.grid * (self.block / 32),
             relay: self.relay.device_ptr(),
+            lists: self.lists.ptr(),
         };
         let mut args = [&raw mut params as *mut c_void];
         check(
@@ -264,17 +276,23 @@ impl CudaBackend {
         self.publish_tail(end)
     }
 
-    pub unsafe fn publish_resident(&self, first: u64, end: u64, from: u64) -> Result<()> {
+    pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
+        assert!(entry < LIST_RUNS);
+        // The relay must be done with its inline batches before `tail` moves by a copy.
         self.relay.before_copy(first)?;
-        let t = size_of::<Task>();
-        let s = self.transfer.raw();
-        let dev = self.ring.ptr();
-        self.for_ring_runs(first, end, |slot, off, count| {
+        let e = size_of::<ListRun>();
+        unsafe {
+            // The entry's mailbox is free: its last copy ran before its run, which has
+            // completed (the producer waited for it).
+            let mail = (self.run_mail.host_ptr() as *mut ListRun).add(entry);
+            mail.write_volatile(ListRun::new(first as u32, (end - first) as u32, from));
+            // One 16-byte copy (the `span` word whole: device/src/lists.rs, step 2),
+            // ordered before the copy into `tail` by stream order (step 1).
             check(
-                unsafe { sys::cuMemcpyDtoDAsync_v2(dev + (slot * t) as u64, from + (off * t) as u64, count * t, s) },
-                "cuMemcpyDtoDAsync(ring)",
-            )
-        })?;
+                sys::cuMemcpyHtoDAsync_v2(self.lists.ptr() + (entry * e) as u64, mail as *const c_void, e, self.transfer.raw()),
+                "cuMemcpyHtoDAsync(list run)",
+            )?;
+        }
         self.publish_tail(end)
     }
 

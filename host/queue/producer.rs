@@ -3,6 +3,7 @@
 //! the buffer registry, so a buffer can never be freed between a task's validation
 //! and its publication.
 
+use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Opcode, Task, task_flags};
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,11 +26,16 @@ pub(crate) struct Producer {
     pub closed: bool,
     pub registry: BufferRegistry,
     pub counters: CounterRegistry,
+    /// List runs published so far; run `r` uses table entry `r % LIST_RUNS`.
+    pub runs: u64,
+    /// The end (sequence number past its last task) of the run in each table entry: an
+    /// entry is written again only once everything before its end has completed.
+    pub run_ends: [u64; LIST_RUNS],
 }
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, registry: BufferRegistry::new(), counters: CounterRegistry::new() }
+        Self { next: 0, closed: false, registry: BufferRegistry::new(), counters: CounterRegistry::new(), runs: 0, run_ends: [0; LIST_RUNS] }
     }
 }
 
@@ -60,8 +66,8 @@ pub(crate) enum Origin {
 pub(crate) enum Source<'a> {
     /// Tasks in host memory, validated now, staged and copied host-to-device.
     Host(&'a [Task]),
-    /// A resident task list (validated at upload; `handles` re-checked now), copied
-    /// device-to-device into the ring: no host staging.
+    /// A resident task list (validated at upload; `handles` re-checked now), read in
+    /// place by the workers as list runs (`device/src/lists.rs`): no staging, no copy.
     Resident { addr: u64, len: usize, handles: &'a [resident_shared::BufferHandle] },
 }
 
@@ -120,7 +126,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
     shared.tracker.register(ticket.clone());
     // Host tasks are staged and copied in chunks so the workers start early; a resident
-    // list needs no staging, so it goes in as few copies as the ring allows. Chunks are
+    // list is neither staged nor copied, so it goes in as few runs as the ring allows
+    // (or `list_chunk` tasks per run). Chunks are
     // multiples of the segment size (powers of two, the segment at most half the ring)
     // and at most half the ring: every segment before a chunk is wholly published
     // before the producer waits for room, so the wait always ends.
@@ -143,7 +150,16 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         // aborts the workers; the ticket of a batch cut short is resolved by the
         // fault or by shutdown (`fail_all`), and `next` covers exactly what was
         // published.
-        let room = || shared.tracker.advance(&shared.backend) + cap >= end;
+        // A list run also needs its table entry, free once the run that used it last
+        // has completed.
+        let entry_end = match src {
+            Source::Resident { .. } => p.run_ends[(p.runs % LIST_RUNS as u64) as usize],
+            Source::Host(_) => 0,
+        };
+        let room = || {
+            let done = shared.tracker.advance(&shared.backend);
+            done + cap >= end && done >= entry_end
+        };
         let deadline = match full {
             WhenFull::Until(d) => Some(d),
             _ => None,
@@ -162,8 +178,13 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             }
             Source::Resident { addr, .. } => {
                 let from = addr + (off * size_of::<Task>()) as u64;
-                // SAFETY: as above; `from..` lies in the list (off + len <= n).
-                unsafe { shared.backend.publish_resident(at, end, from) }
+                let entry = (p.runs % LIST_RUNS as u64) as usize;
+                p.runs += 1;
+                p.run_ends[entry] = end;
+                // SAFETY: the slots and the entry are free (just checked); `from..`
+                // lies in the list (off + len <= n), which outlives its tasks
+                // (`TaskList`'s drop waits for them).
+                unsafe { shared.backend.publish_run(at, end, from, entry) }
             }
         };
         // A driver call that failed because the device died reports that fault. Any

@@ -13,6 +13,7 @@
 mod buffer;
 mod completion;
 mod counter;
+pub mod lists;
 pub mod nn;
 mod params;
 mod queue;

@@ -41,8 +41,10 @@ pub struct KernelParams {
     pub workers: u32,
     /// The relay's [`crate::relay::RelayMailbox`] (mapped pinned memory; device address).
     pub relay: u64,
+    /// The table of list runs ([`crate::lists`]): `LIST_RUNS` entries; null for none.
+    pub lists: u64,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 96);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 104);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {

@@ -86,6 +86,9 @@ pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
 pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire)
 }
+pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
+}
 pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
 }

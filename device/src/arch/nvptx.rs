@@ -129,6 +129,14 @@ pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
     v
 }
 
+/// 64-bit strong relaxed load at GPU scope.
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
+    let v: u64;
+    unsafe { asm!("ld.relaxed.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
+    v
+}
+
 /// 64-bit strong relaxed load at system scope.
 #[inline(always)]
 pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {

@@ -1,0 +1,58 @@
+//! Resident task lists read in place: the table of list runs. A run is a stretch of
+//! queue sequence numbers `[first, first + len)` whose tasks the workers read from a
+//! resident list in device memory (`addr`, the run's first task) instead of the ring,
+//! so that submitting a list copies no task at all. The host writes a run's entry
+//! before it publishes `tail` over the run; the protocol is in `device/src/lists.rs`.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Entries in the table; run `r` (counted from 0 by the host) uses entry `r % LIST_RUNS`.
+/// One per lane of a warp: a worker reads the whole table with one load per lane.
+pub const LIST_RUNS: usize = 32;
+
+/// One run. `span` packs `first` (low half) and `len` (high half) into one 8-byte word,
+/// read with one load: a reader sees either an entry's old pair or its new one, never
+/// half of each (device/src/lists.rs says why that is enough).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct ListRun {
+    pub span: u64,
+    /// Device address of the run's first task.
+    pub addr: u64,
+}
+const _: () = assert!(core::mem::size_of::<ListRun>() == 16);
+
+impl ListRun {
+    pub const fn new(first: u32, len: u32, addr: u64) -> Self {
+        Self { span: pack(first, len), addr }
+    }
+}
+
+/// The `span` word of a run.
+#[inline(always)]
+pub const fn pack(first: u32, len: u32) -> u64 {
+    first as u64 | (len as u64) << 32
+}
+
+/// Whether the run whose `span` word this is holds sequence number `seq`.
+#[inline(always)]
+pub const fn holds(span: u64, seq: u32) -> bool {
+    seq.wrapping_sub(span as u32) < (span >> 32) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_its_span_only() {
+        let s = pack(100, 10);
+        assert!(holds(s, 100) && holds(s, 109));
+        assert!(!holds(s, 99) && !holds(s, 110));
+        // Across the wrap of sequence numbers.
+        let w = pack(u32::MAX - 1, 4);
+        assert!(holds(w, u32::MAX) && holds(w, 1) && !holds(w, 2));
+        // The zeroed entry holds nothing.
+        assert!(!holds(0, 0));
+    }
+}
