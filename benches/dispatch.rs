@@ -45,7 +45,7 @@ fn persistent(rt: &Runtime, tasks: &[Task]) {
 }
 
 fn config(claim: u32) -> RuntimeConfig {
-    // 64 Ki slots: a 20k batch fits whole; sizes a resident list's copy to one piece.
+    // 64 Ki slots: a 20k batch fits whole; a resident list goes in as one run.
     RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
 }
 
@@ -161,8 +161,8 @@ fn bench(c: &mut Criterion) {
             summary.push((format!("host-fed, {label}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
         }
         {
-            // The same batches as resident task lists: uploaded once, replayed with a
-            // device-to-device copy into the ring (the counterpart of graph replay).
+            // The same batches as resident task lists: uploaded once, replayed as list
+            // runs read in place by the workers (the counterpart of graph replay).
             let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
             let replay = |l: &resident::TaskList| rt.submit_list(l).unwrap().wait().unwrap();
             if groups {

@@ -1,6 +1,6 @@
 //! Resident task lists: tasks validated once and kept in device memory, submitted again
-//! and again with a device-to-device copy into the ring. What a captured CUDA Graph is
-//! to launches, a task list is to the persistent queue: the per-submission host work
+//! and again, read in place by the workers (list runs, device/src/lists.rs). What a
+//! captured CUDA Graph is to launches, a task list is to the persistent queue: the per-submission host work
 //! (validation, staging, a host-to-device copy) is paid once, at upload.
 
 use resident_shared::{BufferHandle, Opcode, Task};
@@ -71,8 +71,8 @@ impl TaskList {
 
 impl Drop for TaskList {
     fn drop(&mut self) {
-        // A copy from the list may still be queued on the transfer stream: wait until
-        // everything submitted so far has completed (its copies ran before its tasks).
+        // The workers read the list's tasks in place until they complete: wait until
+        // everything submitted so far has completed.
         let target = self.shared.producer.lock().unwrap().next;
         if !self.shared.quiesce(target, std::time::Duration::from_secs(30)) {
             std::mem::forget(self.mem.take());
