@@ -77,6 +77,12 @@ fn resident_list_replays() {
 }
 
 #[test]
+fn list_runs_interleaved() {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, segment_tasks: 64, list_chunk: 64, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
+    common::list_runs_interleaved(&rt, 10);
+}
+
+#[test]
 fn worker_policies_exactly_once() {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK] {

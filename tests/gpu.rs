@@ -86,6 +86,13 @@ gpu_test!(auto_backend_picks_cuda, {
 
 gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));
 
+// List runs: the run table reused hundreds of times under lists cut into 64-task runs
+// and host-fed batches between them.
+gpu_test!(list_runs_interleaved, {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, segment_tasks: 64, list_chunk: 64, ..RuntimeConfig::cuda() }).unwrap();
+    common::list_runs_interleaved(&rt, 40);
+});
+
 gpu_test!(worker_policies_exactly_once, {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK] {

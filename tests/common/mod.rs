@@ -291,6 +291,41 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
     assert!(matches!(rt.upload_tasks(&[Task::noop(0), Task::raw(77, [0; 12])]), Err(Error::InvalidTask { index: 1, .. })));
 }
 
+/// List runs (docs/protocol.md, step 4l) under churn: lists of three sizes, each cut
+/// into many runs (`list_chunk`), submitted round after round without waiting and
+/// interleaved with host-fed batches, so that the 32-entry run table is reused many
+/// times while workers scan it and warps move between lists and the ring. Every task
+/// is a `mark` on its own counter: each runs exactly once per round.
+pub fn list_runs_interleaved(rt: &Runtime, rounds: usize) {
+    let sizes = [700usize, 1500, 3000];
+    let host = 900usize;
+    let total: usize = sizes.iter().sum::<usize>() + host;
+    let c = rt.buffer_from(&vec![0u32; total]).unwrap();
+    let mut at = 0u32;
+    let mut lists = vec![];
+    for n in sizes {
+        lists.push(rt.upload_tasks(&(0..n).map(|i| Task::mark(c.all(), at + i as u32)).collect::<Vec<_>>()).unwrap());
+        at += n as u32;
+    }
+    let fed: Vec<Task> = (0..host).map(|i| Task::mark(c.all(), at + i as u32)).collect();
+    let mut tickets = vec![];
+    for _ in 0..rounds {
+        for l in &lists {
+            tickets.push(rt.submit_list(l).unwrap());
+            tickets.push(rt.submit(&fed[..host / 3]).unwrap());
+        }
+    }
+    for t in tickets {
+        t.wait().unwrap();
+    }
+    let got = c.read().unwrap();
+    for (i, &v) in got.iter().enumerate() {
+        // The host-fed third runs once per list per round, the rest of it never.
+        let want = if i < at as usize { rounds as u32 } else if i < at as usize + host / 3 { 3 * rounds as u32 } else { 0 };
+        assert_eq!(v, want, "counter {i}");
+    }
+}
+
 /// The device's own check: forged tasks sent past the host check complete with a typed
 /// failure status and touch nothing; the valid tasks beside them run.
 pub fn device_rejects_forged_tasks(rt: &Runtime) {
