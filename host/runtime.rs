@@ -418,8 +418,9 @@ impl Runtime {
     }
 
     /// Submits a resident task list: the workers read its tasks in place, from device
-    /// memory (list runs, docs/protocol.md step 4l): no staging, no copy of tasks. The buffers it names are checked to be still live;
-    /// the device checks every slice again.
+    /// memory (list runs, docs/protocol.md step 4l): no staging, no copy of tasks. The
+    /// buffers it names are checked to be still live; the device checks every slice
+    /// again.
     pub fn submit_list(&self, list: &TaskList) -> Result<Ticket> {
         let src = Source::Resident { addr: list.addr(), len: list.len(), handles: list.handles() };
         let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;

@@ -128,18 +128,12 @@ impl CpuBackend {
     }
 
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
-        unsafe { self.write_slots(first, tasks, |i, t| place.apply(i, t)) }
-    }
-
-    /// # Safety
-    /// As for `stage`.
-    unsafe fn write_slots(&self, first: u64, tasks: &[Task], f: impl Fn(usize, &Task) -> Task) {
         let ring = self.ring.ptr() as *mut Task;
         let mask = self.capacity as u64 - 1;
         for (i, t) in tasks.iter().enumerate() {
             // SAFETY: index < capacity; the slot is free (caller's contract), so no
             // worker reads it until the release store of `tail` in `publish`.
-            unsafe { ring.add(((first + i as u64) & mask) as usize).write(f(i, t)) };
+            unsafe { ring.add(((first + i as u64) & mask) as usize).write(place.apply(i, t)) };
         }
     }
 

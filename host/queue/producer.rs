@@ -127,9 +127,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     shared.tracker.register(ticket.clone());
     // Host tasks are staged and copied in chunks so the workers start early; a resident
     // list is neither staged nor copied, so it goes in as few runs as the ring allows
-    // (or `list_chunk` tasks per run). Chunks are
-    // multiples of the segment size (powers of two, the segment at most half the ring)
-    // and at most half the ring: every segment before a chunk is wholly published
+    // (or `list_chunk` tasks per run). Chunks are multiples of the segment size (powers
+    // of two, the segment at most half the ring) and at most half the ring: every segment before a chunk is wholly published
     // before the producer waits for room, so the wait always ends.
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
@@ -149,11 +148,11 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         // The wait ends on a fault (health polls), at the deadline, or when shutdown
         // aborts the workers; the ticket of a batch cut short is resolved by the
         // fault or by shutdown (`fail_all`), and `next` covers exactly what was
-        // published.
-        // A list run also needs its table entry, free once the run that used it last
-        // has completed.
+        // published. A list run also needs its table entry, free once the run that
+        // used it last has completed.
+        let entry = (p.runs % LIST_RUNS as u64) as usize;
         let entry_end = match src {
-            Source::Resident { .. } => p.run_ends[(p.runs % LIST_RUNS as u64) as usize],
+            Source::Resident { .. } => p.run_ends[entry],
             Source::Host(_) => 0,
         };
         let room = || {
@@ -178,7 +177,6 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             }
             Source::Resident { addr, .. } => {
                 let from = addr + (off * size_of::<Task>()) as u64;
-                let entry = (p.runs % LIST_RUNS as u64) as usize;
                 p.runs += 1;
                 p.run_ends[entry] = end;
                 // SAFETY: the slots and the entry are free (just checked); `from..`
