@@ -33,7 +33,8 @@ const NN_MAX_REGISTERS: u32 = 128;
 /// Register cap of the standard persistent kernel: 80 lets three 256-thread blocks fit
 /// on an SM (two used, one left free, as `CudaBackend::new` wants). Uncapped, reading
 /// resident lists in place (device/src/lists.rs) took it to 90 (two fit, one used);
-/// capped it spills 12 bytes (ptxas, sm_90, 2026-11-23). `RESIDENT_MAXNREG` overrides
+/// capped it spilled 12 bytes (ptxas, sm_90, 2026-11-23), none since the task context
+/// stays in registers (2026-11-24). `RESIDENT_MAXNREG` overrides
 /// it at build time (0: no cap).
 const MAX_REGISTERS: u32 = 80;
 

@@ -104,7 +104,7 @@ impl Default for RuntimeConfig {
             block_threads: 256,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
-            worker_flags: resident_shared::worker_flags::PRECLAIM,
+            worker_flags: resident_shared::worker_flags::PRECLAIM | resident_shared::worker_flags::RELEASE_COUNT,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
             max_poll_sleep_ns: 256,

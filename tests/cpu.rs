@@ -85,7 +85,7 @@ fn list_runs_interleaved() {
 #[test]
 fn worker_policies_exactly_once() {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
-    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK] {
+    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK, PRECLAIM | RELEASE_COUNT | SPARSE_LOOK] {
         let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
         common::exactly_once_many_producers(&rt, 4, 2_000, 200);
         common::tree_children_exactly_once(&rt, 16, 3, 4, 2);

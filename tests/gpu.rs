@@ -95,7 +95,7 @@ gpu_test!(list_runs_interleaved, {
 
 gpu_test!(worker_policies_exactly_once, {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
-    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK] {
+    for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK, PRECLAIM | RELEASE_COUNT | SPARSE_LOOK] {
         for claim in [1, 8] {
             let rt = Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
             common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);

@@ -4,7 +4,7 @@
 // of the device copy reachable for a 20k-task batch that the host submits and waits
 // for, and what does it take?" for benches/dispatch.rs (issue 2).
 //
-//   nvcc -O3 -arch=sm_90 -o list_floor benches/floor/list_floor.cu -lcuda && ./list_floor
+//   nvcc -O3 -arch=sm_90 -o list_floor benches/floor/list_floor.cu -lcuda && ./list_floor [features]
 //
 // The kernel is the runtime's protocol cut to the bone: every warp claims one slot at a
 // time (atomicAdd on head, pre-claimed one task ahead), waits for the slot to be
@@ -23,6 +23,9 @@
 //               direct: no copy of the tasks at all; the kernel reads them from the list
 //                       (the slot's list index is seq mod N); tail by cuStreamWriteValue32
 //   piece       tasks per piece (0: the whole batch in one piece)
+//   features    with `list_floor features`: the direct rows at 2 blocks/SM only, with
+//               parts of the runtime's per-task path added (FEAT_* below): which of
+//               them the runtime's 18 us over this floor came from (2026-11-24)
 // and the two ceilings the runtime's bench measures, the same way (host wall clock
 // around launch + synchronize): a device-to-device copy of the same bytes and the axpy
 // loop over every slice in one flat launch.
@@ -41,7 +44,19 @@
 constexpr int N = 20000, SLICE = 1024, SEG = 1024, CAP = 1 << 16;
 constexpr int NSEG = (N + SEG - 1) / SEG;
 
+// pad[0..4]: the buffer-table form of the same slices (handles of x and y: index |
+// generation << 16, and element offsets), read by the FEAT_TABLE_* variants.
 struct Task { const float* x; float* y; uint32_t n; uint32_t pad[11]; };
+// The runtime's buffer-table entry (shared/src/buffer.rs): 16 bytes.
+struct __align__(16) Entry { unsigned long long ptr; uint32_t len; uint16_t elem; uint16_t gen; };
+// Parts of the runtime's per-task path, added one at a time (`list_floor features`):
+enum {
+  FEAT_LOOK = 1,        // a look for children before each task: two ld.relaxed.gpu, a vote
+  FEAT_TABLE_SYS = 2,   // x and y resolved through the buffer table, each entry read by
+                        // volatile field loads (LD.STRONG.SYS) and checked before the next
+  FEAT_TABLE_WEAK = 4,  // the same, both entries by one weak ld.global.v2.u64 each, then the checks
+  FEAT_FIELDS = 8,      // the task's flag and dependency words read and tested before the task
+};
 static_assert(sizeof(Task) == 64, "task is 64 bytes");
 struct Header { uint32_t head; uint32_t p0[31]; uint32_t tail; uint32_t p1[31]; uint32_t stop; uint32_t p2[31]; };
 
@@ -72,8 +87,23 @@ __device__ __forceinline__ void axpy(float a, const float* x, float* y, uint32_t
 }
 
 // direct != 0: read task seq from list[seq % N] instead of the ring.
+__device__ __forceinline__ bool entry_ok(const Entry& e, uint32_t handle, uint32_t off, uint32_t n) {
+  return e.ptr != 0 && e.gen == (handle >> 16) && e.elem == 1 && (unsigned long long)off + n <= e.len;
+}
+
+__device__ __forceinline__ Entry ld_entry_weak(const Entry* p) {
+  unsigned long long a, b;
+  asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+  Entry e; e.ptr = a; e.len = (uint32_t)b; e.elem = (uint16_t)(b >> 32); e.gen = (uint16_t)(b >> 48); return e;
+}
+
+__device__ __forceinline__ Entry ld_entry_volatile(const Entry* p) {
+  const volatile Entry* v = p; Entry e; e.ptr = v->ptr; e.len = v->len; e.elem = v->elem; e.gen = v->gen; return e;
+}
+
 __global__ void __launch_bounds__(256) persistent(Header* h, const Task* ring, const Task* list, int direct,
-                                                   uint32_t* counts, uint32_t* stamps) {
+                                                   uint32_t* counts, uint32_t* stamps, int feat,
+                                                   const Entry* table, const uint32_t* spawnc) {
   const int lane = threadIdx.x & 31;
   uint32_t tail_seen = 0;
   uint32_t next = 0;
@@ -89,7 +119,35 @@ __global__ void __launch_bounds__(256) persistent(Header* h, const Task* ring, c
       __nanosleep(sleep); sleep = min(sleep * 2, 256u);
     }
     const Task* t = direct ? &list[seq % N] : &ring[seq & (CAP - 1)];
-    axpy(1e-3f, t->x, t->y, t->n);
+    if (feat & FEAT_LOOK) {
+      // The spawn ring's two counters on their own lines; never differ here.
+      uint32_t e = ld_rlx_gpu(&spawnc[0]), d = ld_rlx_gpu(&spawnc[32]);
+      if (__any_sync(0xffffffff, e != d)) asm volatile("trap;");
+    }
+    if (feat & FEAT_FIELDS) {
+      if (__any_sync(0xffffffff, t->pad[4] != 0)) asm volatile("trap;");
+      if (__any_sync(0xffffffff, t->pad[5] != 0)) asm volatile("trap;");
+    }
+    const float* x = t->x;
+    float* y = t->y;
+    uint32_t n = t->n;
+    if (feat & (FEAT_TABLE_SYS | FEAT_TABLE_WEAK)) {
+      uint32_t hx = t->pad[0], hy = t->pad[1], ox = t->pad[2], oy = t->pad[3];
+      Entry ex, ey = {};
+      if (feat & FEAT_TABLE_SYS) {
+        // As the runtime did: the second entry is read only once the first passed.
+        ex = ld_entry_volatile(&table[hx & 0xfff]);
+        bool ok = entry_ok(ex, hx, ox, n);
+        if (ok) { ey = ld_entry_volatile(&table[hy & 0xfff]); ok = entry_ok(ey, hy, oy, n); }
+        if (!ok) n = 0;
+      } else {
+        ex = ld_entry_weak(&table[hx & 0xfff]);
+        ey = ld_entry_weak(&table[hy & 0xfff]);
+        if (!entry_ok(ex, hx, ox, n) || !entry_ok(ey, hy, oy, n)) n = 0;
+      }
+      x = (const float*)ex.ptr + ox; y = (float*)ey.ptr + oy;
+    }
+    axpy(1e-3f, x, y, n);
     __syncwarp();
     if (lane == 0) {
       uint32_t i = seq % N, s = i / SEG, len = min(SEG, N - s * SEG);
@@ -113,7 +171,9 @@ static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); ret
 using clk = std::chrono::steady_clock;
 static double us(clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 
-int main() {
+int main(int argc, char** argv) {
+  // `list_floor features`: the direct rows only, with parts of the runtime's path added.
+  const bool features = argc > 1 && strcmp(argv[1], "features") == 0;
   setvbuf(stdout, nullptr, _IONBF, 0);
   CU(cuInit(0));
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
@@ -128,7 +188,14 @@ int main() {
   std::vector<float> hx(floats); for (size_t i = 0; i < floats; ++i) hx[i] = (i % 977) * 1e-3f;
   CK(cudaMemcpy(x, hx.data(), floats * 4, cudaMemcpyHostToDevice)); CK(cudaMemset(y, 0, floats * 4));
   std::vector<Task> ht(N), hn(N);
-  for (int i = 0; i < N; ++i) { ht[i] = Task{x + (size_t)i * SLICE, y + (size_t)i * SLICE, SLICE, {}}; hn[i] = ht[i]; hn[i].n = 0; }
+  const uint32_t hdx = 1 | 7u << 16, hdy = 2 | 7u << 16;  // table indices 1 and 2, generation 7
+  for (int i = 0; i < N; ++i) {
+    ht[i] = Task{x + (size_t)i * SLICE, y + (size_t)i * SLICE, SLICE, {hdx, hdy, (uint32_t)i * SLICE, (uint32_t)i * SLICE}};
+    hn[i] = ht[i]; hn[i].n = 0;
+  }
+  Entry htable[4] = {{}, {(unsigned long long)x, (uint32_t)floats, 1, 7}, {(unsigned long long)y, (uint32_t)floats, 1, 7}, {}};
+  Entry* table; CK(cudaMalloc(&table, sizeof htable)); CK(cudaMemcpy(table, htable, sizeof htable, cudaMemcpyHostToDevice));
+  uint32_t* spawnc; CK(cudaMalloc(&spawnc, 64 * 4)); CK(cudaMemset(spawnc, 0, 64 * 4));
   Task *axl, *nol, *ring; CK(cudaMalloc(&axl, N * 64)); CK(cudaMalloc(&nol, N * 64)); CK(cudaMalloc(&ring, (size_t)CAP * 64));
   CK(cudaMemcpy(axl, ht.data(), N * 64, cudaMemcpyHostToDevice)); CK(cudaMemcpy(nol, hn.data(), N * 64, cudaMemcpyHostToDevice));
   uint32_t* counts; CK(cudaMalloc(&counts, NSEG * 4)); CK(cudaMemset(counts, 0, NSEG * 4));
@@ -161,14 +228,20 @@ int main() {
     }
     copy_us = median(c);
   }
-  printf("%9s %8s %6s %10s %10s %8s\n", "blocks/SM", "publish", "piece", "noop us", "axpy us", "% copy");
-  struct V { int blocks; int publish; int piece; };  // publish: 0 memcpy, 1 wv, 2 direct
+  printf("%9s %8s %6s %8s %10s %10s %8s\n", "blocks/SM", "publish", "piece", "features", "noop us", "axpy us", "% copy");
+  struct V { int blocks; int publish; int piece; int feat = 0; };  // publish: 0 memcpy, 1 wv, 2 direct
   std::vector<V> vs;
   // At most 3 of 256 threads per SM: with every block slot taken (4 fit), the
   // device-to-device copies on the transfer stream never ran (the copy stalled, H100).
   for (int b = 1; b <= std::min(3, fit); ++b)
     for (V v : {V{b, 0, 4096}, V{b, 1, 4096}, V{b, 0, 0}, V{b, 1, 0}, V{b, 2, 0}}) vs.push_back(v);
   vs.push_back(V{2, 0, 4096});  // the first again: order check
+  if (features) {
+    vs.clear();
+    for (int f : std::initializer_list<int>{0, FEAT_LOOK, FEAT_FIELDS, FEAT_TABLE_SYS, FEAT_TABLE_WEAK, FEAT_LOOK | FEAT_FIELDS | FEAT_TABLE_SYS,
+                  FEAT_LOOK | FEAT_FIELDS | FEAT_TABLE_WEAK, 0})
+      vs.push_back(V{2, 2, 0, f});
+  }
   const char* pubname[] = {"memcpy", "wv", "direct"};
   for (V v : vs) {
     double res[2];
@@ -176,7 +249,7 @@ int main() {
       const Task* list = kind ? axl : nol;
       CK(cudaMemset(h, 0, sizeof(Header))); memset(stamps, 0, NSEG * 4);
       CK(cudaDeviceSynchronize());
-      persistent<<<sms * v.blocks, 256, 0, ks>>>(h, ring, list, v.publish == 2, counts, dstamps);
+      persistent<<<sms * v.blocks, 256, 0, ks>>>(h, ring, list, v.publish == 2, counts, dstamps, v.feat, table, spawnc);
       CK(cudaGetLastError());
       std::vector<double> t;
       uint64_t next = 0;
@@ -211,7 +284,7 @@ int main() {
       CK(cudaStreamSynchronize(ks)); CK(cudaStreamSynchronize(ts));
       res[kind] = median(t);
     }
-    printf("%9d %8s %6d %10.1f %10.1f %7.0f%%\n", v.blocks, pubname[v.publish], v.piece, res[0], res[1], 100 * copy_us / res[1]);
+    printf("%9d %8s %6d %8d %10.1f %10.1f %7.0f%%\n", v.blocks, pubname[v.publish], v.piece, v.feat, res[0], res[1], 100 * copy_us / res[1]);
   }
   printf("device copy (again): %.1f us\n", copy_us);
   // Results are not checked here: this is a timing floor; the runtime's tests check.

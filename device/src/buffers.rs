@@ -4,6 +4,8 @@
 
 use resident_shared::{BufSlice, BufferEntry, ElemType, MAX_BUFFERS, Status};
 
+use crate::arch;
+
 /// Element types tasks read and write, with their table codes.
 pub trait DeviceElem {
     const TYPE: ElemType;
@@ -16,26 +18,45 @@ impl DeviceElem for u32 {
 }
 
 /// Resolves `slice` to a pointer to its first element, if the table holds a live buffer
-/// of `T` there and the slice lies within it.
+/// of `T` there and the slice lies within it: [`entry`] then [`check`].
+///
+/// # Safety
+/// As for [`entry`].
+#[inline(always)]
+pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
+    check(unsafe { entry(table, slice) }, slice)
+}
+
+/// The table entry `slice` names, read with one weak 16-byte load (an index past the
+/// table reads the last entry; [`check`] rejects it). A task that resolves several
+/// slices reads all their entries first, so that the loads are in flight together.
+///
+/// Ordering: the host writes an entry before it publishes any task that names it, and
+/// this load comes after the worker's acquire of `tail` that showed the task published
+/// (`crate::queue`, step 2), as the task's own weak loads do: so it sees the entry (an
+/// acquire also drops the SM's stale L1 lines, and a weak load may hit in L1, where a
+/// strong one would go to L2 every time).
 ///
 /// # Safety
 /// `table` must point to `MAX_BUFFERS` readable entries. Entries may be rewritten by the
 /// host only while no published task names them (the runtime frees a buffer only after
 /// every task submitted before the free has completed).
 #[inline(always)]
-pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
-    let index = slice.handle.index();
-    if index >= MAX_BUFFERS {
-        return Err(Status::BadBuffer);
-    }
-    // Volatile: the table is written by the host between tasks; never let the compiler
-    // carry an entry over from an earlier task.
-    let entry = unsafe { core::ptr::read_volatile(table.add(index)) };
-    if !entry.names(slice, T::TYPE) {
+pub unsafe fn entry(table: *const BufferEntry, slice: BufSlice) -> BufferEntry {
+    let index = slice.handle.index().min(MAX_BUFFERS - 1);
+    let (a, b) = unsafe { arch::ld_weak_v2_u64(table.add(index) as *const u64) };
+    bytemuck::cast([a, b])
+}
+
+/// Whether `entry`, read for `slice`, holds a live buffer of `T` and the slice lies
+/// within it; the slice's first element if so.
+#[inline(always)]
+pub fn check<T: DeviceElem>(entry: BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
+    if slice.handle.index() >= MAX_BUFFERS || !entry.names(slice, T::TYPE) {
         return Err(Status::BadBuffer);
     }
     if !entry.contains(slice) {
         return Err(Status::OutOfRange);
     }
-    Ok(unsafe { (entry.ptr as *mut T).add(slice.offset as usize) })
+    Ok((entry.ptr as *mut T).wrapping_add(slice.offset as usize))
 }

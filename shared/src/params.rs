@@ -53,7 +53,8 @@ pub mod worker_flags {
     /// Count a task's completion with a release add (`atom.release.gpu`) instead of an
     /// acquire-release one; the add that finishes a segment acquires with a fence
     /// after it (device/src/completion.rs, step 4). Spares every task the acquire's
-    /// L1 invalidation, which also drops the other warps' cached lines on that SM.
+    /// L1 invalidation, which also drops the other warps' cached lines on that SM (the
+    /// buffer-table entries among them). On by default since 2026-11-24.
     pub const RELEASE_COUNT: u32 = 4;
     /// Look for children in the spawn ring only after every 4th queue task (by sequence
     /// number; also after a child, and on idle polls) instead of after every task:

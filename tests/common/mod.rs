@@ -345,6 +345,11 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
         (Task::axpy(1.0, x.slice(0..8), y.slice(0..4)), Status::BadArgs),
         (Task::mark(c.all(), 8), Status::OutOfRange),
         (Task::mark(BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 1 }, 0), Status::BadBuffer),
+        // An index past the table in the second slice: the device reads both entries
+        // before it checks either (the index clamped for the read), then refuses.
+        (Task::axpy(1.0, x.slice(0..8), BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 8 }), Status::BadBuffer),
+        // The first index past the table, with a live buffer's generation.
+        (Task::axpy(1.0, BufSlice { handle: resident::BufferHandle(0x1000 | (x.all().handle.0 & 0xffff_0000)), ..x.slice(0..8) }, y.slice(0..8)), Status::BadBuffer),
     ];
     for (i, (task, want)) in forged.iter().enumerate() {
         let batch = [Task::mark(c.all(), 0), *task, Task::mark(c.all(), 1)];

@@ -52,6 +52,9 @@ pub fn nanosleep(ns: u32) {
     }
 }
 
+/// No cache hint on the CPU backend.
+pub fn prefetch_l1(_p: *const u8) {}
+
 #[inline(always)]
 unsafe fn at<'a>(p: *const u32) -> &'a AtomicU32 {
     // SAFETY: the caller guarantees `p` is valid, aligned, and only accessed atomically
@@ -88,6 +91,9 @@ pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
 }
 pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
+}
+pub unsafe fn ld_weak_v2_u64(p: *const u64) -> (u64, u64) {
+    unsafe { (p.read_volatile(), p.add(1).read_volatile()) }
 }
 pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)

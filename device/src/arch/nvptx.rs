@@ -59,6 +59,12 @@ pub fn nanosleep(ns: u32) {
     unsafe { asm!("nanosleep.u32 {0};", in(reg32) ns, options(nostack)) };
 }
 
+/// Asks for the line holding `p` in L1 (and L2); no memory effect, never faults.
+#[inline(always)]
+pub fn prefetch_l1(p: *const u8) {
+    unsafe { asm!("prefetch.global.L1 [{0}];", in(reg64) p, options(nostack, readonly)) };
+}
+
 /// Load with acquire semantics at system scope: pairs with a release by the host or
 /// by a copy engine (stream memory operations).
 #[inline(always)]
@@ -135,6 +141,18 @@ pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
     let v: u64;
     unsafe { asm!("ld.relaxed.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
     v
+}
+
+/// 16 bytes (two u64) in one weak (plain) global load: `ld.global.v2.u64`, which may
+/// hit in L1. For data that an earlier acquire in this thread already ordered (the
+/// buffer table, written before any task naming the entry was published); asm, so the
+/// compiler never hoists it out of a loop or reuses an earlier value. `p` must be a
+/// 16-byte-aligned address of global memory.
+#[inline(always)]
+pub unsafe fn ld_weak_v2_u64(p: *const u64) -> (u64, u64) {
+    let (a, b): (u64, u64);
+    unsafe { asm!("ld.global.v2.u64 {{{0}, {1}}}, [{2}];", out(reg64) a, out(reg64) b, in(reg64) p, options(nostack, readonly)) };
+    (a, b)
 }
 
 /// 64-bit strong relaxed load at system scope.

@@ -25,8 +25,10 @@ pub unsafe fn run(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
     if xs.len != ys.len {
         return Err(Status::BadArgs);
     }
-    let x = unsafe { buffers::resolve::<f32>(cx.buffers, xs) }?;
-    let y = unsafe { buffers::resolve::<f32>(cx.buffers, ys) }?;
+    // Both entries' loads first, then the checks: one wait, not two.
+    let (ex, ey) = unsafe { (buffers::entry(cx.buffers, xs), buffers::entry(cx.buffers, ys)) };
+    let x = buffers::check::<f32>(ex, xs)?;
+    let y = buffers::check::<f32>(ey, ys)?;
     unsafe { axpy(alpha, x, y, xs.len as usize) };
     Ok(xs.len as u64)
 }

@@ -136,7 +136,12 @@ pub unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
         Some(Opcode::Axpy) => unsafe { axpy::run(task, cx) }.into(),
         Some(Opcode::Spin) => spin::run(task, cx),
         Some(Opcode::Mark) => unsafe { mark::run(task, cx) }.into(),
-        Some(Opcode::Tree) => unsafe { tree::run(task, cx) }.into(),
+        // A copy for the out-of-line call: the address of `cx` itself never escapes,
+        // so it stays in registers (else every task stores it to local memory).
+        Some(Opcode::Tree) => {
+            let own = *cx;
+            unsafe { tree::run(task, &own) }.into()
+        }
         // Reliability (issue 5): fault injection and raw addresses, opcodes 32..=47.
         Some(Opcode::FaultTrap) => fault::trap(),
         Some(Opcode::FaultIllegalAddress) => unsafe { fault::illegal_address(task) },
