@@ -6,6 +6,8 @@
 //!
 //! `loom/tickets.rs` models the host's ticket hand-offs: a fault or shutdown racing a
 //! submit and the scan (every ticket resolves, once), and the notifier's wake-up.
+//! `loom/lists.rs` models the table of list runs: an entry rewritten for a later run
+//! while another worker scans the table.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
 //! and `device/src/arch`, which loom cannot instrument. Each atomic below mirrors one in
@@ -16,6 +18,9 @@
 
 #[path = "loom/tickets.rs"]
 mod tickets;
+
+#[path = "loom/lists.rs"]
+mod lists;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;

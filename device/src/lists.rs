@@ -23,6 +23,8 @@
 //!    completes, after every one of its slots ran. (Sequence numbers wrap at 2^32: a
 //!    cached run could be mistaken for a new one only by a warp that claims nothing
 //!    while 2^32 tasks pass, the bound that `tail_seen` lives with too.)
+//!
+//! `tests/loom/lists.rs` models steps 1-3 with the CPU backend's host side.
 
 use resident_shared::lists::{self, LIST_RUNS, ListRun};
 use resident_shared::{KernelParams, Task};
