@@ -32,10 +32,11 @@ pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice)
 /// slices reads all their entries first, so that the loads are in flight together.
 ///
 /// Ordering: the host writes an entry before it publishes any task that names it, and
-/// this load comes after the worker's acquire of `tail` that showed the task published
-/// (`crate::queue`, step 2), as the task's own weak loads do: so it sees the entry (an
-/// acquire also drops the SM's stale L1 lines, and a weak load may hit in L1, where a
-/// strong one would go to L2 every time).
+/// this load comes after the acquire that handed the worker its task (of `tail`,
+/// `crate::queue` step 2; of a child's spawn slot; of the relay's mailbox), as the
+/// task's own weak loads do: so it sees the entry (an acquire also drops the SM's stale
+/// L1 lines, and a weak load may hit in L1, where a strong one would go to L2 every
+/// time).
 ///
 /// # Safety
 /// `table` must point to `MAX_BUFFERS` readable entries. Entries may be rewritten by the
