@@ -1,7 +1,8 @@
 //! Resident task lists: tasks validated once and kept in device memory, submitted again
 //! and again, read in place by the workers (list runs, device/src/lists.rs). What a
-//! captured CUDA Graph is to launches, a task list is to the persistent queue: the per-submission host work
-//! (validation, staging, a host-to-device copy) is paid once, at upload.
+//! captured CUDA Graph is to launches, a task list is to the persistent queue: the
+//! per-submission host work (validation, staging, a host-to-device copy) is paid once,
+//! at upload.
 
 use resident_shared::{BufferHandle, Opcode, Task};
 use std::sync::Arc;

@@ -269,7 +269,7 @@ impl CudaBackend {
         let t = size_of::<Task>();
         let s = self.transfer.raw();
         let (dev, host) = (self.ring.ptr(), self.staging.host_ptr());
-        self.for_ring_runs(first, end, |slot, _, count| {
+        self.for_ring_runs(first, end, |slot, count| {
             check(
                 unsafe { sys::cuMemcpyHtoDAsync_v2(dev + (slot * t) as u64, host.add(slot * t) as *const c_void, count * t, s) },
                 "cuMemcpyHtoDAsync(ring)",
@@ -298,15 +298,15 @@ impl CudaBackend {
         self.publish_tail(end)
     }
 
-    /// Calls `f(first_slot, offset_in_batch, count)` for the one or two contiguous runs
-    /// of ring slots that `first..end` occupies.
-    fn for_ring_runs(&self, first: u64, end: u64, mut f: impl FnMut(usize, usize, usize) -> Result<()>) -> Result<()> {
+    /// Calls `f(first_slot, count)` for the one or two contiguous runs of ring slots
+    /// that `first..end` occupies.
+    fn for_ring_runs(&self, first: u64, end: u64, mut f: impl FnMut(usize, usize) -> Result<()>) -> Result<()> {
         let start = (first & (self.capacity as u64 - 1)) as usize;
         let n = (end - first) as usize;
         let n1 = n.min(self.capacity as usize - start);
-        f(start, 0, n1)?;
+        f(start, n1)?;
         if n > n1 {
-            f(0, n1, n - n1)?;
+            f(0, n - n1)?;
         }
         Ok(())
     }

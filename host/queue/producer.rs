@@ -128,8 +128,9 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // Host tasks are staged and copied in chunks so the workers start early; a resident
     // list is neither staged nor copied, so it goes in as few runs as the ring allows
     // (or `list_chunk` tasks per run). Chunks are multiples of the segment size (powers
-    // of two, the segment at most half the ring) and at most half the ring: every segment before a chunk is wholly published
-    // before the producer waits for room, so the wait always ends.
+    // of two, the segment at most half the ring) and at most half the ring: every
+    // segment before a chunk is wholly published before the producer waits for room,
+    // so the wait always ends.
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
     let (first_chunk, chunk) = match src {
