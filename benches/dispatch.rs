@@ -63,7 +63,11 @@ fn staging_probe() {
     for wc in [false, true] {
         let dst = unsafe { PinnedAlloc::zeroed(&ctx, bytes, wc) }.unwrap();
         let t = median(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, dst.host_ptr(), bytes) }, 20, 101);
-        eprintln!("staging {TASKS} tasks ({bytes} B) into pinned {}: {:.1} us", if wc { "write-combined" } else { "cached" }, t.as_secs_f64() * 1e6);
+        eprintln!(
+            "staging {TASKS} tasks ({bytes} B) into pinned {}: {:.1} us",
+            if wc { "write-combined" } else { "cached" },
+            t.as_secs_f64() * 1e6
+        );
     }
     drop(rt);
 }
@@ -97,12 +101,24 @@ fn bench(c: &mut Criterion) {
         ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
         ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
         ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
-        ("defaults, 128-thread blocks, 5 per SM", RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() }, false, false, false),
+        (
+            "defaults, 128-thread blocks, 5 per SM",
+            RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
+            false,
+            false,
+            false,
+        ),
         ("claim 2", config(2), false, false, false),
         ("defaults, segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, false, false, false),
         ("defaults, segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, false, false, false),
         ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
-        ("defaults, sparse look for children", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() }, false, false, false),
+        (
+            "defaults, sparse look for children",
+            RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
+            false,
+            false,
+            false,
+        ),
         (
             "sparse look, segments of 64",
             RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, segment_tasks: 64, ..base.clone() },
@@ -110,13 +126,7 @@ fn bench(c: &mut Criterion) {
             false,
             false,
         ),
-        (
-            "claim 2, 128 x 5 per SM",
-            RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..config(2) },
-            false,
-            false,
-            false,
-        ),
+        ("claim 2, 128 x 5 per SM", RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..config(2) }, false, false, false),
         ("defaults again (order check)", base.clone(), false, false, false),
         ("claim 8", config(8), true, true, true),
     ];
@@ -126,7 +136,13 @@ fn bench(c: &mut Criterion) {
         vec![
             ("claim 1 (defaults)", base.clone(), false, false, false),
             ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
-            ("defaults, sparse look for children", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() }, false, false, false),
+            (
+                "defaults, sparse look for children",
+                RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
+                false,
+                false,
+                false,
+            ),
             ("acq_rel adds + sparse look", RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, ..base.clone() }, false, false, false),
             ("defaults again (order check)", base.clone(), false, false, true),
         ]
@@ -151,7 +167,11 @@ fn bench(c: &mut Criterion) {
             g.finish();
         }
         if host_fed {
-            summary.push((format!("host-fed, {label}"), median(|| persistent(&rt, &w.noop), 20, 101), median(|| persistent(&rt, &w.axpy), 10, 51)));
+            summary.push((
+                format!("host-fed, {label}"),
+                median(|| persistent(&rt, &w.noop), 20, 101),
+                median(|| persistent(&rt, &w.axpy), 10, 51),
+            ));
         }
         {
             // The same batches as resident task lists: uploaded once, replayed as list
@@ -183,7 +203,11 @@ fn bench(c: &mut Criterion) {
             }
             sub.sort();
             wait.sort();
-            eprintln!("{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians)", sub[25].as_secs_f64() * 1e6, wait[25].as_secs_f64() * 1e6);
+            eprintln!(
+                "{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians)",
+                sub[25].as_secs_f64() * 1e6,
+                wait[25].as_secs_f64() * 1e6
+            );
         }
 
         if baselines {
@@ -221,10 +245,18 @@ fn bench(c: &mut Criterion) {
                 median(|| base.launch_per_task(&w.noop).unwrap(), 3, 21),
                 median(|| base.launch_per_task(&w.axpy).unwrap(), 3, 21),
             ));
-            summary.push(("CUDA Graph replay".into(), median(|| noop_graph.replay().unwrap(), 3, 21), median(|| axpy_graph.replay().unwrap(), 3, 21)));
+            summary.push((
+                "CUDA Graph replay".into(),
+                median(|| noop_graph.replay().unwrap(), 3, 21),
+                median(|| axpy_graph.replay().unwrap(), 3, 21),
+            ));
             summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&copy).unwrap(), 5, 51)));
             // The tasks' own loop with no dispatch at all: the ceiling for the list.
-            summary.push(("axpy loop, one flat launch (no dispatch)".into(), Duration::ZERO, median(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap(), 5, 51)));
+            summary.push((
+                "axpy loop, one flat launch (no dispatch)".into(),
+                Duration::ZERO,
+                median(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap(), 5, 51),
+            ));
         }
         progress("shutdown");
         rt.shutdown().unwrap();
@@ -244,7 +276,10 @@ fn print_summary(rows: &[(String, Duration, Duration)]) {
     let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay"), find("device copy, same bytes"));
     let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
     println!("\nsummary: {TASKS} tasks per batch, medians of this run");
-    println!("{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}", "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy");
+    println!(
+        "{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}",
+        "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy"
+    );
     for (name, noop, axpy) in rows {
         let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);
         let rate = TASKS as f64 / noop.as_secs_f64() / 1e6;

@@ -15,7 +15,6 @@ use resident::{Runtime, RuntimeConfig, Task};
 const SLICE: usize = 1024;
 const SIZES: [usize; 6] = [1_000, 2_500, 5_000, 10_000, 20_000, 40_000];
 
-
 fn main() {
     if !resident::cuda_available() {
         eprintln!("scaling: needs a CUDA GPU; nothing to do");
@@ -24,14 +23,24 @@ fn main() {
     let max = *SIZES.last().unwrap();
     println!("{:>10} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10}", "blocks/SM", "segment", "tasks", "noop us", "ns/task", "axpy us", "GB/s");
     for (blocks, segment) in [(2u32, 1024u32), (1, 1024), (2, 64)] {
-        let rt = Runtime::with_config(RuntimeConfig { max_blocks_per_sm: blocks, segment_tasks: segment, capacity: 1 << 17, ..RuntimeConfig::cuda() }).unwrap();
+        let rt = Runtime::with_config(RuntimeConfig {
+            max_blocks_per_sm: blocks,
+            segment_tasks: segment,
+            capacity: 1 << 17,
+            ..RuntimeConfig::cuda()
+        })
+        .unwrap();
         eprintln!("{}", rt.backend());
         let x = rt.buffer_from(&vec![0.5f32; max * SLICE]).unwrap();
         let y = rt.buffer::<f32>(max * SLICE).unwrap();
         for n in SIZES {
             let noop = rt.upload_tasks(&(0..n as u64).map(Task::noop).collect::<Vec<_>>()).unwrap();
             let axpy = rt
-                .upload_tasks(&(0..n).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect::<Vec<_>>())
+                .upload_tasks(
+                    &(0..n)
+                        .map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE)))
+                        .collect::<Vec<_>>(),
+                )
                 .unwrap();
             let tn = median(|| rt.submit_list(&noop).unwrap().wait().unwrap(), 5, 51);
             let ta = median(|| rt.submit_list(&axpy).unwrap().wait().unwrap(), 5, 51);

@@ -69,7 +69,9 @@ fn bench(c: &mut Criterion) {
         let mut g = c.benchmark_group("stream_noop");
         g.throughput(Throughput::Elements(tiny as u64));
         g.sample_size(10);
-        g.bench_function(BenchmarkId::new(format!("persistent_{threads}_threads"), batch), |b| b.iter(|| stream(&rt, threads, batch, &noop)));
+        g.bench_function(BenchmarkId::new(format!("persistent_{threads}_threads"), batch), |b| {
+            b.iter(|| stream(&rt, threads, batch, &noop))
+        });
         g.finish();
         let t = median(|| stream(&rt, threads, batch, &noop), 1, 7);
         rows.push((format!("persistent, {threads} thread(s), batches of {batch}"), rate(tiny, t)));

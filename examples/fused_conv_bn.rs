@@ -71,7 +71,9 @@ fn check(name: &str, inp: &ConvBnInputs, cb: &ConvBn, size: &Size) -> resident::
     while channels.len() > size.full_channels {
         channels.swap_remove(rng.random_range(0..channels.len()));
     }
-    let samples: Vec<_> = (0..size.samples).map(|_| (rng.random_range(0..g.n as usize), rng.random_range(0..g.c_out as usize), rng.random_range(0..g.hw() as usize))).collect();
+    let samples: Vec<_> = (0..size.samples)
+        .map(|_| (rng.random_range(0..g.n as usize), rng.random_range(0..g.c_out as usize), rng.random_range(0..g.hw() as usize)))
+        .collect();
     let (mean, var) = cb.batch_stats()?;
     let r = reference::check_conv_bn(inp, EPS, &cb.y.read()?, &cb.out.read()?, &mean, &var, &channels, &samples);
     println!(
@@ -104,7 +106,15 @@ fn dump(dir: &str, inp: &ConvBnInputs, out: &[f32], mean: &[f32], var: &[f32], t
     let timings: Vec<String> = times.iter().map(|(k, d)| format!("\"{k}_ms\": {}", d.as_secs_f64() * 1e3)).collect();
     std::fs::write(
         dir.join("meta.json"),
-        format!("{{\"n\": {}, \"c_in\": {}, \"c_out\": {}, \"h\": {}, \"w\": {}, \"eps\": {EPS}, {}}}\n", g.n, g.c_in, g.c_out, g.h, g.w, timings.join(", ")),
+        format!(
+            "{{\"n\": {}, \"c_in\": {}, \"c_out\": {}, \"h\": {}, \"w\": {}, \"eps\": {EPS}, {}}}\n",
+            g.n,
+            g.c_in,
+            g.c_out,
+            g.h,
+            g.w,
+            timings.join(", ")
+        ),
     )
 }
 
@@ -204,7 +214,8 @@ fn config(backend: BackendKind) -> RuntimeConfig {
 }
 
 /// Shapes of the sweep, from a few tiles to the example's size: (n, c_in, c_out, h, w).
-const SWEEP: [(u32, u32, u32, u32, u32); 6] = [(1, 8, 8, 16, 16), (1, 16, 16, 32, 32), (1, 64, 64, 14, 14), (4, 64, 64, 28, 28), (8, 64, 64, 56, 56), (32, 64, 64, 56, 56)];
+const SWEEP: [(u32, u32, u32, u32, u32); 6] =
+    [(1, 8, 8, 16, 16), (1, 16, 16, 32, 32), (1, 64, 64, 14, 14), (4, 64, 64, 28, 28), (8, 64, 64, 56, 56), (32, 64, 64, 56, 56)];
 
 /// The comparison over [`SWEEP`], one runtime per shape (each run closes its runtime
 /// for the baselines), then a table of the medians.
@@ -219,12 +230,21 @@ fn sweep(runs: usize) -> resident::Result<bool> {
         rows.push((size.geom, times));
     }
     println!("\nsweep: medians of {runs} runs (ms); ratios = unfused time / fused time (> 1: fused is faster)");
-    println!("{:>22} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}", "shape n,ci,co,h,w", "tiles", "GFLOP", "fused", "launches", "graph", "x launch", "x graph");
+    println!(
+        "{:>22} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "shape n,ci,co,h,w", "tiles", "GFLOP", "fused", "launches", "graph", "x launch", "x graph"
+    );
     for (g, t) in rows {
         let get = |k: &str| t.iter().find(|r| r.0 == k).map(|r| r.1.as_secs_f64() * 1e3).unwrap_or(f64::NAN);
         let (f, l, gr) = (get("fused"), get("launches"), get("graph"));
         let shape = format!("{},{},{},{},{}", g.n, g.c_in, g.c_out, g.h, g.w);
-        println!("{shape:>22} {:>8} {:>9.3} {f:>10.4} {l:>10.4} {gr:>10.4} {:>9.2} {:>9.2}", g.tiles(), ConvBnCost::of(&g).flops / 1e9, l / f, gr / f);
+        println!(
+            "{shape:>22} {:>8} {:>9.3} {f:>10.4} {l:>10.4} {gr:>10.4} {:>9.2} {:>9.2}",
+            g.tiles(),
+            ConvBnCost::of(&g).flops / 1e9,
+            l / f,
+            gr / f
+        );
     }
     Ok(ok)
 }
@@ -251,7 +271,11 @@ mod tests {
     /// The example's CPU variant, in CI (`cargo test` runs example tests: `test = true`).
     #[test]
     fn cpu_small() {
-        let rt = resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu) }).unwrap();
+        let rt = resident::Runtime::with_config(resident::RuntimeConfig {
+            cpu_workers: 4,
+            ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu)
+        })
+        .unwrap();
         assert!(super::run(&rt, &super::cpu_size(3)).unwrap().0);
     }
 }

@@ -161,4 +161,3 @@ fn check_output(input: &[f32], output: &[f32], iters: u32) {
     assert_eq!(bad, 0, "the chunked pipeline computed wrong values");
     println!("results checked against the host");
 }
-

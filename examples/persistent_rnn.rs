@@ -14,9 +14,9 @@
 mod common;
 
 use rand::Rng;
+use resident::BackendKind;
 use resident::nn::reference;
 use resident::nn::rnn::{Feed, Rnn, RnnShape, RnnWeights};
-use resident::BackendKind;
 
 struct Size {
     hidden: u32,
@@ -57,14 +57,27 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
         let mut rnn = Rnn::new(kind, shape, &w)?;
         if batch == 1 {
             println!("{}", rnn.describe());
-            println!("hidden {}, input {}, {} steps; per-step times are medians of {} runs / steps", size.hidden, size.input, size.steps, size.runs);
+            println!(
+                "hidden {}, input {}, {} steps; per-step times are medians of {} runs / steps",
+                size.hidden, size.input, size.steps, size.runs
+            );
         }
         let h0: Vec<f32> = (0..shape.h_len()).map(|_| rng.random_range(-0.5..0.5)).collect();
         let xs: Vec<f32> = (0..shape.xs_len()).map(|_| rng.random_range(-1.0..1.0)).collect();
         // Check: the f64 recurrence over the first steps, and the persistent kernel
         // against the baseline over every step.
         let c = RnnShape { steps: size.checked_steps, ..shape };
-        let want = reference::rnn(c.hidden as usize, c.input as usize, c.batch as usize, c.steps as usize, &w.w_hh, &w.w_ih, &w.bias, &h0, &xs[..c.xs_len()]);
+        let want = reference::rnn(
+            c.hidden as usize,
+            c.input as usize,
+            c.batch as usize,
+            c.steps as usize,
+            &w.w_hh,
+            &w.w_ih,
+            &w.bias,
+            &h0,
+            &xs[..c.xs_len()],
+        );
         let base = rnn.per_step(&h0, &xs)?;
         let mut runs = vec![("per-step launches".to_string(), base.out.clone())];
         for feed in [Feed::Device, Feed::HostAhead, Feed::HostLive] {
@@ -91,7 +104,8 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
         let t_dev = common::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::Device).map(|r| r.elapsed))?;
         let t_live = common::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::HostLive).map(|r| r.elapsed))?;
         let t_launch = common::median_of(1, size.runs, || rnn.per_step(&h0, &xs).map(|r| r.elapsed))?;
-        let t_graph = if rnn.is_cuda() { Some(common::median_of(1, size.runs, || rnn.per_step_graph(&h0, &xs).map(|r| r.elapsed))?) } else { None };
+        let t_graph =
+            if rnn.is_cuda() { Some(common::median_of(1, size.runs, || rnn.per_step_graph(&h0, &xs).map(|r| r.elapsed))?) } else { None };
         table.push((batch, per_step(t_dev), per_step(t_live), per_step(t_launch), t_graph.map(per_step)));
     }
     println!("µs per time step (median), and the persistent kernel's speedup (inputs in device memory):");

@@ -82,7 +82,8 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
         let elapsed = start.elapsed();
         let got = p.counts()?;
         let counts_ok = (got.parse_tasks, got.transform_tasks, got.reduce_tasks) == (tasks, tasks, tasks)
-            && (got.parsed, got.rejected, got.kept, got.dropped, got.reduced) == (want.parsed, want.rejected, want.kept, want.dropped, want.reduced);
+            && (got.parsed, got.rejected, got.kept, got.dropped, got.reduced)
+                == (want.parsed, want.rejected, want.kept, want.dropped, want.reduced);
         Ok((elapsed, submitted, tasks, counts_ok, p.table()? == table))
     };
     let warm_up = pass()?;
@@ -143,7 +144,11 @@ mod tests {
     /// The example's CPU variant, in CI.
     #[test]
     fn cpu_small() {
-        let rt = resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu) }).unwrap();
+        let rt = resident::Runtime::with_config(resident::RuntimeConfig {
+            cpu_workers: 4,
+            ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu)
+        })
+        .unwrap();
         assert!(super::run(&rt, &super::cpu_size()).unwrap());
     }
 }

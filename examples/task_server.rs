@@ -117,10 +117,14 @@ fn main() -> resident::Result<()> {
     let start = Instant::now();
     let until = start + Duration::from_secs_f64(secs);
     let reports: Vec<Report> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..clients).map(|id| s.spawn({
-            let rt = &rt;
-            move || client(rt, id, until)
-        })).collect();
+        let hs: Vec<_> = (0..clients)
+            .map(|id| {
+                s.spawn({
+                    let rt = &rt;
+                    move || client(rt, id, until)
+                })
+            })
+            .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect::<resident::Result<_>>()
     })?;
     let elapsed = start.elapsed().as_secs_f64();

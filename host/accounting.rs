@@ -23,7 +23,11 @@ pub struct LiveAllocations {
 /// What the runtime's allocators hold now, in this process.
 pub fn live_allocations() -> LiveAllocations {
     // Relaxed: statistics, read after the joins and drops a test orders itself.
-    LiveAllocations { device_bytes: DEVICE.load(Ordering::Relaxed), pinned_bytes: PINNED.load(Ordering::Relaxed), host_bytes: HOST.load(Ordering::Relaxed) }
+    LiveAllocations {
+        device_bytes: DEVICE.load(Ordering::Relaxed),
+        pinned_bytes: PINNED.load(Ordering::Relaxed),
+        host_bytes: HOST.load(Ordering::Relaxed),
+    }
 }
 
 #[derive(Clone, Copy)]

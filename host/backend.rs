@@ -8,10 +8,10 @@
 use resident_shared::{BufferEntry, Completion, SegmentDone, Task};
 use std::time::Duration;
 
+use crate::Result;
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::placement::Placement;
-use crate::Result;
 
 /// What runs the tasks, for display.
 #[derive(Clone, Debug, PartialEq, Eq)]

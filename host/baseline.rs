@@ -83,10 +83,7 @@ impl Baselines {
     /// [`Baselines::copy_buffers`].
     pub fn copy(&self, bufs: &CopyBuffers) -> Result<()> {
         self.shared.bind()?;
-        check(
-            unsafe { sys::cuMemcpyDtoDAsync_v2(bufs.dst.ptr(), bufs.src.ptr(), bufs.bytes, self.stream.raw()) },
-            "cuMemcpyDtoDAsync",
-        )?;
+        check(unsafe { sys::cuMemcpyDtoDAsync_v2(bufs.dst.ptr(), bufs.src.ptr(), bufs.bytes, self.stream.raw()) }, "cuMemcpyDtoDAsync")?;
         self.stream.synchronize()
     }
 
@@ -101,7 +98,14 @@ impl Baselines {
         let cuda = self.shared.backend.cuda().ok_or(Error::NoDevice)?;
         let f = cuda.function("resident_axpy_flat")?;
         let slices = (x.len() / slice) as u32;
-        let mut p = resident_device::kernels::axpy_flat::AxpyFlatParams { x: x.raw_address(), y: y.raw_address(), slices, slice: slice as u32, alpha, _pad: 0 };
+        let mut p = resident_device::kernels::axpy_flat::AxpyFlatParams {
+            x: x.raw_address(),
+            y: y.raw_address(),
+            slices,
+            slice: slice as u32,
+            alpha,
+            _pad: 0,
+        };
         let mut args = [&raw mut p as *mut std::ffi::c_void];
         const BLOCK: u32 = 256;
         let blocks = (slices * 32).div_ceil(BLOCK);
@@ -118,7 +122,11 @@ impl Baselines {
     pub fn copy_buffers(&self, bytes: usize) -> Result<CopyBuffers> {
         // Plain allocations (not on `self.stream`): they may outlive these baselines.
         let ctx = self.shared.backend.cuda().ok_or(Error::NoDevice)?.context();
-        Ok(CopyBuffers { src: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?, dst: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?, bytes })
+        Ok(CopyBuffers {
+            src: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?,
+            dst: unsafe { DeviceAlloc::zeroed_sync(ctx, bytes) }?,
+            bytes,
+        })
     }
 
     /// Reads back the completion records of the last `n` baseline tasks.

@@ -53,7 +53,9 @@ pub enum Error {
     TaskFailed { seq: u64, status: Status },
     #[error("device fault: {0}")]
     DeviceFault(String),
-    #[error("task {seq} (the oldest unfinished) made no progress for longer than the task deadline of {deadline:?}; the workers were aborted")]
+    #[error(
+        "task {seq} (the oldest unfinished) made no progress for longer than the task deadline of {deadline:?}; the workers were aborted"
+    )]
     TaskHung { seq: u64, deadline: std::time::Duration },
     #[error("the persistent kernel exited while the runtime was running")]
     KernelExited,

@@ -75,7 +75,8 @@ impl Shared {
         drop(p);
         let mut exited = false;
         if result.is_ok() {
-            result = producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Until(deadline), Origin::Runtime).map(|_| ());
+            result =
+                producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Until(deadline), Origin::Runtime).map(|_| ());
             if result.is_ok() {
                 exited = self.backend.wait_exit(deadline.saturating_duration_since(Instant::now()));
                 if !exited {
@@ -116,4 +117,3 @@ fn lock_until<T>(m: &Mutex<T>, deadline: Instant) -> Option<std::sync::MutexGuar
         }
     }
 }
-

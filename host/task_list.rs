@@ -7,10 +7,10 @@
 use resident_shared::{BufferHandle, Opcode, Task};
 use std::sync::Arc;
 
+use crate::Result;
 use crate::backend::Memory;
 use crate::queue::placement::Placement;
 use crate::runtime::Shared;
-use crate::Result;
 
 pub struct TaskList {
     /// `None` only after a drop that had to leak it.

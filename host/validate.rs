@@ -70,7 +70,11 @@ pub(crate) fn check(t: &Task, reg: &BufferRegistry, counters: &CounterRegistry) 
                     break;
                 }
             }
-            if last >= c.len as u64 { Err(Rejection::IndexOutOfRange { index: last.min(u32::MAX as u64) as u32, len: c.len }) } else { Ok(()) }
+            if last >= c.len as u64 {
+                Err(Rejection::IndexOutOfRange { index: last.min(u32::MAX as u64) as u32, len: c.len })
+            } else {
+                Ok(())
+            }
         }
         // Refused by the guard above; listed so that a new opcode must choose.
         Some(Opcode::FaultTrap | Opcode::FaultIllegalAddress | Opcode::AxpyRaw) => Err(Rejection::RequiresUnchecked(t.opcode)),

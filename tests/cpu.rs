@@ -37,7 +37,8 @@ fn shutdown_drains_queued_tasks() {
 
 #[test]
 fn shutdown_aborts_after_timeout() {
-    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, shutdown_timeout: Duration::from_millis(200), ..RuntimeConfig::cpu() }).unwrap();
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, shutdown_timeout: Duration::from_millis(200), ..RuntimeConfig::cpu() })
+        .unwrap();
     common::shutdown_aborts_after_timeout(rt, 4);
 }
 
@@ -68,7 +69,10 @@ fn auto_backend_picks_cpu_without_a_gpu() {
     }
     let rt = Runtime::new().unwrap();
     assert_eq!(rt.backend().kind, resident::BackendKind::Cpu);
-    assert!(matches!(Runtime::with_config(RuntimeConfig::cuda()), Err(resident::Error::NoDriver | resident::Error::NoDevice | resident::Error::PtxUnavailable(_))));
+    assert!(matches!(
+        Runtime::with_config(RuntimeConfig::cuda()),
+        Err(resident::Error::NoDriver | resident::Error::NoDevice | resident::Error::PtxUnavailable(_))
+    ));
 }
 
 #[test]
@@ -78,7 +82,14 @@ fn resident_list_replays() {
 
 #[test]
 fn list_runs_interleaved() {
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 12, segment_tasks: 64, list_chunk: 64, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
+    let rt = Runtime::with_config(RuntimeConfig {
+        capacity: 1 << 12,
+        segment_tasks: 64,
+        list_chunk: 64,
+        cpu_workers: 4,
+        ..RuntimeConfig::cpu()
+    })
+    .unwrap();
     common::list_runs_interleaved(&rt, 10);
 }
 
@@ -86,7 +97,8 @@ fn list_runs_interleaved() {
 fn worker_policies_exactly_once() {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK, PRECLAIM | RELEASE_COUNT | SPARSE_LOOK] {
-        let rt = Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
+        let rt =
+            Runtime::with_config(RuntimeConfig { worker_flags: flags, capacity: 1 << 10, cpu_workers: 4, ..RuntimeConfig::cpu() }).unwrap();
         common::exactly_once_many_producers(&rt, 4, 2_000, 200);
         common::tree_children_exactly_once(&rt, 16, 3, 4, 2);
         common::invalid_tasks_rejected(&rt);
@@ -146,7 +158,8 @@ fn async_tickets() {
 
 #[test]
 fn async_ticket_resolved_by_shutdown() {
-    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 2, shutdown_timeout: Duration::from_millis(100), ..RuntimeConfig::cpu() }).unwrap();
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 2, shutdown_timeout: Duration::from_millis(100), ..RuntimeConfig::cpu() })
+        .unwrap();
     common::async_ticket_resolved_by_shutdown(rt);
 }
 
@@ -175,12 +188,22 @@ fn cpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
 
 #[test]
 fn fault_trap_resolves_every_ticket_and_a_new_runtime_works() {
-    common::faults::device_fault_recovers(|| Ok(cpu_with(|_| {})), common::faults::Fault::Trap, Duration::from_secs(10), common::faults::Afterwards::Works);
+    common::faults::device_fault_recovers(
+        || Ok(cpu_with(|_| {})),
+        common::faults::Fault::Trap,
+        Duration::from_secs(10),
+        common::faults::Afterwards::Works,
+    );
 }
 
 #[test]
 fn fault_illegal_address_resolves_every_ticket_and_a_new_runtime_works() {
-    common::faults::device_fault_recovers(|| Ok(cpu_with(|_| {})), common::faults::Fault::IllegalAddress(8), Duration::from_secs(10), common::faults::Afterwards::Works);
+    common::faults::device_fault_recovers(
+        || Ok(cpu_with(|_| {})),
+        common::faults::Fault::IllegalAddress(8),
+        Duration::from_secs(10),
+        common::faults::Afterwards::Works,
+    );
 }
 
 #[test]

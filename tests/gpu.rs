@@ -97,7 +97,8 @@ gpu_test!(worker_policies_exactly_once, {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     for flags in [0, PRECLAIM, PRECLAIM | RELEASE_COUNT, PRECLAIM | SPARSE_LOOK, PRECLAIM | RELEASE_COUNT | SPARSE_LOOK] {
         for claim in [1, 8] {
-            let rt = Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
+            let rt =
+                Runtime::with_config(RuntimeConfig { claim, worker_flags: flags, capacity: 1 << 14, ..RuntimeConfig::cuda() }).unwrap();
             common::exactly_once_many_producers(&rt, 4, 25_000, 2_500);
             common::resident_list_replays(&rt, 2_000, 256);
             // Children are counted in their parents' segments (the finisher reads
@@ -188,7 +189,10 @@ gpu_test!(drop_with_hung_tasks_is_bounded, {
     common::faults::drop_with_hung_tasks_is_bounded(rt, workers, Duration::from_secs(2));
 });
 
-gpu_test!(drop_drains_short_tasks, common::faults::drop_drains_short_tasks(gpu_with(|c| c.shutdown_timeout = Duration::from_secs(60)), 3000));
+gpu_test!(
+    drop_drains_short_tasks,
+    common::faults::drop_drains_short_tasks(gpu_with(|c| c.shutdown_timeout = Duration::from_secs(60)), 3000)
+);
 
 gpu_test!(close_with_stuck_producer_is_bounded, {
     common::faults::close_with_stuck_producer_is_bounded(gpu_with(|c| c.capacity = 64), Duration::from_secs(2));

@@ -95,9 +95,7 @@ gpu_test!(fault_illegal_address_low, {
 });
 
 gpu_test!(fault_illegal_address_high, {
-    in_child("fault_illegal_address_high", BOUND * 3, || {
-        fault(Fault::IllegalAddress(0x7ff0_dead_0000))
-    });
+    in_child("fault_illegal_address_high", BOUND * 3, || fault(Fault::IllegalAddress(0x7ff0_dead_0000)));
 });
 
 // Faults back to back, each in a process of its own, alternating trap and illegal

@@ -25,8 +25,8 @@ mod lists;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
-use resident_shared::segment;
 use loom::thread;
+use resident_shared::segment;
 
 /// Slots in the modelled ring (at most 4); fewer slots than tasks forces reuse.
 const MAX_CAP: usize = 4;

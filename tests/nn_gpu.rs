@@ -19,13 +19,22 @@ fn gpu_nn() -> Runtime {
     rt
 }
 
-gpu_test!(conv_bn_fused_small_odd_shape, nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000));
-gpu_test!(conv_bn_fused_full_size, nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000));
+gpu_test!(
+    conv_bn_fused_small_odd_shape,
+    nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000)
+);
+gpu_test!(
+    conv_bn_fused_full_size,
+    nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000)
+);
 gpu_test!(nn_tasks_validated, nn::nn_tasks_validated(&gpu_nn()));
 // One persistent kernel at a time: two resident kernels leave no SM for a buffer's memset.
 gpu_test!(standard_refuses_nn_tasks, nn::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig::cuda()).unwrap()));
 gpu_test!(pipeline_counts_exact, nn::pipeline_counts_exact(&gpu_nn(), 1 << 20, 1 << 16, 256, 1009));
-gpu_test!(rnn_matches_reference_small, nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 64, input: 16, batch: 3, steps: 12 }));
+gpu_test!(
+    rnn_matches_reference_small,
+    nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 64, input: 16, batch: 3, steps: 12 })
+);
 gpu_test!(rnn_matches_reference_h1024, {
     for batch in [1, 8] {
         nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 1024, input: 256, batch, steps: 200 });
@@ -45,7 +54,11 @@ gpu_test!(conv_bn_stages_match_reference, {
     let graph = stages.capture().unwrap();
     for run in 0..3 {
         cb.poison().unwrap();
-        if run == 0 { stages.run().unwrap() } else { graph.replay().unwrap() }
+        if run == 0 {
+            stages.run().unwrap()
+        } else {
+            graph.replay().unwrap()
+        }
         let (mean, var) = cb.batch_stats().unwrap();
         let (channels, s) = nn::pick(g, 4, 2_000);
         let r = reference::check_conv_bn(&inp, 1e-5, &cb.y.read().unwrap(), &cb.out.read().unwrap(), &mean, &var, &channels, &s);

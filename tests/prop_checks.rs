@@ -109,12 +109,14 @@ fn bytes_fixture() -> &'static std::sync::Mutex<BytesFixture> {
 /// 64 bytes: pure noise, or a valid task with a few bytes overwritten (so that the
 /// mutations land near the accept/refuse boundary).
 fn task_bytes() -> impl Strategy<Value = [u8; 64]> {
-    let noise = proptest::array::uniform32(any::<u8>()).prop_flat_map(|a| proptest::array::uniform32(any::<u8>()).prop_map(move |b| {
-        let mut out = [0u8; 64];
-        out[..32].copy_from_slice(&a);
-        out[32..].copy_from_slice(&b);
-        out
-    }));
+    let noise = proptest::array::uniform32(any::<u8>()).prop_flat_map(|a| {
+        proptest::array::uniform32(any::<u8>()).prop_map(move |b| {
+            let mut out = [0u8; 64];
+            out[..32].copy_from_slice(&a);
+            out[32..].copy_from_slice(&b);
+            out
+        })
+    });
     let mutated = (0usize..5, proptest::collection::vec((0usize..64, any::<u8>()), 0..4)).prop_map(|(which, edits)| {
         let f = bytes_fixture().lock().unwrap();
         let t = match which {

@@ -11,14 +11,23 @@ use std::time::Duration;
 static TURN: Mutex<()> = Mutex::new(());
 
 fn cpu(capacity: u32) -> Runtime {
-    Runtime::with_config(RuntimeConfig { capacity, cpu_workers: 2, shutdown_timeout: Duration::from_millis(500), ..RuntimeConfig::cpu() }).unwrap()
+    Runtime::with_config(RuntimeConfig { capacity, cpu_workers: 2, shutdown_timeout: Duration::from_millis(500), ..RuntimeConfig::cpu() })
+        .unwrap()
 }
 
 #[test]
 fn no_leaked_threads_or_memory_across_runtimes() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
     // With a watchdog too: its thread starts with the runtime and must stop with it.
-    let make = || Runtime::with_config(RuntimeConfig { capacity: 1 << 12, cpu_workers: 3, task_deadline: Some(Duration::from_secs(30)), ..RuntimeConfig::cpu() }).unwrap();
+    let make = || {
+        Runtime::with_config(RuntimeConfig {
+            capacity: 1 << 12,
+            cpu_workers: 3,
+            task_deadline: Some(Duration::from_secs(30)),
+            ..RuntimeConfig::cpu()
+        })
+        .unwrap()
+    };
     common::leaks::no_leaks_across_runtimes(make, 4, true, || None, 0);
 }
 

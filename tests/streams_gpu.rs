@@ -267,7 +267,8 @@ fn the_runtime_copies_on_a_lent_stream() {
     let y = rt.buffer::<f32>(n).unwrap();
     // Batches of both kinds: small ones (relay) and large ones (copies on the lent stream).
     for (chunk, batch) in [(256usize, 8usize), (64, 1024)] {
-        let tasks: Vec<Task> = (0..n / chunk).map(|i| Task::axpy(1.0, x.slice(i * chunk..(i + 1) * chunk), y.slice(i * chunk..(i + 1) * chunk))).collect();
+        let tasks: Vec<Task> =
+            (0..n / chunk).map(|i| Task::axpy(1.0, x.slice(i * chunk..(i + 1) * chunk), y.slice(i * chunk..(i + 1) * chunk))).collect();
         // Each round writes all of y: the second starts after the first has completed.
         let tickets: Vec<_> = tasks.chunks(batch).map(|b| rt.submit(b).unwrap()).collect();
         tickets.iter().for_each(|t| t.wait().unwrap());

@@ -143,7 +143,9 @@ pub unsafe extern "ptx-kernel" fn resident_bn_norm_stage(p: resident_device::nn:
 pub unsafe extern "ptx-kernel" fn resident_rnn(p: resident_device::nn::rnn::RnnParams) {
     use resident_device::arch;
     let smem = arch::dyn_smem() as *mut f32;
-    unsafe { resident_device::nn::rnn::persistent_block(&p, smem, arch::block_idx(), arch::grid_dim(), arch::thread_idx(), arch::block_dim()) }
+    unsafe {
+        resident_device::nn::rnn::persistent_block(&p, smem, arch::block_idx(), arch::grid_dim(), arch::thread_idx(), arch::block_dim())
+    }
 }
 
 /// The RNN's input feeder: launch one block, on a stream of its own, before

@@ -17,11 +17,11 @@ extern crate std;
 
 pub mod arch;
 pub mod buffers;
+pub mod completion;
+pub mod deps;
 pub mod kernels;
 pub mod lists;
 pub mod nn;
-pub mod completion;
-pub mod deps;
 pub mod queue;
 #[cfg(target_arch = "nvptx64")]
 pub mod relay;

@@ -31,7 +31,9 @@ pub const FULL_POLL_EVERY: u32 = 4;
 pub enum Wait {
     Ready,
     /// Not yet published: poll again (after a sleep, unless a child may be waiting).
-    Pending { children: bool },
+    Pending {
+        children: bool,
+    },
     /// The terminate sentinel came before this slot: leave once the spawn ring is empty.
     Stop,
     /// The host aborted: leave now.

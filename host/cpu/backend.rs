@@ -1,7 +1,7 @@
 //! Queue memory in host RAM and the worker threads that drain it.
 
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use resident_shared::lists::{LIST_RUNS, ListRun};
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -107,7 +107,22 @@ impl CpuBackend {
                 .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
             handles.push(h);
         }
-        Ok(Self { ring, header, completions, segment_counts, segment_done, counters, table, lists, _spawn: spawn, capacity, workers: Mutex::new(handles), n_workers, exited, fault })
+        Ok(Self {
+            ring,
+            header,
+            completions,
+            segment_counts,
+            segment_done,
+            counters,
+            table,
+            lists,
+            _spawn: spawn,
+            capacity,
+            workers: Mutex::new(handles),
+            n_workers,
+            exited,
+            fault,
+        })
     }
 
     pub fn info(&self) -> BackendInfo {
@@ -235,7 +250,15 @@ impl Drop for CpuBackend {
             let _ = self.abort();
             if !self.wait_exit(Duration::from_secs(1)) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");
-                for m in [&mut self.ring, &mut self.header, &mut self.completions, &mut self.segment_counts, &mut self.segment_done, &mut self.counters, &mut self.table] {
+                for m in [
+                    &mut self.ring,
+                    &mut self.header,
+                    &mut self.completions,
+                    &mut self.segment_counts,
+                    &mut self.segment_done,
+                    &mut self.counters,
+                    &mut self.table,
+                ] {
                     m.leak();
                 }
             }

@@ -34,11 +34,13 @@
 //! `tail`), and a control stream (`abort`), so that an abort is never stuck behind a
 //! copy.
 
-use cudarc::driver::sys::{self, CUfunction};
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task};
 use bytemuck::Zeroable;
+use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::LL_SLOTS;
+use resident_shared::{
+    BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task,
+};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -207,7 +209,19 @@ impl CudaBackend {
         let mut args = [&raw mut params as *mut c_void];
         check(
             unsafe {
-                sys::cuLaunchKernel(f, self.grid, 1, 1, self.block, 1, 1, 0, self.kernel_stream.raw(), args.as_mut_ptr(), std::ptr::null_mut())
+                sys::cuLaunchKernel(
+                    f,
+                    self.grid,
+                    1,
+                    1,
+                    self.block,
+                    1,
+                    1,
+                    0,
+                    self.kernel_stream.raw(),
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
             },
             "cuLaunchKernel(resident_persistent)",
         )?;

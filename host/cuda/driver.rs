@@ -32,8 +32,11 @@ pub fn device_count() -> Result<usize> {
         return Err(Error::NoDriver);
     }
     cudarc::driver::result::init().map_err(|e| Error::Driver { call: "cuInit", code: e.0 as u32, name: format!("{e:?}") })?;
-    let n = cudarc::driver::result::device::get_count()
-        .map_err(|e| Error::Driver { call: "cuDeviceGetCount", code: e.0 as u32, name: format!("{e:?}") })?;
+    let n = cudarc::driver::result::device::get_count().map_err(|e| Error::Driver {
+        call: "cuDeviceGetCount",
+        code: e.0 as u32,
+        name: format!("{e:?}"),
+    })?;
     Ok(n as usize)
 }
 

@@ -27,36 +27,21 @@ impl CapturedGraph {
         stream.context().bind()?;
         let s = stream.raw();
         check(
-            unsafe {
-                sys::cuStreamBeginCapture_v2(
-                    s,
-                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                )
-            },
+            unsafe { sys::cuStreamBeginCapture_v2(s, sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) },
             "cuStreamBeginCapture",
         )?;
         // End the capture whatever `launch` did, or the stream stays capturing.
         let launched = launch();
         let mut graph: CUgraph = std::ptr::null_mut();
-        let ended = check(
-            unsafe { sys::cuStreamEndCapture(s, &mut graph) },
-            "cuStreamEndCapture",
-        );
+        let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
         launched?;
         ended?;
         let mut exec: CUgraphExec = std::ptr::null_mut();
-        if let Err(e) = check(
-            unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) },
-            "cuGraphInstantiate",
-        ) {
+        if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
             unsafe { sys::cuGraphDestroy(graph) };
             return Err(e);
         }
-        let g = Self {
-            graph,
-            exec,
-            ctx: stream.context().clone(),
-        };
+        let g = Self { graph, exec, ctx: stream.context().clone() };
         check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
         stream.synchronize()?;
         Ok(g)
@@ -65,10 +50,7 @@ impl CapturedGraph {
     /// Replays the graph once on `stream` and waits for it.
     pub fn replay(&self, stream: &Stream) -> Result<()> {
         self.ctx.bind()?;
-        check(
-            unsafe { sys::cuGraphLaunch(self.exec, stream.raw()) },
-            "cuGraphLaunch",
-        )?;
+        check(unsafe { sys::cuGraphLaunch(self.exec, stream.raw()) }, "cuGraphLaunch")?;
         stream.synchronize()
     }
 }

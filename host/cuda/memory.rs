@@ -12,8 +12,8 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
 use std::ffi::c_void;
 
 use super::driver::{Context, check};
-use crate::accounting::{self, Kind};
 use crate::Result;
+use crate::accounting::{self, Kind};
 
 /// Device memory, from the stream-ordered allocator or plain `cuMemAlloc`. Holds its
 /// context, so the context outlives it and is current when it is freed.

@@ -74,6 +74,13 @@ impl Module {
     }
 }
 
+impl Drop for Module {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind();
+        unsafe { sys::cuModuleUnload(self.raw) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -86,12 +93,5 @@ mod tests {
                 assert!(names.contains(&k), "{k} among {names:?}");
             }
         }
-    }
-}
-
-impl Drop for Module {
-    fn drop(&mut self) {
-        let _ = self.ctx.bind();
-        unsafe { sys::cuModuleUnload(self.raw) };
     }
 }

@@ -119,7 +119,8 @@ impl ConvBn {
     /// counter only grows: reuse one across passes and add `tiles` each time).
     pub fn fused_tasks(&self, done: CounterId, signaled: u32) -> Vec<Task> {
         let g = self.geom;
-        let (x, w, y, part, aff, out) = (self.x.handle(), self.w.handle(), self.y.handle(), self.partials.handle(), self.affine.handle(), self.out.handle());
+        let (x, w, y, part, aff, out) =
+            (self.x.handle(), self.w.handle(), self.y.handle(), self.partials.handle(), self.affine.handle(), self.out.handle());
         let mut tasks: Vec<Task> = (0..g.tiles()).map(|t| Task::conv_tile(g, x, w, y, part, t).signals(done)).collect();
         let release = signaled.wrapping_add(g.tiles());
         for c in 0..g.c_out {

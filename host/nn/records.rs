@@ -18,8 +18,8 @@
 //! # Ok::<(), resident::Error>(())
 //! ```
 
-use resident_shared::nn::{MAX_RECORDS_PER_TASK, RECORD_WORDS, record_counts};
 use resident_shared::Task;
+use resident_shared::nn::{MAX_RECORDS_PER_TASK, RECORD_WORDS, record_counts};
 
 use crate::{Buffer, Error, Result, Runtime};
 
@@ -79,7 +79,7 @@ impl RecordPipeline {
     /// Zeroes the stage counts and the per-key table, for another pass (synchronous
     /// copies; no task of the pipeline may be in flight).
     pub fn reset(&self) -> Result<()> {
-        self.counts.write(&vec![0; record_counts::LEN])?;
+        self.counts.write(&[0; record_counts::LEN])?;
         self.table.write(&vec![0; self.keys as usize * 2])
     }
 
@@ -96,7 +96,17 @@ impl RecordPipeline {
         let end = first.saturating_add(count).min(self.capacity);
         (first.min(end)..end)
             .step_by(per_task as usize)
-            .map(|at| Task::record_parse(self.raw.handle(), self.parsed.handle(), self.counts.handle(), self.table.handle(), at, per_task.min(end - at), self.keys))
+            .map(|at| {
+                Task::record_parse(
+                    self.raw.handle(),
+                    self.parsed.handle(),
+                    self.counts.handle(),
+                    self.table.handle(),
+                    at,
+                    per_task.min(end - at),
+                    self.keys,
+                )
+            })
             .collect()
     }
 

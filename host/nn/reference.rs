@@ -62,7 +62,17 @@ pub fn conv_bn_channel(inp: &ConvBnInputs, co: usize, eps: f32) -> ChannelRefere
 /// `h_t = tanh(W_hh h_{t-1} + W_ih x_t + b)` for every step and sequence, in f64;
 /// returns `steps × batch × hidden`.
 #[allow(clippy::too_many_arguments)]
-pub fn rnn(hidden: usize, input: usize, batch: usize, steps: usize, w_hh: &[f32], w_ih: &[f32], bias: &[f32], h0: &[f32], xs: &[f32]) -> Vec<f64> {
+pub fn rnn(
+    hidden: usize,
+    input: usize,
+    batch: usize,
+    steps: usize,
+    w_hh: &[f32],
+    w_ih: &[f32],
+    bias: &[f32],
+    h0: &[f32],
+    xs: &[f32],
+) -> Vec<f64> {
     let mut h: Vec<f64> = h0.iter().map(|&v| v as f64).collect();
     let mut out = Vec::with_capacity(steps * batch * hidden);
     for t in 0..steps {
@@ -172,7 +182,16 @@ impl ConvBnCheck {
 /// Compares a conv + BN result with the f64 reference: `out` (and the batch mean and
 /// variance) over every image of `channels`, and `y` at `samples` (`(n, c, pixel)`).
 #[allow(clippy::too_many_arguments)]
-pub fn check_conv_bn(inp: &ConvBnInputs, eps: f32, y: &[f32], out: &[f32], mean: &[f32], var: &[f32], channels: &[usize], samples: &[(usize, usize, usize)]) -> ConvBnCheck {
+pub fn check_conv_bn(
+    inp: &ConvBnInputs,
+    eps: f32,
+    y: &[f32],
+    out: &[f32],
+    mean: &[f32],
+    var: &[f32],
+    channels: &[usize],
+    samples: &[(usize, usize, usize)],
+) -> ConvBnCheck {
     let g = inp.geom;
     let (hw, co_n) = (g.hw() as usize, g.c_out as usize);
     let mut r = ConvBnCheck { not_finite: out.iter().chain(y).filter(|v| !v.is_finite()).count(), ..Default::default() };

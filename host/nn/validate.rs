@@ -24,7 +24,9 @@ pub(crate) fn check(op: Opcode, t: &Task, reg: &BufferRegistry) -> Result<(), Re
     let a = &t.args;
     match op {
         Opcode::ConvTile | Opcode::BnNormalize => {
-            let g = ConvGeom::from_task(t).ok_or(Rejection::BadArgs("conv shape: sizes nonzero, c_out a multiple of 8, sides below 2^16, buffers below 2^32 elements"))?;
+            let g = ConvGeom::from_task(t).ok_or(Rejection::BadArgs(
+                "conv shape: sizes nonzero, c_out a multiple of 8, sides below 2^16, buffers below 2^32 elements",
+            ))?;
             let f = ElemType::F32;
             if op == Opcode::ConvTile {
                 if a[7] >= g.tiles() {
@@ -67,7 +69,10 @@ pub(crate) fn flavor_runs(flavor: KernelFlavor, tasks: &[Task]) -> Result<()> {
         return Ok(());
     }
     match tasks.iter().position(|t| Opcode::from_u16(t.opcode).is_some_and(is_nn)) {
-        Some(index) => Err(Error::InvalidTask { index, reason: Rejection::BadArgs("example tasks (opcodes 16..=31) need the Nn kernel flavor (RuntimeConfig::nn)") }),
+        Some(index) => Err(Error::InvalidTask {
+            index,
+            reason: Rejection::BadArgs("example tasks (opcodes 16..=31) need the Nn kernel flavor (RuntimeConfig::nn)"),
+        }),
         None => Ok(()),
     }
 }

@@ -156,7 +156,8 @@ fn read_express(backend: &Backend, t: &TicketState) {
     if stamp != stamp_for(t.first as u32) {
         return;
     }
-    let (status, result) = unsafe { (std::ptr::read_volatile(&raw const (*rec).status), std::ptr::read_volatile(&raw const (*rec).result)) };
+    let (status, result) =
+        unsafe { (std::ptr::read_volatile(&raw const (*rec).status), std::ptr::read_volatile(&raw const (*rec).result)) };
     let mut o = t.outcome.lock().unwrap();
     if status != 0 && o.failure.is_none() {
         o.failure = Some((t.first, Status::from_u32(status).unwrap_or(Status::BadArgs)));

@@ -35,7 +35,14 @@ pub(crate) struct Producer {
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, registry: BufferRegistry::new(), counters: CounterRegistry::new(), runs: 0, run_ends: [0; LIST_RUNS] }
+        Self {
+            next: 0,
+            closed: false,
+            registry: BufferRegistry::new(),
+            counters: CounterRegistry::new(),
+            runs: 0,
+            run_ends: [0; LIST_RUNS],
+        }
     }
 }
 

@@ -180,10 +180,7 @@ impl<'a, T: Pod> DeviceView<'a, T> {
         self.buf.gpu.bind()?;
         let on = On { id: g.internal_id, raw: g.internal.raw() };
         ordered(on, &[self.use_(false)], || {
-            check(
-                unsafe { sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), self.ptr(), self.bytes(), on.raw) },
-                "cuMemcpyDtoHAsync",
-            )
+            check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), self.ptr(), self.bytes(), on.raw) }, "cuMemcpyDtoHAsync")
         })?;
         // The destination is an ordinary borrow that ends when this returns: wait.
         g.internal.synchronize()

@@ -36,7 +36,9 @@ impl Stream {
         let params = PipelineParams { input: input.ptr(), output: output.ptr(), len: input.len() as u64, iters, _pad: 0 };
         let blocks = (input.len() as u64).div_ceil(BLOCK as u64).clamp(1, (self.gpu.sm_count() * BLOCKS_PER_SM) as u64) as u32;
         self.gpu.bind()?;
-        ordered(self.on(), &[i, o], || unsafe { self.launch(self.gpu.inner.pipeline, blocks, BLOCK, params, "cuLaunchKernel(resident_pipeline)") })
+        ordered(self.on(), &[i, o], || unsafe {
+            self.launch(self.gpu.inner.pipeline, blocks, BLOCK, params, "cuLaunchKernel(resident_pipeline)")
+        })
     }
 
     /// One GPU thread waits `duration` on the device clock, then writes `value` into
@@ -49,7 +51,9 @@ impl Stream {
         let t = target.slice(0..1);
         let params = SpinWriteParams { target: t.ptr(), nanos: duration.as_nanos() as u64, value, _pad: 0 };
         self.gpu.bind()?;
-        ordered(self.on(), &[t.use_(true)], || unsafe { self.launch(self.gpu.inner.spin_write, 1, 1, params, "cuLaunchKernel(resident_spin_write)") })
+        ordered(self.on(), &[t.use_(true)], || unsafe {
+            self.launch(self.gpu.inner.spin_write, 1, 1, params, "cuLaunchKernel(resident_spin_write)")
+        })
     }
 
     /// # Safety

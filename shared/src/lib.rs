@@ -29,6 +29,6 @@ pub use completion::{Completion, stamp_for};
 pub use counter::{CounterId, MAX_COUNTERS};
 pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
-pub use status::Status;
 pub use segment::{SegmentCount, SegmentDone};
+pub use status::Status;
 pub use task::{Opcode, TASK_ARGS, Task, task_flags};

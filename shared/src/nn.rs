@@ -45,7 +45,12 @@ impl ConvGeom {
             return None;
         }
         let hw = h as u64 * w as u64;
-        let biggest = [n as u64 * c_in as u64 * hw, n as u64 * c_out as u64 * hw, c_out as u64 * c_in as u64 * 9, c_out as u64 * n as u64 * hw.div_ceil(CONV_TILE_PX as u64) * 2];
+        let biggest = [
+            n as u64 * c_in as u64 * hw,
+            n as u64 * c_out as u64 * hw,
+            c_out as u64 * c_in as u64 * 9,
+            c_out as u64 * n as u64 * hw.div_ceil(CONV_TILE_PX as u64) * 2,
+        ];
         let mut i = 0;
         while i < biggest.len() {
             if biggest[i] > u32::MAX as u64 {
@@ -168,7 +173,17 @@ impl Task {
     /// `n0 == 0` also stores the channel's mean and variance into `affine`. Run it after
     /// every conv tile (`Task::after` on the counter the tiles signal).
     #[allow(clippy::too_many_arguments)]
-    pub const fn bn_normalize(geom: ConvGeom, y: BufferHandle, out: BufferHandle, partials: BufferHandle, affine: BufferHandle, c: u32, n0: u32, count: u32, eps: f32) -> Self {
+    pub const fn bn_normalize(
+        geom: ConvGeom,
+        y: BufferHandle,
+        out: BufferHandle,
+        partials: BufferHandle,
+        affine: BufferHandle,
+        c: u32,
+        n0: u32,
+        count: u32,
+        eps: f32,
+    ) -> Self {
         let mut args = [0; TASK_ARGS];
         args[0] = y.0;
         args[1] = out.0;
@@ -187,7 +202,15 @@ impl Task {
     /// key or [`NO_KEY`], value), then pushes the transform task for the same records.
     /// Stages 2 and 3 ([`Opcode::RecordTransform`], [`Opcode::RecordReduce`]) take the
     /// same arguments; the reduce adds into `table` (u32, `[keys][2]`: count, wrapping sum).
-    pub const fn record_parse(raw: BufferHandle, parsed: BufferHandle, counts: BufferHandle, table: BufferHandle, first: u32, count: u32, keys: u32) -> Self {
+    pub const fn record_parse(
+        raw: BufferHandle,
+        parsed: BufferHandle,
+        counts: BufferHandle,
+        table: BufferHandle,
+        first: u32,
+        count: u32,
+        keys: u32,
+    ) -> Self {
         let mut args = [0; TASK_ARGS];
         args[0] = raw.0;
         args[1] = parsed.0;

@@ -123,9 +123,14 @@ pub fn device_fault_recovers(make: impl Fn() -> resident::Result<Runtime>, fault
                 Err(Error::DeviceFault(why)) => {
                     assert!(why.contains("restart the process"), "{fault:?}: the refusal says what to do: {why}");
                     assert!(start.elapsed() < bound, "{fault:?}: the refusal took {:?}", start.elapsed());
-                    eprintln!("{fault:?}: {faulted} tickets resolved with DeviceFault; a new runtime in this process was refused in {:?}: {why}", start.elapsed());
+                    eprintln!(
+                        "{fault:?}: {faulted} tickets resolved with DeviceFault; a new runtime in this process was refused in {:?}: {why}",
+                        start.elapsed()
+                    );
                 }
-                Ok(_) => panic!("{fault:?}: a new runtime started in the faulted process: CUDA recovered in-process; docs/reliability.md says it cannot"),
+                Ok(_) => panic!(
+                    "{fault:?}: a new runtime started in the faulted process: CUDA recovered in-process; docs/reliability.md says it cannot"
+                ),
                 Err(e) => panic!("{fault:?}: a new runtime in the faulted process: {e:?}"),
             }
         }
@@ -271,7 +276,9 @@ pub fn typed_errors_for_refusals(rt: Runtime) {
         assert!(matches!(rt.submit(&[Task::raw(t.opcode, t.args)]), Err(Error::InvalidTask { .. })));
     }
     for op in [35u16, 47, 0x8000] {
-        assert!(matches!(rt.submit(&[Task::raw(op, [0; 12])]), Err(Error::InvalidTask { reason: Rejection::UnknownOpcode(o), .. }) if o == op));
+        assert!(
+            matches!(rt.submit(&[Task::raw(op, [0; 12])]), Err(Error::InvalidTask { reason: Rejection::UnknownOpcode(o), .. }) if o == op)
+        );
         // The device refuses it too, typed.
         let t = unsafe { rt.submit_unchecked(&[Task::raw(op, [0; 12])]) }.unwrap();
         assert!(matches!(t.wait(), Err(Error::TaskFailed { status: Status::InvalidOpcode, .. })), "device, opcode {op}");

@@ -32,7 +32,11 @@ fn exercise(rt: &Runtime) {
     let y = rt.buffer::<f32>(1 << 16).unwrap();
     let marks = rt.buffer::<u32>(1024).unwrap();
     let counter = rt.counter().unwrap();
-    let list = rt.upload_tasks(&(0..64).map(|i| Task::axpy(1.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))).collect::<Vec<_>>()).unwrap();
+    let list = rt
+        .upload_tasks(
+            &(0..64).map(|i| Task::axpy(1.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))).collect::<Vec<_>>(),
+        )
+        .unwrap();
     rt.submit_list(&list).unwrap().wait().unwrap();
     let t = rt.submit(&(0..1024).map(|i| Task::mark(marks.all(), i).signals(counter.id())).collect::<Vec<_>>()).unwrap();
     // An async wait starts the notifier thread.

@@ -62,7 +62,8 @@ pub fn axpy_matches_reference(rt: &Runtime, tasks: usize, slice: usize) {
     let ys: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let x = rt.buffer_from(&xs).unwrap();
     let y = rt.buffer_from(&ys).unwrap();
-    let list: Vec<Task> = (0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect();
+    let list: Vec<Task> =
+        (0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect();
     let results = rt.submit_for_results(&list).unwrap().results().unwrap();
     assert!(results.iter().all(|&r| r == slice as u64), "axpy results report the slice length");
     let out = y.read().unwrap();
@@ -151,7 +152,10 @@ pub fn invalid_tasks_rejected(rt: &Runtime) {
     let gone = rt.buffer_from(&[0.0f32; 8]).unwrap();
     let stale = gone.all();
     drop(gone);
-    assert!(matches!(rt.submit(&[Task::axpy(1.0, stale, stale)]), Err(Error::InvalidTask { index: 0, reason: Rejection::BadBuffer { .. } })));
+    assert!(matches!(
+        rt.submit(&[Task::axpy(1.0, stale, stale)]),
+        Err(Error::InvalidTask { index: 0, reason: Rejection::BadBuffer { .. } })
+    ));
 
     assert_eq!(probe.results(), Err(Error::NoResults));
     let after = rt.submit(&[Task::noop(2)]).unwrap();
@@ -229,7 +233,8 @@ pub fn queue_full_backpressure(rt: &Runtime, spin: Duration) {
     let cap = rt.capacity();
     let c = rt.buffer_from(&vec![0u32; cap]).unwrap();
     // Fill the ring with slow tasks.
-    let slow: Vec<Task> = (0..cap).map(|i| if i % 2 == 0 { Task::spin(spin.as_nanos() as u64) } else { Task::mark(c.all(), i as u32) }).collect();
+    let slow: Vec<Task> =
+        (0..cap).map(|i| if i % 2 == 0 { Task::spin(spin.as_nanos() as u64) } else { Task::mark(c.all(), i as u32) }).collect();
     let t = rt.submit(&slow).unwrap();
     match rt.try_submit(&[Task::noop(0); 8]) {
         Err(Error::QueueFull) => {}
@@ -270,7 +275,11 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
     let x = rt.buffer_from(&xs).unwrap();
     let y = rt.buffer_from(&ys).unwrap();
     let list = rt
-        .upload_tasks(&(0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect::<Vec<_>>())
+        .upload_tasks(
+            &(0..tasks)
+                .map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice)))
+                .collect::<Vec<_>>(),
+        )
         .unwrap();
     assert_eq!(list.len(), tasks);
     rt.submit_list(&list).unwrap().wait().unwrap();
@@ -321,7 +330,13 @@ pub fn list_runs_interleaved(rt: &Runtime, rounds: usize) {
     let got = c.read().unwrap();
     for (i, &v) in got.iter().enumerate() {
         // The host-fed third runs once per list per round, the rest of it never.
-        let want = if i < at as usize { rounds as u32 } else if i < at as usize + host / 3 { 3 * rounds as u32 } else { 0 };
+        let want = if i < at as usize {
+            rounds as u32
+        } else if i < at as usize + host / 3 {
+            3 * rounds as u32
+        } else {
+            0
+        };
         assert_eq!(v, want, "counter {i}");
     }
 }
@@ -349,7 +364,14 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
         // before it checks either (the index clamped for the read), then refuses.
         (Task::axpy(1.0, x.slice(0..8), BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 8 }), Status::BadBuffer),
         // The first index past the table, with a live buffer's generation.
-        (Task::axpy(1.0, BufSlice { handle: resident::BufferHandle(0x1000 | (x.all().handle.0 & 0xffff_0000)), ..x.slice(0..8) }, y.slice(0..8)), Status::BadBuffer),
+        (
+            Task::axpy(
+                1.0,
+                BufSlice { handle: resident::BufferHandle(0x1000 | (x.all().handle.0 & 0xffff_0000)), ..x.slice(0..8) },
+                y.slice(0..8),
+            ),
+            Status::BadBuffer,
+        ),
     ];
     for (i, (task, want)) in forged.iter().enumerate() {
         let batch = [Task::mark(c.all(), 0), *task, Task::mark(c.all(), 1)];
@@ -425,7 +447,8 @@ pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout
             s.spawn(move || {
                 let mine: Vec<usize> = (th..trees).step_by(threads).collect();
                 for chunk in mine.chunks(4) {
-                    let roots: Vec<Task> = chunk.iter().map(|&t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
+                    let roots: Vec<Task> =
+                        chunk.iter().map(|&t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
                     rt.submit(&roots).unwrap().wait().unwrap();
                 }
             });
@@ -463,7 +486,8 @@ pub fn spawn_ring_full_is_reported(rt: &Runtime) {
 pub fn shutdown_drains_children(rt: Runtime, trees: usize, depth: u32, fanout: u32) {
     let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
     let marks = rt.buffer_from(&vec![0u32; trees * nodes]).unwrap();
-    let tickets: Vec<_> = (0..trees).map(|t| rt.submit(&[Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)]).unwrap()).collect();
+    let tickets: Vec<_> =
+        (0..trees).map(|t| rt.submit(&[Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)]).unwrap()).collect();
     rt.close().unwrap();
     for t in &tickets {
         assert_eq!(t.try_wait(), Some(Ok(())));

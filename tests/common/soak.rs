@@ -25,7 +25,14 @@ pub struct SoakLimits {
 /// Runs the soak on `rt` for `duration` from `threads` producer threads, sampling
 /// every `every`. `device_used` measures the GPU's used bytes (None on the CPU).
 /// Returns the number of tasks run.
-pub fn soak(rt: &Runtime, duration: Duration, threads: usize, every: Duration, device_used: impl Fn() -> Option<u64>, limits: SoakLimits) -> u64 {
+pub fn soak(
+    rt: &Runtime,
+    duration: Duration,
+    threads: usize,
+    every: Duration,
+    device_used: impl Fn() -> Option<u64>,
+    limits: SoakLimits,
+) -> u64 {
     const REGION: usize = 1 << 18;
     let marks = rt.buffer::<u32>(threads * REGION).unwrap();
     let stop = AtomicBool::new(false);
@@ -75,7 +82,11 @@ pub fn soak(rt: &Runtime, duration: Duration, threads: usize, every: Duration, d
         }
     }
     let marked: u64 = expected.iter().flatten().map(|&v| v as u64).sum();
-    eprintln!("soak: {ran} tasks in {:?} ({:.2} M tasks/s), {marked} marks checked: {lost} lost, {twice} run twice", start.elapsed(), ran as f64 / start.elapsed().as_secs_f64() / 1e6);
+    eprintln!(
+        "soak: {ran} tasks in {:?} ({:.2} M tasks/s), {marked} marks checked: {lost} lost, {twice} run twice",
+        start.elapsed(),
+        ran as f64 / start.elapsed().as_secs_f64() / 1e6
+    );
     assert_eq!((lost, twice), (0, 0), "tasks lost or run twice");
     assert_eq!(marked, ran, "every completed task was a checked mark");
     // Memory: compare the end with the first sample after a quarter of the run.

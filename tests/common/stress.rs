@@ -53,7 +53,8 @@ pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: u
             let (tx, marks, sum_want) = (tx.clone(), &marks, &sum_want);
             s.spawn(move || {
                 let base = p * region;
-                let marks_of = |from: usize| -> Vec<Task> { (from..from + batch).map(|i| Task::mark(marks.all(), (base + i) as u32)).collect() };
+                let marks_of =
+                    |from: usize| -> Vec<Task> { (from..from + batch).map(|i| Task::mark(marks.all(), (base + i) as u32)).collect() };
                 let lists: Vec<_> = (0..region / batch).map(|b| rt.upload_tasks(&marks_of(b * batch)).unwrap()).collect();
                 for round in 0..rounds {
                     for (b, list) in lists.iter().enumerate() {

@@ -33,7 +33,9 @@ pub fn pick(g: ConvGeom, full: usize, samples: usize) -> (Vec<usize>, Vec<(usize
     while channels.len() > full {
         channels.swap_remove(rng.random_range(0..channels.len()));
     }
-    let s = (0..samples).map(|_| (rng.random_range(0..g.n as usize), rng.random_range(0..g.c_out as usize), rng.random_range(0..g.hw() as usize))).collect();
+    let s = (0..samples)
+        .map(|_| (rng.random_range(0..g.n as usize), rng.random_range(0..g.c_out as usize), rng.random_range(0..g.hw() as usize)))
+        .collect();
     (channels, s)
 }
 
@@ -66,10 +68,16 @@ pub fn nn_tasks_validated(rt: &Runtime) {
     assert!(matches!(rt.submit(&[bad_tile]), Err(Error::InvalidTask { index: 0, reason: Rejection::IndexOutOfRange { .. } })));
     // x is too short for a larger problem.
     let big = ConvGeom::checked(2, 2, 8, 4, 4).unwrap();
-    assert!(matches!(rt.submit(&[Task::conv_tile(big, x, w, y, p, 0)]), Err(Error::InvalidTask { reason: Rejection::OutOfRange { arg: 0, .. }, .. })));
+    assert!(matches!(
+        rt.submit(&[Task::conv_tile(big, x, w, y, p, 0)]),
+        Err(Error::InvalidTask { reason: Rejection::OutOfRange { arg: 0, .. }, .. })
+    ));
     // A u32 buffer where an f32 one belongs.
     let u = rt.buffer::<u32>(1024).unwrap();
-    assert!(matches!(rt.submit(&[Task::conv_tile(g, u.handle(), w, y, p, 0)]), Err(Error::InvalidTask { reason: Rejection::BadBuffer { arg: 0, .. }, .. })));
+    assert!(matches!(
+        rt.submit(&[Task::conv_tile(g, u.handle(), w, y, p, 0)]),
+        Err(Error::InvalidTask { reason: Rejection::BadBuffer { arg: 0, .. }, .. })
+    ));
     let mut odd = Task::conv_tile(g, x, w, y, p, 0);
     odd.args[5] = 2 | 7 << 16; // c_out 7: not a multiple of 8
     assert!(matches!(rt.submit(&[odd]), Err(Error::InvalidTask { reason: Rejection::BadArgs(_), .. })));
@@ -86,7 +94,10 @@ pub fn standard_refuses_nn_tasks(standard: &Runtime) {
     let g = ConvGeom::checked(1, 2, 8, 4, 4).unwrap();
     let sx = standard.buffer::<f32>(g.y_len() as usize).unwrap();
     let h = sx.handle();
-    assert!(matches!(standard.submit(&[Task::conv_tile(g, h, h, h, h, 0)]), Err(Error::InvalidTask { index: 0, reason: Rejection::BadArgs(_) })));
+    assert!(matches!(
+        standard.submit(&[Task::conv_tile(g, h, h, h, h, 0)]),
+        Err(Error::InvalidTask { index: 0, reason: Rejection::BadArgs(_) })
+    ));
     let ok = standard.submit(&[Task::noop(1)]).unwrap();
     ok.wait().unwrap();
 }
@@ -125,7 +136,10 @@ pub fn pipeline_counts_exact(rt: &Runtime, n: usize, batch: usize, per_task: u32
     let (want, table) = reference::records(&lines, keys);
     let got = p.counts().unwrap();
     assert_eq!((got.parse_tasks, got.transform_tasks, got.reduce_tasks), (tasks, tasks, tasks), "every stage ran once per task");
-    assert_eq!((got.parsed, got.rejected, got.kept, got.dropped, got.reduced), (want.parsed, want.rejected, want.kept, want.dropped, want.reduced));
+    assert_eq!(
+        (got.parsed, got.rejected, got.kept, got.dropped, got.reduced),
+        (want.parsed, want.rejected, want.kept, want.dropped, want.reduced)
+    );
     assert_eq!(p.table().unwrap(), table, "per-key counts and sums");
 }
 

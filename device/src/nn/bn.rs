@@ -44,7 +44,17 @@ pub unsafe fn channel_stats(g: &ConvGeom, partials: *const f32, c: u32) -> (f64,
 /// `affine_len`); `c < c_out`, `n0 + count <= n`; the partials and `y` complete.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub unsafe fn normalize(g: &ConvGeom, y: *const f32, out: *mut f32, partials: *const f32, affine: *mut f32, c: u32, n0: u32, count: u32, eps: f32) {
+pub unsafe fn normalize(
+    g: &ConvGeom,
+    y: *const f32,
+    out: *mut f32,
+    partials: *const f32,
+    affine: *mut f32,
+    c: u32,
+    n0: u32,
+    count: u32,
+    eps: f32,
+) {
     let (mean, var) = unsafe { channel_stats(g, partials, c) };
     let co = g.c_out as usize;
     let (gamma, beta) = unsafe { (*affine.add(c as usize) as f64, *affine.add(co + c as usize) as f64) };

@@ -121,7 +121,17 @@ unsafe fn store_moments(g: &ConvGeom, partials: *mut f32, n: u32, cog: u32, p: u
 /// As for [`conv_tile`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn lane_pass(g: &ConvGeom, x: *const f32, wp: *const f32, yg: *mut f32, n: u32, cog: u32, p: u32, vl: u32, stats: bool) -> [Moments; COB] {
+unsafe fn lane_pass(
+    g: &ConvGeom,
+    x: *const f32,
+    wp: *const f32,
+    yg: *mut f32,
+    n: u32,
+    cog: u32,
+    p: u32,
+    vl: u32,
+    stats: bool,
+) -> [Moments; COB] {
     let (pix, taps) = lane_pixels(g, p, vl);
     let acc = unsafe { accumulate(g, x, wp, n, cog, &pix, &taps) };
     let valid = valid_count(g, &pix);

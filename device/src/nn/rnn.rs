@@ -195,7 +195,19 @@ unsafe fn copy_block(dst: *mut f32, src: *const f32, n: usize, tid: u32, nthread
 /// Valid, 16-byte aligned arrays of the sizes the parameters imply.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn step_rows(p: &RnnParams, w_hh: *const f32, w_ih: *const f32, bias: *const f32, h: *const f32, x: *const f32, out_t: *mut f32, r0: u32, rows: u32, warp: u32, warps: u32) {
+unsafe fn step_rows(
+    p: &RnnParams,
+    w_hh: *const f32,
+    w_ih: *const f32,
+    bias: *const f32,
+    h: *const f32,
+    x: *const f32,
+    out_t: *mut f32,
+    r0: u32,
+    rows: u32,
+    warp: u32,
+    warps: u32,
+) {
     let (hd, id) = (p.hidden as usize, p.input as usize);
     let lane = arch::lane_id() as usize;
     let stride = 4 * arch::WARP as usize;
@@ -343,8 +355,13 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
     let (hd, id, bt) = (p.hidden as usize, p.input as usize, p.batch as usize);
     let r0 = (block * p.rows_per_block).min(p.hidden);
     let rows = p.rows_per_block.min(p.hidden - r0);
-    let (s_w, s_wi, s_b, s_h, s_x) =
-        (smem.wrapping_add(lay.w_hh), smem.wrapping_add(lay.w_ih), smem.wrapping_add(lay.bias), smem.wrapping_add(lay.h), smem.wrapping_add(lay.x));
+    let (s_w, s_wi, s_b, s_h, s_x) = (
+        smem.wrapping_add(lay.w_hh),
+        smem.wrapping_add(lay.w_ih),
+        smem.wrapping_add(lay.bias),
+        smem.wrapping_add(lay.h),
+        smem.wrapping_add(lay.x),
+    );
     unsafe {
         copy_block(s_w, (p.w_hh as *const f32).add(r0 as usize * hd), rows as usize * hd, tid, nthreads);
         copy_block(s_wi, (p.w_ih as *const f32).add(r0 as usize * id), rows as usize * id, tid, nthreads);
@@ -392,7 +409,9 @@ pub unsafe fn persistent_block(p: &RnnParams, smem: *mut f32, block: u32, blocks
             // Release (cumulative over the block's stores, ordered by the bar.sync
             // above), acquire (the chain of earlier arrivals).
             unsafe { arch::atom_add_acq_rel_gpu(&raw mut (*s).arrive.value, 1) };
-            if let Err(code) = unsafe { wait_for(&raw const (*s).arrive.value, (t + 1).wrapping_mul(blocks), s, timeout_ns, rnn_status::BARRIER_TIMEOUT) } {
+            if let Err(code) =
+                unsafe { wait_for(&raw const (*s).arrive.value, (t + 1).wrapping_mul(blocks), s, timeout_ns, rnn_status::BARRIER_TIMEOUT) }
+            {
                 unsafe { fail(s, code) };
                 ok = false;
             }
@@ -430,7 +449,11 @@ pub unsafe fn step_block(p: &RnnParams, smem: *mut f32, block: u32, tid: u32, nt
     }
     arch::sync_block();
     let out_t = (p.out as *mut f32).wrapping_add(t as usize * bt * hd);
-    let (w_hh, w_ih, bias) = ((p.w_hh as *const f32).wrapping_add(r0 as usize * hd), (p.w_ih as *const f32).wrapping_add(r0 as usize * id), (p.bias as *const f32).wrapping_add(r0 as usize));
+    let (w_hh, w_ih, bias) = (
+        (p.w_hh as *const f32).wrapping_add(r0 as usize * hd),
+        (p.w_ih as *const f32).wrapping_add(r0 as usize * id),
+        (p.bias as *const f32).wrapping_add(r0 as usize),
+    );
     unsafe { step_rows(p, w_hh, w_ih, bias, s_h, s_x, out_t, r0, rows, tid / arch::WARP, (nthreads / arch::WARP).max(1)) };
 }
 

@@ -83,7 +83,9 @@ pub unsafe fn normalize(p: &ConvBnStageParams, warp: u32, warps: u32) {
         let (c, k) = (i / chunks, i % chunks);
         let n0 = k * chunk;
         let count = chunk.min(g.n - n0);
-        unsafe { bn::normalize(&g, p.y as *const f32, p.out as *mut f32, p.partials as *const f32, p.affine as *mut f32, c, n0, count, p.eps) };
+        unsafe {
+            bn::normalize(&g, p.y as *const f32, p.out as *mut f32, p.partials as *const f32, p.affine as *mut f32, c, n0, count, p.eps)
+        };
         i += warps;
     }
 }

@@ -62,7 +62,15 @@ impl CpuRnn {
         format!("CPU: {} block threads x {} rows, plus a feeder thread", self.blocks, self.rows)
     }
 
-    fn params(&mut self, h0: &mut Aligned, x: &mut Aligned, out: &mut Aligned, sync: &mut RnnSync, host_x: &mut Aligned, host_ready: &AtomicU32) -> RnnParams {
+    fn params(
+        &mut self,
+        h0: &mut Aligned,
+        x: &mut Aligned,
+        out: &mut Aligned,
+        sync: &mut RnnSync,
+        host_x: &mut Aligned,
+        host_ready: &AtomicU32,
+    ) -> RnnParams {
         let s = self.shape;
         RnnParams {
             w_hh: self.w_hh.addr(),
@@ -138,7 +146,8 @@ impl CpuRnn {
     pub fn per_step(&mut self, h0: &[f32], xs: &[f32]) -> RnnRun {
         let s = self.shape;
         let (mut h0, mut x, mut out) = (Aligned::from(h0), Aligned::from(xs), Aligned::from(&vec![f32::NAN; s.out_len()]));
-        let (mut sync, mut host_x, host_ready): (Box<RnnSync>, _, _) = (Box::new(bytemuck::Zeroable::zeroed()), Aligned::zeroed(4), AtomicU32::new(0));
+        let (mut sync, mut host_x, host_ready): (Box<RnnSync>, _, _) =
+            (Box::new(bytemuck::Zeroable::zeroed()), Aligned::zeroed(4), AtomicU32::new(0));
         let mut p = self.params(&mut h0, &mut x, &mut out, &mut sync, &mut host_x, &host_ready);
         let mut smem = Aligned::zeroed(SmemLayout::new(&p, false).floats);
         let start = Instant::now();

@@ -74,7 +74,8 @@ impl CudaRnn {
             return Err(Error::Config("the persistent RNN needs cooperative launch".into()));
         }
         let module = Module::load_embedded(&ctx)?;
-        let (rnn, feed, step) = (module.function("resident_rnn")?, module.function("resident_rnn_feed")?, module.function("resident_rnn_step")?);
+        let (rnn, feed, step) =
+            (module.function("resident_rnn")?, module.function("resident_rnn_feed")?, module.function("resident_rnn_step")?);
         let sms = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         // One block per SM, rows split evenly: the weights are spread over every SM's
         // shared memory.
@@ -112,7 +113,9 @@ impl CudaRnn {
         let (smem, step_smem) = (SmemLayout::new(&params, true).bytes(), SmemLayout::new(&params, false).bytes());
         let optin = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
         if smem > optin {
-            return Err(Error::Config(format!("the persistent RNN needs {smem} bytes of shared memory per block; the device allows {optin}")));
+            return Err(Error::Config(format!(
+                "the persistent RNN needs {smem} bytes of shared memory per block; the device allows {optin}"
+            )));
         }
         for (func, bytes) in [(rnn, smem), (step, step_smem)] {
             if bytes > DEFAULT_SMEM {
@@ -121,7 +124,10 @@ impl CudaRnn {
             }
         }
         let mut per_sm = 0;
-        check(unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, rnn, BLOCK as i32, smem) }, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        check(
+            unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, rnn, BLOCK as i32, smem) },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )?;
         if (per_sm.max(0) as u32) * sms < blocks {
             return Err(Error::Config(format!("the persistent RNN needs {blocks} co-resident blocks; {per_sm} per SM fit on {sms} SMs")));
         }
@@ -248,13 +254,40 @@ impl CudaRnn {
             // Launched first, so that it is resident before the RNN's blocks take the SMs.
             let mut args = [&raw mut p as *mut c_void];
             check(
-                unsafe { sys::cuLaunchKernel(self.feed, 1, 1, 1, FEED_BLOCK, 1, 1, 16, self.feeder.raw(), args.as_mut_ptr(), std::ptr::null_mut()) },
+                unsafe {
+                    sys::cuLaunchKernel(
+                        self.feed,
+                        1,
+                        1,
+                        1,
+                        FEED_BLOCK,
+                        1,
+                        1,
+                        16,
+                        self.feeder.raw(),
+                        args.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
                 "cuLaunchKernel(resident_rnn_feed)",
             )?;
         }
         let mut args = [&raw mut p as *mut c_void];
         let launched = check(
-            unsafe { sys::cuLaunchCooperativeKernel(self.rnn, self.blocks, 1, 1, BLOCK, 1, 1, self.smem as u32, self.compute.raw(), args.as_mut_ptr()) },
+            unsafe {
+                sys::cuLaunchCooperativeKernel(
+                    self.rnn,
+                    self.blocks,
+                    1,
+                    1,
+                    BLOCK,
+                    1,
+                    1,
+                    self.smem as u32,
+                    self.compute.raw(),
+                    args.as_mut_ptr(),
+                )
+            },
             "cuLaunchCooperativeKernel(resident_rnn)",
         );
         if let Err(e) = launched {
@@ -291,7 +324,21 @@ impl CudaRnn {
             let mut p = RnnParams { step: t, ..self.params };
             let mut args = [&raw mut p as *mut c_void];
             check(
-                unsafe { sys::cuLaunchKernel(self.step, self.blocks, 1, 1, BLOCK, 1, 1, self.step_smem as u32, self.compute.raw(), args.as_mut_ptr(), std::ptr::null_mut()) },
+                unsafe {
+                    sys::cuLaunchKernel(
+                        self.step,
+                        self.blocks,
+                        1,
+                        1,
+                        BLOCK,
+                        1,
+                        1,
+                        self.step_smem as u32,
+                        self.compute.raw(),
+                        args.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                },
                 "cuLaunchKernel(resident_rnn_step)",
             )?;
         }

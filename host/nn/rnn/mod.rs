@@ -50,7 +50,11 @@ impl RnnShape {
             && (1..=MAX_BATCH).contains(&self.batch)
             && self.steps > 0
             && (self.steps as u64 * self.batch as u64 * self.hidden.max(self.input) as u64) < (1 << 32);
-        if ok { Ok(()) } else { Err(Error::Config(format!("RNN shape {self:?}: sizes multiples of 4, batch 1..={MAX_BATCH}, outputs below 2^32 floats"))) }
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Config(format!("RNN shape {self:?}: sizes multiples of 4, batch 1..={MAX_BATCH}, outputs below 2^32 floats")))
+        }
     }
     pub fn h_len(&self) -> usize {
         (self.batch * self.hidden) as usize
