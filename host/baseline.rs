@@ -44,7 +44,7 @@ impl Baselines {
         }
         {
             let p = self.shared.producer.lock().unwrap();
-            crate::validate::validate(tasks, &p.registry, &p.counters)?;
+            crate::validate::validate(tasks, &self.shared.set, &p.registry, &p.counters)?;
         }
         let table = self.shared.backend.cuda().unwrap().table_ptr();
         let base = self.completions.ptr();

@@ -1,13 +1,12 @@
 //! Device buffers and the registry that names them to tasks.
 //!
 //! A [`Buffer`] owns device memory (host memory on the CPU backend) and a slot in the
-//! buffer table. Tasks refer to it through [`BufSlice`]s (handle, offset, length),
+//! buffer table. Tasks refer to it through [`Slice`]s (handle, offset, length),
 //! which the runtime checks at submit time and the device checks again.
 //! Dropping a buffer waits until every task submitted before the drop has completed, so
 //! no task can reach freed memory.
 
-use bytemuck::Pod;
-use resident_shared::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
+use resident_shared::{BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -16,19 +15,6 @@ use std::time::Duration;
 use crate::backend::Memory;
 use crate::runtime::Shared;
 use crate::{Error, Result};
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Element types a buffer may hold (4-byte scalars the built-in tasks use).
-pub trait Element: Pod + sealed::Sealed {
-    const TYPE: ElemType;
-}
-macro_rules! element {
-    ($($t:ty => $e:ident),*) => {$( impl sealed::Sealed for $t {} impl Element for $t { const TYPE: ElemType = ElemType::$e; } )*};
-}
-element!(f32 => F32, u32 => U32, i32 => I32);
 
 /// How long a dropped buffer waits for in-flight tasks before it leaks its memory
 /// rather than free it under them.
@@ -54,9 +40,10 @@ impl<T: Element> std::fmt::Debug for Buffer<T> {
 impl<T: Element> Buffer<T> {
     pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<Self> {
         let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
-        let mem = shared.backend.alloc(len * size_of::<T>())?;
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::BufferTooLarge(len))?;
+        let mem = shared.backend.alloc(bytes)?;
         let mut p = shared.producer.lock().unwrap();
-        let handle = p.registry.register(mem.addr(), len32, T::TYPE)?;
+        let handle = p.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
         if let Err(e) = shared.backend.set_buffer_entry(handle.index(), p.registry.entry(handle).unwrap()) {
             p.registry.unregister(handle);
             return Err(e);
@@ -90,13 +77,13 @@ impl<T: Element> Buffer<T> {
     }
 
     /// The whole buffer as a task argument.
-    pub fn all(&self) -> BufSlice {
-        BufSlice { handle: self.handle, offset: 0, len: self.len }
+    pub fn all(&self) -> Slice<T> {
+        Slice::new(self.handle, 0, self.len)
     }
 
     /// A range of elements as a task argument. Panics if the range is out of bounds,
     /// like slice indexing.
-    pub fn slice(&self, range: impl RangeBounds<usize>) -> BufSlice {
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Slice<T> {
         let start = match range.start_bound() {
             Bound::Included(&s) => s,
             Bound::Excluded(&s) => s + 1,
@@ -108,7 +95,7 @@ impl<T: Element> Buffer<T> {
             Bound::Unbounded => self.len(),
         };
         assert!(start <= end && end <= self.len(), "range {start}..{end} out of bounds for a buffer of {}", self.len);
-        BufSlice { handle: self.handle, offset: start as u32, len: (end - start) as u32 }
+        Slice::new(self.handle, start as u32, (end - start) as u32)
     }
 
     /// Copies `data` into the buffer from element `offset`. Like a CUDA copy, it is not
@@ -172,7 +159,7 @@ impl BufferRegistry {
             entries: vec![BufferEntry::EMPTY; MAX_BUFFERS],
             // Generation 0 is never handed out: a zeroed handle is never live.
             generations: vec![0; MAX_BUFFERS],
-            free: (0..MAX_BUFFERS as u16).rev().collect(),
+            free: (0..MAX_BUFFERS).rev().map(|i| i as u16).collect(),
         }
     }
 
@@ -180,7 +167,7 @@ impl BufferRegistry {
         let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
         let g = &mut self.generations[index as usize];
         *g = g.wrapping_add(1).max(1);
-        self.entries[index as usize] = BufferEntry { ptr, len, elem: elem as u16, generation: *g };
+        self.entries[index as usize] = BufferEntry { ptr, len, elem: elem.0, generation: *g };
         Ok(BufferHandle::new(index, *g))
     }
 

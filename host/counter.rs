@@ -97,7 +97,7 @@ pub(crate) struct CounterRegistry {
 impl CounterRegistry {
     pub fn new() -> Self {
         // Id 0 means "no counter" and is never handed out.
-        Self { live: vec![false; MAX_COUNTERS], free: (1..MAX_COUNTERS as u16).rev().collect() }
+        Self { live: vec![false; MAX_COUNTERS], free: (1..MAX_COUNTERS).rev().map(|i| i as u16).collect() }
     }
 
     pub fn is_live(&self, id: u16) -> bool {

@@ -1,22 +1,25 @@
 //! Errors: one small, clonable type for everything the runtime can report, so that a
 //! device fault can be delivered to every waiting ticket.
 
-use resident_shared::Status;
+use resident_shared::{Status, TaskId};
 
 /// Why a task was refused at submit time (nothing of its batch was submitted).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
-    #[error("unknown opcode {0:#x}")]
-    UnknownOpcode(u16),
-    #[error("opcode {0:#x} is reserved for the runtime")]
-    ReservedOpcode(u16),
+    #[error("task id {:#x} is not in the runtime's task set", .0.0)]
+    UnknownTask(TaskId),
+    #[error("task id {:#x} is reserved for the runtime", .0.0)]
+    ReservedTask(TaskId),
+    #[error("the task may push tasks of id {:#x}, which is not in the runtime's task set", .0.0)]
+    UnknownChild(TaskId),
     #[error("the runtime's header words (flags, seg) are not zero")]
     NonZeroReserved,
     #[error("counter {0} is not a live device counter")]
     BadCounter(u16),
-    #[error("argument {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
+    /// `arg`: the slice's place among those the task's type declares, from 0.
+    #[error("declared slice {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
     BadBuffer { arg: usize, handle: u32 },
-    #[error("argument {arg}: slice [{offset}, {offset}+{len}) is out of range")]
+    #[error("declared slice {arg}: [{offset}, {offset}+{len}) is out of range")]
     OutOfRange { arg: usize, offset: u32, len: u32 },
     #[error("slices have different lengths ({0} and {1})")]
     LengthMismatch(u32, u32),
@@ -24,8 +27,8 @@ pub enum Rejection {
     IndexOutOfRange { index: u32, len: u32 },
     #[error("inconsistent arguments: {0}")]
     BadArgs(&'static str),
-    #[error("opcode {0:#x} carries raw addresses or injects a fault: only `submit_unchecked` accepts it")]
-    RequiresUnchecked(u16),
+    #[error("task id {:#x} carries raw addresses or injects a fault: only `submit_unchecked` accepts it", .0.0)]
+    RequiresUnchecked(TaskId),
 }
 
 /// Everything that can go wrong, typed.

@@ -55,17 +55,21 @@ mod runtime;
 mod shutdown;
 pub mod stream;
 mod task_list;
+mod task_set;
 mod ticket;
 mod validate;
 mod watchdog;
 
 pub use accounting::{LiveAllocations, live_allocations};
 pub use backend::BackendInfo;
-pub use buffer::{Buffer, Element};
+pub use buffer::Buffer;
 pub use config::{BackendKind, KernelFlavor, RuntimeConfig};
 pub use counter::Counter;
 pub use error::{Error, Rejection, Result};
-pub use resident_shared::{BufSlice, BufferHandle, Completion, CounterId, Opcode, Status, Task, worker_flags};
+pub use resident_shared::{
+    Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, Slice, Status, Task, TaskId,
+    builtin, worker_flags,
+};
 pub use runtime::{Runtime, cuda_available};
 pub use task_list::TaskList;
 pub use ticket::{Ticket, TicketFuture, WaitFuture};

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, BackendInfo, Health};
-use crate::buffer::{Buffer, Element};
+use crate::buffer::Buffer;
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::completions::CompletionTracker;
@@ -17,6 +17,7 @@ use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
+use resident_shared::Element;
 
 /// How often a waiter asks the driver whether the kernel is still alive.
 const HEALTH_PERIOD: Duration = Duration::from_millis(1);
@@ -26,6 +27,8 @@ pub(crate) struct Shared {
     pub backend: ManuallyDrop<Backend>,
     pub info: BackendInfo,
     pub config: RuntimeConfig,
+    /// The task set the kernel runs: what submissions are checked against.
+    pub set: crate::task_set::SetInfo,
     pub producer: Mutex<Producer>,
     pub tracker: CompletionTracker,
     pub notifier: Notifier,
@@ -278,6 +281,7 @@ impl Runtime {
             shared: Arc::new(Shared {
                 backend: ManuallyDrop::new(backend),
                 info,
+                set: crate::task_set::SetInfo::of_flavor(config.kernel),
                 config,
                 producer: Mutex::new(Producer::new()),
                 tracker: CompletionTracker::new(capacity, segment),
@@ -392,7 +396,7 @@ impl Runtime {
     /// is all that stands between a bad task and memory. A task it refuses completes
     /// with an error status ([`Error::TaskFailed`]) and touches nothing. For tests of
     /// that check, for callers who validated elsewhere, and for the tasks only this
-    /// accepts ([`resident_shared::Opcode::unchecked_only`]): raw addresses
+    /// accepts (types that declare themselves `UNCHECKED`): raw addresses
     /// ([`Task::axpy_raw`]) and fault injection ([`Task::fault_trap`],
     /// [`Task::fault_illegal_address`]).
     ///
@@ -404,8 +408,8 @@ impl Runtime {
     /// raw-address task writes wherever its addresses point, and a fault-injection task
     /// kills the runtime (every ticket fails with [`Error::DeviceFault`]).
     pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
-        if let Some(index) = tasks.iter().position(|t| t.opcode == resident_shared::Opcode::Terminate as u16) {
-            return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedOpcode(tasks[index].opcode) });
+        if let Some(index) = tasks.iter().position(|t| t.id() == resident_shared::TaskId::TERMINATE) {
+            return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedTask(tasks[index].id()) });
         }
         let state = producer::submit(&self.shared, Source::Host(tasks), true, WhenFull::Wait, Origin::Unchecked)?;
         Ok(Ticket { state, shared: self.shared.clone() })

@@ -4,7 +4,7 @@
 //! per-submission host work (validation, staging, a host-to-device copy) is paid once,
 //! at upload.
 
-use resident_shared::{BufferHandle, Opcode, Task};
+use resident_shared::{BufferHandle, Task};
 use std::sync::Arc;
 
 use crate::Result;
@@ -30,21 +30,12 @@ impl std::fmt::Debug for TaskList {
 
 impl TaskList {
     pub(crate) fn upload(shared: &Arc<Shared>, tasks: &[Task]) -> Result<Self> {
-        let mut handles = vec![];
         {
             let p = shared.producer.lock().unwrap();
-            crate::validate::validate(tasks, &p.registry, &p.counters)?;
+            crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
         }
-        for t in tasks {
-            let args: &[usize] = match Opcode::from_u16(t.opcode) {
-                Some(Opcode::Axpy) => &[1, 4],
-                Some(Opcode::Mark) => &[0],
-                _ => &[],
-            };
-            handles.extend(args.iter().map(|&a| t.arg_slice(a).handle));
-        }
-        handles.sort_by_key(|h| h.0);
-        handles.dedup();
+        // Every buffer the tasks declare, re-checked at each submission.
+        let handles = crate::validate::handles(tasks, &shared.set);
         let len = u32::try_from(tasks.len()).map_err(|_| crate::Error::BatchTooLarge(tasks.len()))?;
         // Stored already placed: a list is always submitted whole, as one batch, so its
         // segments are fixed relative to its start and the replay copy needs no patch.

@@ -5,7 +5,8 @@
 //! arbitrary opcodes.
 
 use proptest::prelude::*;
-use resident::{BufSlice, BufferHandle, Error, Runtime, RuntimeConfig, Task};
+use resident::builtin::ids;
+use resident::{BufferHandle, Error, Runtime, RuntimeConfig, Slice, Task};
 use std::sync::OnceLock;
 
 struct Fixture {
@@ -38,7 +39,9 @@ fn extent() -> impl Strategy<Value = u32> {
     prop_oneof![0u32..80, Just(u32::MAX), Just(u32::MAX - 7), any::<u32>()]
 }
 
-fn slice_of(f: &Fixture, which: u32, offset: u32, len: u32) -> BufSlice {
+/// A slice of any buffer, typed as the task wants it (the handle may name a buffer of
+/// another element type: a forgery the checks must catch).
+fn slice_of<T>(f: &Fixture, which: u32, offset: u32, len: u32) -> Slice<T> {
     let handle = match which {
         0 => f.x.handle(),
         1 => f.y.handle(),
@@ -46,7 +49,7 @@ fn slice_of(f: &Fixture, which: u32, offset: u32, len: u32) -> BufSlice {
         3 => f.stale,
         h => BufferHandle(h),
     };
-    BufSlice { handle, offset, len }
+    Slice::new(handle, offset, len)
 }
 
 proptest! {
@@ -60,12 +63,12 @@ proptest! {
         tag in any::<u64>(),
     ) {
         let f = fixture();
-        let (a, b) = (slice_of(f, h1, o1, l1), slice_of(f, h2, o2, l2));
+        let (a, b) = (slice_of::<f32>(f, h1, o1, l1), slice_of::<f32>(f, h2, o2, l2));
         let task = match op {
             1 => Task::noop(tag),
-            2 => Task::axpy(0.5, a, BufSlice { len: if tag % 2 == 0 { a.len } else { b.len }, ..b }),
+            2 => Task::axpy(0.5, a, b.with_len(if tag % 2 == 0 { a.len } else { b.len })),
             3 => Task::spin(tag % 1000),
-            4 => Task::mark(a, index),
+            4 => Task::mark(slice_of(f, h1, o1, l1), index),
             raw => Task::raw(raw, [h1, o1, l1, h2, o2, l2, index, 0, 0, 0, 0, 0]),
         };
         let host = f.rt.submit(&[task]).map(|t| t.wait());
@@ -149,7 +152,7 @@ proptest! {
         // Bounded by construction, not by the checks: a long spin or a wait on a
         // counter nothing signals is a hung task, which the watchdog handles
         // (tests/common/faults.rs), not a memory-safety question.
-        if task.opcode == resident::Opcode::Spin as u16 {
+        if task.opcode == ids::SPIN.0 {
             task.args[1] = 0;
             task.args[0] %= 100_000;
         }
@@ -160,8 +163,7 @@ proptest! {
             Ok(Ok(())) | Err(Error::InvalidTask { .. }) => {}
             other => prop_assert!(false, "host: {other:?} for {task:?}"),
         }
-        let op = resident::Opcode::from_u16(task.opcode);
-        if op.is_some_and(|o| o.unchecked_only()) {
+        if [ids::FAULT_TRAP, ids::FAULT_ILLEGAL_ADDRESS, ids::AXPY_RAW].contains(&task.id()) {
             // Raw addresses and fault injection: refused by the checked API (above),
             // and by design not safe to hand the device (that is what `unsafe` says).
             let refused = matches!(host, Err(Error::InvalidTask { reason: resident::Rejection::RequiresUnchecked(_), .. }));
@@ -178,7 +180,7 @@ proptest! {
             Ok(t) => t.wait(),
             Err(e) => {
                 // Only the sentinel is refused this early.
-                prop_assert!(matches!(e, Error::InvalidTask { reason: resident::Rejection::ReservedOpcode(_), .. }), "{e:?}");
+                prop_assert!(matches!(e, Error::InvalidTask { reason: resident::Rejection::ReservedTask(_), .. }), "{e:?}");
                 return Ok(());
             }
         };
@@ -189,7 +191,7 @@ proptest! {
             // A tree marks its own node before it finds a child out of range: partial
             // work inside the slice it names. Every other task is refused before any
             // access.
-            Err(Error::TaskFailed { .. }) if op == Some(resident::Opcode::Tree) => {}
+            Err(Error::TaskFailed { .. }) if task.id() == ids::TREE => {}
             Err(Error::TaskFailed { .. }) => prop_assert!(after == before, "a refused task touched memory: {task:?}"),
             other => prop_assert!(false, "device: {other:?} for {task:?}"),
         }

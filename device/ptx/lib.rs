@@ -3,7 +3,6 @@
 #![no_std]
 #![feature(abi_ptx)]
 
-use resident_device::worker;
 use resident_shared::{KernelParams, OneTaskParams};
 
 /// The persistent kernel: every warp of every block runs the persistent loop until the
@@ -14,7 +13,7 @@ use resident_shared::{KernelParams, OneTaskParams};
 /// `p` must describe a live queue; see `resident_device::queue`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
-    unsafe { worker::persistent_loop::<resident_device::tasks::Standard>(&p) }
+    unsafe { resident_device::entry::persistent::<resident_device::Builtins>(&p) }
 }
 
 /// The relay: one warp (launch one block of 32 threads, on a stream of its own, beside
@@ -26,7 +25,7 @@ pub unsafe extern "ptx-kernel" fn resident_persistent(p: KernelParams) {
 /// `resident_device::relay`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_relay(p: KernelParams) {
-    unsafe { resident_device::relay::relay_loop(&p) }
+    unsafe { resident_device::entry::relay::<resident_device::Builtins>(&p) }
 }
 
 /// The baseline: one launch runs one task on one warp.
@@ -35,7 +34,7 @@ pub unsafe extern "ptx-kernel" fn resident_relay(p: KernelParams) {
 /// `p` must name a valid buffer table and completion record.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_one_task(p: OneTaskParams) {
-    unsafe { worker::run_one(&p) }
+    unsafe { resident_device::entry::one_task::<resident_device::Builtins>(&p) }
 }
 
 /// Bounds checks and `unwrap`s end here: no formatting machinery on the device.
@@ -100,7 +99,7 @@ pub unsafe extern "ptx-kernel" fn resident_spin_write(p: resident_device::kernel
 /// As for `resident_persistent`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn resident_persistent_nn(p: KernelParams) {
-    unsafe { worker::persistent_loop::<resident_device::nn::NnTasks>(&p) }
+    unsafe { resident_device::entry::persistent::<resident_device::nn::NnTasks>(&p) }
 }
 
 /// Unfused conv + batch norm, stage 1 of 3 (conv tiles, no statistics). Any grid.

@@ -1,35 +1,16 @@
 //! The device-side check of a buffer slice against the buffer table, done before a task
-//! touches memory. The host already checked it at submit time; this second check is
-//! what stops a forged or stale task from reaching memory it does not own.
+//! touches memory ([`crate::TaskCx::view`]). The host already checked it at submit time;
+//! this second check is what stops a forged or stale task from reaching memory it does
+//! not own.
 
-use resident_shared::{BufSlice, BufferEntry, ElemType, MAX_BUFFERS, Status};
+use resident_shared::{BufSlice, BufferEntry, ElemType, Element, Status};
 
 use crate::arch;
 
-/// Element types tasks read and write, with their table codes.
-pub trait DeviceElem {
-    const TYPE: ElemType;
-}
-impl DeviceElem for f32 {
-    const TYPE: ElemType = ElemType::F32;
-}
-impl DeviceElem for u32 {
-    const TYPE: ElemType = ElemType::U32;
-}
-
-/// Resolves `slice` to a pointer to its first element, if the table holds a live buffer
-/// of `T` there and the slice lies within it: [`entry`] then [`check`].
-///
-/// # Safety
-/// As for [`entry`].
-#[inline(always)]
-pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
-    check(unsafe { entry(table, slice) }, slice)
-}
-
-/// The table entry `slice` names, read with one weak 16-byte load (an index past the
-/// table reads the last entry; [`check`] rejects it). A task that resolves several
-/// slices reads all their entries first, so that the loads are in flight together.
+/// The table entry `slice` names, read with one weak 16-byte load. The table has an
+/// entry for every 16-bit index ([`resident_shared::MAX_BUFFERS`]), so no index is out
+/// of it. A task that resolves several slices reads all their entries first, so that
+/// the loads are in flight together.
 ///
 /// Ordering: the host writes an entry before it publishes any task that names it, and
 /// this load comes after the acquire that handed the worker its task (of `tail`,
@@ -44,16 +25,15 @@ pub unsafe fn resolve<T: DeviceElem>(table: *const BufferEntry, slice: BufSlice)
 /// every task submitted before the free has completed).
 #[inline(always)]
 pub unsafe fn entry(table: *const BufferEntry, slice: BufSlice) -> BufferEntry {
-    let index = slice.handle.index().min(MAX_BUFFERS - 1);
-    let (a, b) = unsafe { arch::ld_weak_v2_u64(table.add(index) as *const u64) };
+    let (a, b) = unsafe { arch::ld_weak_v2_u64(table.add(slice.handle.index()) as *const u64) };
     bytemuck::cast([a, b])
 }
 
 /// Whether `entry`, read for `slice`, holds a live buffer of `T` and the slice lies
 /// within it; the slice's first element if so.
 #[inline(always)]
-pub fn check<T: DeviceElem>(entry: BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
-    if slice.handle.index() >= MAX_BUFFERS || !entry.names(slice, T::TYPE) {
+pub fn check<T: Element>(entry: BufferEntry, slice: BufSlice) -> Result<*mut T, Status> {
+    if !entry.names(slice, ElemType::of::<T>()) {
         return Err(Status::BadBuffer);
     }
     if !entry.contains(slice) {

@@ -37,7 +37,7 @@ use resident_shared::segment::{self, SegmentCount, SegmentDone};
 use resident_shared::{Completion, KernelParams, Status, Task, stamp_for, task_flags, worker_flags};
 
 use crate::arch;
-use crate::tasks::Outcome;
+use crate::task::Outcome;
 
 /// Where completions go: the per-task records, the segment counts and the segment
 /// records.
@@ -65,7 +65,7 @@ impl Completer {
         }
     }
 
-    /// The segment counts, for [`crate::tasks::TaskContext::spawn`].
+    /// The segment counts, for [`crate::TaskCx::spawn`].
     pub fn counts(&self) -> *mut SegmentCount {
         self.counts
     }

@@ -12,10 +12,10 @@
 //! them claimed by running workers. A wait on a counter nothing will signal is a hung
 //! task: it ends with [`Status::Aborted`] when the host aborts.
 
-use resident_shared::{MAX_COUNTERS, Status, Task};
+use resident_shared::{Status, Task};
 
 use crate::arch;
-use crate::tasks::TaskContext;
+use crate::task::TaskCx;
 
 /// Longest sleep between two polls of a counter: short, since dependency chains are on
 /// the critical path.
@@ -26,11 +26,12 @@ const MAX_WAIT_SLEEP_NS: u32 = 256;
 /// # Safety
 /// `cx.counters` must point to the live counter table.
 #[inline(always)]
-pub unsafe fn wait(cx: &TaskContext, task: &Task) -> Result<(), Status> {
+pub unsafe fn wait(cx: &TaskCx, task: &Task) -> Result<(), Status> {
     if task.wait_counter == 0 {
         return Ok(());
     }
-    if task.wait_counter as usize >= MAX_COUNTERS || cx.counters.is_null() {
+    // Every 16-bit id has an entry (`MAX_COUNTERS`): no id is out of the table.
+    if cx.counters.is_null() {
         return Err(Status::BadArgs);
     }
     let c = unsafe { cx.counters.add(task.wait_counter as usize) };
@@ -56,7 +57,7 @@ pub unsafe fn wait(cx: &TaskContext, task: &Task) -> Result<(), Status> {
 #[inline(always)]
 pub unsafe fn signal(counters: *mut u32, task: &Task) {
     let s = task.signal_counter as usize;
-    if s != 0 && s < MAX_COUNTERS && !counters.is_null() {
+    if s != 0 && !counters.is_null() {
         // Release, .gpu: see the module doc.
         unsafe { arch::atom_add_acq_rel_gpu(counters.add(s), 1) };
     }

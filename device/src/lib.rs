@@ -1,14 +1,23 @@
-//! Device code of `resident`: everything that runs on the GPU.
+//! Device code of `resident`: everything that runs on the GPU, and the API a device
+//! crate of your own uses to add tasks.
 //!
-//! The same sources compile for two targets. For `nvptx64-nvidia-cuda` (through
-//! `device/ptx`, built by `host/build.rs`) they become the persistent kernel; for the
-//! host they are the CPU backend's workers, which run the identical loop and task code
-//! with a "warp" of one lane. Only [`arch`] differs between the two.
+//! The same sources compile for two targets. For `nvptx64-nvidia-cuda` (through the
+//! build helper, `resident-build`) they become the persistent kernel; for the host they
+//! are the CPU backend's workers, which run the identical loop and task code with a
+//! "warp" of one lane. Only [`arch`] differs between the two.
 //!
-//! Owns: the arch layer, the queue's consumer side ([`queue`]), completion counting
-//! ([`completion`]), device-side dependencies ([`deps`]), the persistent loop
-//! ([`worker`]), buffer checks ([`buffers`]) and the built-in tasks ([`tasks`]).
-//! Does not own: layouts (in `resident-shared`) or anything the host does.
+//! For your own tasks (docs/custom-tasks.md walks through it): an argument struct and a
+//! [`DeviceTask`] implementation per task type, a set declared with [`task_set!`]
+//! (including [`Builtins`] if you want them), and `resident-build` in your host crate's
+//! build script to compile the set into a kernel image. Ordinary kernels beside the
+//! tasks implement [`DeviceKernel`].
+//!
+//! Owns: the task API ([`task`]: [`DeviceTask`], [`TaskCx`], [`View`], [`TaskSet`]), the
+//! built-in tasks ([`builtin`]), the arch layer, the queue's consumer side
+//! ([`queue`]), completion counting ([`completion`]), device-side dependencies
+//! ([`deps`]), the persistent loop ([`worker`]) and the entry points generated kernel
+//! crates call ([`entry`]). Does not own: layouts (in `resident-shared`) or anything the
+//! host does.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx))]
 
@@ -17,8 +26,11 @@ extern crate std;
 
 pub mod arch;
 pub mod buffers;
+pub mod builtin;
 pub mod completion;
 pub mod deps;
+pub mod entry;
+pub mod kernel;
 pub mod kernels;
 pub mod lists;
 pub mod nn;
@@ -26,7 +38,11 @@ pub mod queue;
 #[cfg(target_arch = "nvptx64")]
 pub mod relay;
 pub mod spawn;
-pub mod tasks;
+pub mod task;
 pub mod worker;
 
+pub use builtin::Builtins;
+pub use kernel::DeviceKernel;
 pub use resident_shared as shared;
+pub use resident_shared::{ArgError, CounterId, Declare, Element, Slice, Status, Task, TaskId};
+pub use task::{AtomicElement, DeviceTask, TaskCx, TaskSet, View};

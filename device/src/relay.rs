@@ -47,15 +47,12 @@
 //!    (`st.release.gpu`), which the workers poll.
 
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
-use resident_shared::{BufferEntry, KernelParams, Opcode, QueueHeader, Task, task_flags};
+use resident_shared::{BufferEntry, KernelParams, QueueHeader, Task, task_flags};
 
 use crate::arch;
 use crate::completion::Completer;
 use crate::spawn::SpawnRing;
-use crate::tasks::{self, TaskContext};
-
-/// Longest axpy the relay runs itself (floats): about a microsecond of one warp's time.
-const RELAY_AXPY_MAX: u32 = 1024;
+use crate::task::{TaskCx, TaskSet};
 
 /// Longest sleep between two polls of the mailbox. A poll is a read over PCIe (about
 /// a microsecond each way), so the sleep adds little to the latency.
@@ -72,7 +69,7 @@ const ROUNDS: u32 = SLOTS_PER_POLL * LANES_PER_SLOT / arch::WARP;
 /// # Safety
 /// `p` must describe a live queue whose `relay` is a mapped [`RelayMailbox`].
 #[inline(always)]
-pub unsafe fn relay_loop(p: &KernelParams) {
+pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mailbox = p.relay as *mut RelayMailbox;
     let header = p.header as *mut QueueHeader;
     let ring = p.ring as *mut u32;
@@ -117,8 +114,8 @@ pub unsafe fn relay_loop(p: &KernelParams) {
             let mut lead = words[0] as u32;
             if ready == 1 {
                 let task = gather(words[0] as u32);
-                if let Some(reads) = may_run(&task) {
-                    unsafe { run(p, &done, &task, next as u32, reads) };
+                if let Some(reads) = may_run::<S>(&task) {
+                    unsafe { run::<S>(p, &done, &task, next as u32, reads) };
                     // Lane 0 holds word 0 (opcode, flags).
                     lead |= (task_flags::RELAYED as u32) << 16;
                 }
@@ -196,20 +193,16 @@ fn gather(word: u32) -> Task {
 }
 
 /// Step 3b's choice: a lone task the host marked express (a leaf task, its ticket
-/// resolved from its record), with no dependency to wait for, and short: the relay
-/// must not stall the batches behind it. `Some(reads)`: run it; `reads` says whether
-/// it reads memory the host wrote (and so needs the acquire fence first).
+/// resolved from its record), with no dependency to wait for, and one its type says the
+/// relay may run (short: the relay must not stall the batches behind it:
+/// `DeviceTask::on_relay`). `Some(reads)`: run it; `reads` says whether it reads memory
+/// the host wrote (and so needs the acquire fence first: all but `PURE` types).
 #[inline(always)]
-fn may_run(t: &Task) -> Option<bool> {
+fn may_run<S: TaskSet>(t: &Task) -> Option<bool> {
     if t.flags & task_flags::EXPRESS == 0 || t.flags & task_flags::CHILD != 0 || t.wait_counter != 0 {
         return None;
     }
-    match Opcode::from_u16(t.opcode) {
-        Some(Opcode::Noop) => Some(false),
-        Some(Opcode::Mark) => Some(true),
-        Some(Opcode::Axpy) if t.arg_slice(1).len <= RELAY_AXPY_MAX => Some(true),
-        _ => None,
-    }
+    S::on_relay(t).map(|pure| !pure)
 }
 
 /// Step 3b: runs express task `seq` on the relay warp and completes it for its ticket:
@@ -222,8 +215,8 @@ fn may_run(t: &Task) -> Option<bool> {
 /// # Safety
 /// As for [`relay_loop`]; `task` is the lone ready slot `seq`, not yet published.
 #[inline(always)]
-unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32, reads: bool) {
-    let cx = TaskContext {
+unsafe fn run<S: TaskSet>(p: &KernelParams, done: &Completer, task: &Task, seq: u32, reads: bool) {
+    let cx = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: p.header as *mut QueueHeader,
         counters: p.counters as *mut u32,
@@ -240,7 +233,9 @@ unsafe fn run(p: &KernelParams, done: &Completer, task: &Task, seq: u32, reads: 
     if reads {
         arch::fence_acq_rel_sys();
     }
-    let out = unsafe { tasks::execute(task, &cx, seq) };
+    // Never the sentinel (an express task is a user's): only the relay's types.
+    let _ = seq;
+    let out = crate::worker::warp_outcome(S::execute_relayed(task, &cx));
     arch::syncwarp();
     if arch::lane_id() == 0 {
         unsafe {

@@ -4,21 +4,24 @@
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
 //! [`crate::deps`], the tasks in [`crate::tasks`].
 
-use resident_shared::{BufferEntry, Completion, KernelParams, OneTaskParams, QueueHeader, Task, stamp_for, task_flags, worker_flags};
+use resident_shared::{
+    BufferEntry, Completion, KernelParams, OneTaskParams, QueueHeader, Status, Task, TaskId, stamp_for, task_flags, worker_flags,
+};
 
 use crate::arch;
+use crate::builtin::terminate;
 use crate::completion::Completer;
 use crate::lists::{ListTable, RunCache};
 use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
-use crate::tasks::{self, Outcome, TaskContext, TaskSet};
+use crate::task::{Outcome, TaskCx, TaskSet};
 
 /// With `worker_flags::SPARSE_LOOK`, a queue task is followed by a look for children
 /// when its sequence number is a multiple of this.
 const SPARSE_LOOK_EVERY: u32 = 4;
 
 /// Runs the persistent loop on the calling warp (GPU) or thread (CPU backend),
-/// dispatching tasks to the set `S` (`tasks::Standard`, or `nn::NnTasks`).
+/// dispatching tasks to the set `S` (`crate::Builtins`, or a user's set).
 ///
 /// # Safety
 /// `p` must describe a live queue (see [`DeviceQueue::new`]), buffer table, counter
@@ -48,7 +51,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let lists = unsafe { ListTable::new(p) };
     // The list run this warp's last list task came from (`crate::lists`, step 3).
     let mut list_run = RunCache::EMPTY;
-    let base = TaskContext {
+    let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
         counters: p.counters as *mut u32,
@@ -141,18 +144,49 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
 
 /// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`).
 #[inline(always)]
-unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskContext, seq: u32, task: &Task) {
-    let cx = TaskContext { child_seg: done.child_seg(seq, task), ..*base };
+unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task) {
+    let cx = TaskCx { child_seg: done.child_seg(seq, task), ..*base };
     let out = if task.flags & task_flags::RELAYED != 0 {
         // The relay warp ran it already (device/src/relay.rs): only count it.
         Outcome::ok(0)
     } else {
         match unsafe { crate::deps::wait(&cx, task) } {
-            Ok(()) => unsafe { S::execute(task, &cx, seq) },
+            Ok(()) => unsafe { dispatch::<S>(task, &cx, seq) },
             Err(status) => Outcome::err(status),
         }
     };
     unsafe { done.complete(seq, task, out) };
+}
+
+/// Runs `task` (slot `seq`): the terminate sentinel, which belongs to the runtime and
+/// no set, or the set's dispatch. The outcome is the warp's: if any lane failed, lane 0
+/// reports the first failing lane's status (a task's lanes may disagree; lane 0 writes
+/// the record).
+///
+/// # Safety
+/// `cx` must be the live queue's context (or a baseline's, with null queue parts).
+#[inline(always)]
+pub(crate) unsafe fn dispatch<S: TaskSet>(task: &Task, cx: &TaskCx, seq: u32) -> Outcome {
+    let out = if task.opcode == TaskId::TERMINATE.0 {
+        if task.flags & task_flags::CHILD == 0 { unsafe { terminate::run(cx.header, seq) } } else { Outcome::err(Status::InvalidOpcode) }
+    } else {
+        S::execute(task, cx)
+    };
+    warp_outcome(out)
+}
+
+/// The warp's outcome of a task: if any lane failed, the first failing lane's status
+/// (in lane 0, which writes the record); else each lane's own.
+#[inline(always)]
+pub(crate) fn warp_outcome(out: Outcome) -> Outcome {
+    let bad = arch::ballot(out.status != Status::Ok);
+    // Warp-uniform condition (a ballot): every lane takes the same branch, so the
+    // shuffle below has every lane.
+    if bad != 0 && bad & 1 == 0 {
+        let status = arch::shfl_idx(out.status as u32, bad.trailing_zeros());
+        return Outcome::err(Status::from_u32(status).unwrap_or(Status::Failed));
+    }
+    out
 }
 
 /// Runs one task outside the queue: the body of the one-launch-per-task baseline.
@@ -160,8 +194,8 @@ unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskContext, seq: u32, task: 
 ///
 /// # Safety
 /// `p.buffers` must point to a buffer table, `p.completion` to a writable record.
-pub unsafe fn run_one(p: &OneTaskParams) {
-    let cx = TaskContext {
+pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
+    let cx = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: core::ptr::null_mut(),
         counters: core::ptr::null_mut(),
@@ -169,7 +203,7 @@ pub unsafe fn run_one(p: &OneTaskParams) {
         counts: core::ptr::null_mut(),
         child_seg: 0,
     };
-    let out = unsafe { tasks::execute(&p.task, &cx, p.seq) };
+    let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {
         let rec = p.completion as *mut Completion;
         unsafe { rec.write(Completion { stamp: stamp_for(p.seq), status: out.status as u32, result: out.result }) };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::{BackendKind, Error, KernelFlavor, Result, RuntimeConfig};
+use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
@@ -29,17 +29,6 @@ pub(crate) struct CpuBackend {
     n_workers: usize,
     exited: Arc<AtomicUsize>,
     fault: Arc<Mutex<Option<String>>>,
-}
-
-/// The persistent loop over the flavor's task set (the GPU runs one kernel per flavor).
-///
-/// # Safety
-/// As for `resident_device::worker::persistent_loop`.
-unsafe fn run_loop(flavor: KernelFlavor, params: &KernelParams) {
-    match flavor {
-        KernelFlavor::Standard => unsafe { resident_device::worker::persistent_loop::<resident_device::tasks::Standard>(params) },
-        KernelFlavor::Nn => unsafe { resident_device::worker::persistent_loop::<resident_device::nn::NnTasks>(params) },
-    }
 }
 
 impl CpuBackend {
@@ -78,7 +67,7 @@ impl CpuBackend {
             relay: 0,
             lists: lists.ptr() as u64,
         };
-        let flavor = config.kernel;
+        let run_loop = crate::task_set::SetInfo::of_flavor(config.kernel).cpu_loop;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
         let mut handles = Vec::with_capacity(n_workers);
@@ -91,7 +80,7 @@ impl CpuBackend {
                     resident_device::arch::set_worker(i as u32, n_workers as u32);
                     // SAFETY: the queue memory outlives the workers: the backend joins
                     // them (or leaks the memory) before dropping it.
-                    let r = std::panic::catch_unwind(|| unsafe { run_loop(flavor, &params) });
+                    let r = std::panic::catch_unwind(|| unsafe { run_loop(&params) });
                     if let Err(e) = r {
                         // A task that traps (or panics) is the CPU's device fault: as on a
                         // GPU, where the whole kernel dies, every worker must go. Recorded

@@ -19,7 +19,8 @@
 //! # Ok::<(), resident::Error>(())
 //! ```
 
-use resident_shared::nn::{CONV_COB, ConvGeom};
+use resident_device::DeviceTask;
+use resident_shared::nn::{BnNormalize, CONV_COB, ConvGeom, ConvTile, PackedGeom};
 use resident_shared::{CounterId, Task};
 
 use crate::{Buffer, Counter, Error, Result, Runtime};
@@ -121,12 +122,16 @@ impl ConvBn {
         let g = self.geom;
         let (x, w, y, part, aff, out) =
             (self.x.handle(), self.w.handle(), self.y.handle(), self.partials.handle(), self.affine.handle(), self.out.handle());
-        let mut tasks: Vec<Task> = (0..g.tiles()).map(|t| Task::conv_tile(g, x, w, y, part, t).signals(done)).collect();
+        let geom = PackedGeom::of(&g);
+        let mut tasks: Vec<Task> =
+            (0..g.tiles()).map(|tile| ConvTile { x, w, y, partials: part, geom, tile }.task().signals(done)).collect();
         let release = signaled.wrapping_add(g.tiles());
         for c in 0..g.c_out {
             for n0 in (0..g.n).step_by(NORM_CHUNK as usize) {
                 let count = NORM_CHUNK.min(g.n - n0);
-                tasks.push(Task::bn_normalize(g, y, out, part, aff, c, n0, count, self.eps).after(done, release));
+                tasks.push(
+                    BnNormalize { y, out, partials: part, affine: aff, geom, c, n0, count, eps: self.eps }.task().after(done, release),
+                );
             }
         }
         tasks

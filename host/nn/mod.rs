@@ -12,6 +12,5 @@ pub mod conv_bn_stages;
 pub mod records;
 pub mod reference;
 pub mod rnn;
-pub(crate) mod validate;
 
 pub use resident_shared::nn::ConvGeom;

@@ -18,8 +18,9 @@
 //! # Ok::<(), resident::Error>(())
 //! ```
 
+use resident_device::DeviceTask;
 use resident_shared::Task;
-use resident_shared::nn::{MAX_RECORDS_PER_TASK, RECORD_WORDS, record_counts};
+use resident_shared::nn::{MAX_RECORDS_PER_TASK, RECORD_WORDS, RecordParse, Records, record_counts};
 
 use crate::{Buffer, Error, Result, Runtime};
 
@@ -97,15 +98,16 @@ impl RecordPipeline {
         (first.min(end)..end)
             .step_by(per_task as usize)
             .map(|at| {
-                Task::record_parse(
-                    self.raw.handle(),
-                    self.parsed.handle(),
-                    self.counts.handle(),
-                    self.table.handle(),
-                    at,
-                    per_task.min(end - at),
-                    self.keys,
-                )
+                RecordParse(Records {
+                    raw: self.raw.handle(),
+                    parsed: self.parsed.handle(),
+                    counts: self.counts.handle(),
+                    table: self.table.handle(),
+                    first: at,
+                    count: per_task.min(end - at),
+                    keys: self.keys,
+                })
+                .task()
             })
             .collect()
     }

@@ -4,7 +4,7 @@
 //! and its publication.
 
 use resident_shared::lists::LIST_RUNS;
-use resident_shared::{Opcode, Task, task_flags};
+use resident_shared::{Task, task_flags};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -101,8 +101,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     }
     match src {
         Source::Host(tasks) if origin == Origin::User => {
-            crate::nn::validate::flavor_runs(shared.config.kernel, tasks)?;
-            crate::validate::validate(tasks, &p.registry, &p.counters)?;
+            crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
         }
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
@@ -121,8 +120,10 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let first = p.next;
     // A lone leaf task from the host resolves from its own record (`task_flags::EXPRESS`):
     // the latency path, which the relay warp may shorten further by running it itself.
+    // A leaf: its type declares no children (and it is a checked type; an unknown id
+    // only fails on the device).
     let express = match src {
-        Source::Host([t]) => Opcode::from_u16(t.opcode).is_some_and(Opcode::express),
+        Source::Host([t]) => crate::validate::declare(t, &shared.set, |_| {}).is_ok_and(|d| !d.spawns && !d.unchecked),
         _ => false,
     };
     let mut flags = if keep_results { task_flags::RESULT } else { 0 };

@@ -5,10 +5,13 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// Entries in the counter table; id 0 means "none".
-pub const MAX_COUNTERS: usize = 4096;
+/// Entries in the counter table: every 16-bit id names one (id 0 means "none"), so
+/// the device needs no bounds check on an id (the table is 256 KiB).
+pub const MAX_COUNTERS: usize = 1 << 16;
 
 /// Index of a counter in the runtime's table (1..MAX_COUNTERS).
+///
+/// `Pod`, so it can sit in a task's arguments (declare it: `Declare::counter`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
 #[repr(transparent)]
 pub struct CounterId(pub u16);

@@ -11,8 +11,10 @@
 #![no_std]
 
 mod buffer;
+pub mod builtin;
 mod completion;
 mod counter;
+mod declare;
 pub mod lists;
 pub mod nn;
 mod params;
@@ -22,13 +24,13 @@ pub mod segment;
 pub mod spawn;
 mod status;
 mod task;
-mod unchecked;
 
-pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, MAX_BUFFERS};
+pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
 pub use completion::{Completion, stamp_for};
 pub use counter::{CounterId, MAX_COUNTERS};
+pub use declare::{Access, AccessMode, ArgError, Declare};
 pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};
 pub use status::Status;
-pub use task::{Opcode, TASK_ARGS, Task, task_flags};
+pub use task::{TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags};

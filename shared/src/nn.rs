@@ -1,4 +1,4 @@
-//! Argument layouts of the fused-op example tasks (opcodes 16..=31), which only the
+//! Argument layouts of the fused-op example tasks (ids 0x100..=0x104), which only the
 //! `Nn` kernel flavor runs (`resident_persistent_nn`): a conv tile that also computes
 //! per-channel partial statistics, the batch-norm normalize step, and the three stages
 //! of the record pipeline. The device code is `resident_device::nn`; the host builds
@@ -8,7 +8,9 @@
 //! the length its geometry implies, which both the host (at submit) and the device
 //! (before any access) check against the buffer table.
 
-use crate::{BufSlice, BufferHandle, Opcode, TASK_ARGS, Task};
+use bytemuck::{Pod, Zeroable};
+
+use crate::BufferHandle;
 
 /// Kernel side of the 3×3 convolution (stride 1, zero padding 1: output size = input).
 pub const CONV_K: u32 = 3;
@@ -112,22 +114,11 @@ impl ConvGeom {
     pub const fn affine_len(&self) -> u32 {
         4 * self.c_out
     }
-
-    const fn pack(&self, args: &mut [u32; TASK_ARGS]) {
-        args[4] = self.n;
-        args[5] = self.c_in | self.c_out << 16;
-        args[6] = self.h | self.w << 16;
-    }
-
-    /// The shape stored in a conv or normalize task (unchecked: see [`ConvGeom::checked`]).
-    pub const fn from_task(t: &Task) -> Option<Self> {
-        Self::checked(t.args[4], t.args[5] & 0xffff, t.args[5] >> 16, t.args[6] & 0xffff, t.args[6] >> 16)
-    }
 }
 
-/// A whole-buffer slice of `len` elements from element 0: what a task's handle names.
-pub const fn whole(handle: u32, len: u32) -> BufSlice {
-    BufSlice { handle: BufferHandle(handle), offset: 0, len }
+/// The slice a task's handle names: elements `0 .. len` of a buffer of `T`.
+pub const fn whole<T>(handle: BufferHandle, len: u32) -> crate::Slice<T> {
+    crate::Slice::whole(handle, len)
 }
 
 /// Stage counters of the record pipeline, indices into its `u32` counts buffer.
@@ -151,86 +142,101 @@ pub const MAX_RECORDS_PER_TASK: u32 = 1 << 16;
 /// Key of a record that was rejected or dropped (in the parsed buffer).
 pub const NO_KEY: u32 = u32::MAX;
 
-impl Task {
-    /// Conv tile `tile` of `geom` (see [`ConvGeom::tile`]): `y` = 3×3 conv of `x` with the
-    /// packed weights `w`, and this tile's `(mean, m2)` per output channel into
-    /// `partials`. Buffers: `x` f32 `[n][c_in][h][w]`, `w` f32 packed, `y` f32
-    /// `[n][c_out][h][w]`, `partials` f32 ([`ConvGeom::partials_len`]).
-    pub const fn conv_tile(geom: ConvGeom, x: BufferHandle, w: BufferHandle, y: BufferHandle, partials: BufferHandle, tile: u32) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = x.0;
-        args[1] = w.0;
-        args[2] = y.0;
-        args[3] = partials.0;
-        geom.pack(&mut args);
-        args[7] = tile;
-        Self::raw(Opcode::ConvTile as u16, args)
-    }
+/// The shape of a conv + BN problem as it travels in task arguments (sides packed in
+/// 16 bits each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct PackedGeom {
+    pub n: u32,
+    /// `c_in | c_out << 16`.
+    pub channels: u32,
+    /// `h | w << 16`.
+    pub sides: u32,
+}
 
-    /// Batch norm of channel `c` over images `n0 .. n0 + count`: merges every conv
-    /// tile's partials of the channel into the batch mean and variance, then
-    /// `out = max(0, (y - mean) / sqrt(var + eps) * gamma + beta)`. The task with
-    /// `n0 == 0` also stores the channel's mean and variance into `affine`. Run it after
-    /// every conv tile (`Task::after` on the counter the tiles signal).
-    #[allow(clippy::too_many_arguments)]
-    pub const fn bn_normalize(
-        geom: ConvGeom,
-        y: BufferHandle,
-        out: BufferHandle,
-        partials: BufferHandle,
-        affine: BufferHandle,
-        c: u32,
-        n0: u32,
-        count: u32,
-        eps: f32,
-    ) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = y.0;
-        args[1] = out.0;
-        args[2] = partials.0;
-        args[3] = affine.0;
-        geom.pack(&mut args);
-        args[7] = c;
-        args[8] = n0;
-        args[9] = count;
-        args[10] = eps.to_bits();
-        Self::raw(Opcode::BnNormalize as u16, args)
+impl PackedGeom {
+    pub const fn of(g: &ConvGeom) -> Self {
+        Self { n: g.n, channels: g.c_in | g.c_out << 16, sides: g.h | g.w << 16 }
     }
-
-    /// Stage 1 of the record pipeline: parses records `first .. first + count` of `raw`
-    /// (u32, [`RECORD_WORDS`] per record) into `parsed` (u32, two words per record:
-    /// key or [`NO_KEY`], value), then pushes the transform task for the same records.
-    /// Stages 2 and 3 ([`Opcode::RecordTransform`], [`Opcode::RecordReduce`]) take the
-    /// same arguments; the reduce adds into `table` (u32, `[keys][2]`: count, wrapping sum).
-    pub const fn record_parse(
-        raw: BufferHandle,
-        parsed: BufferHandle,
-        counts: BufferHandle,
-        table: BufferHandle,
-        first: u32,
-        count: u32,
-        keys: u32,
-    ) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = raw.0;
-        args[1] = parsed.0;
-        args[2] = counts.0;
-        args[3] = table.0;
-        args[4] = first;
-        args[5] = count;
-        args[6] = keys;
-        Self::raw(Opcode::RecordParse as u16, args)
-    }
-
-    /// This task with another opcode (the pipeline's next stage).
-    pub const fn with_opcode(mut self, op: Opcode) -> Self {
-        self.opcode = op as u16;
-        self
+    /// The shape, if valid ([`ConvGeom::checked`]).
+    pub const fn unpack(&self) -> Option<ConvGeom> {
+        ConvGeom::checked(self.n, self.channels & 0xffff, self.channels >> 16, self.sides & 0xffff, self.sides >> 16)
     }
 }
 
-/// Whether `op` is one of the example tasks, which only the `Nn` kernel flavor runs.
-pub const fn is_nn(op: Opcode) -> bool {
-    let raw = op as u16;
-    raw >= 16 && raw <= 31
+/// Conv tile `tile` of the shape (see [`ConvGeom::tile`]): `y` = 3×3 conv of `x` with
+/// the packed weights `w`, and this tile's `(mean, m2)` per output channel into
+/// `partials`. Buffers (each used from element 0 with the length its shape implies): `x`
+/// f32 `[n][c_in][h][w]`, `w` f32 packed, `y` f32 `[n][c_out][h][w]`, `partials` f32
+/// ([`ConvGeom::partials_len`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct ConvTile {
+    pub x: BufferHandle,
+    pub w: BufferHandle,
+    pub y: BufferHandle,
+    pub partials: BufferHandle,
+    pub geom: PackedGeom,
+    pub tile: u32,
+}
+
+/// Batch norm of channel `c` over images `n0 .. n0 + count`: merges every conv tile's
+/// partials of the channel into the batch mean and variance, then
+/// `out = max(0, (y - mean) / sqrt(var + eps) * gamma + beta)`. The task with `n0 == 0`
+/// also stores the channel's mean and variance into `affine`. Run it after every conv
+/// tile (`Task::after` on the counter the tiles signal).
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+#[repr(C)]
+pub struct BnNormalize {
+    pub y: BufferHandle,
+    pub out: BufferHandle,
+    pub partials: BufferHandle,
+    pub affine: BufferHandle,
+    pub geom: PackedGeom,
+    pub c: u32,
+    pub n0: u32,
+    pub count: u32,
+    pub eps: f32,
+}
+
+/// The records of one pipeline task: records `first .. first + count` of `raw` (u32,
+/// [`RECORD_WORDS`] per record), their parsed form in `parsed` (u32, two words per
+/// record: key or [`NO_KEY`], value), the stage counts, and the per-key table (u32,
+/// `[keys][2]`: count, wrapping sum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Records {
+    pub raw: BufferHandle,
+    pub parsed: BufferHandle,
+    pub counts: BufferHandle,
+    pub table: BufferHandle,
+    pub first: u32,
+    pub count: u32,
+    pub keys: u32,
+}
+
+/// Stage 1 of the record pipeline: parses the records, then pushes [`RecordTransform`]
+/// for the same records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct RecordParse(pub Records);
+
+/// Stage 2: filters and transforms, then pushes [`RecordReduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct RecordTransform(pub Records);
+
+/// Stage 3: adds into the per-key table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct RecordReduce(pub Records);
+
+/// Ids of the example tasks.
+pub mod ids {
+    use crate::TaskId;
+    pub const CONV_TILE: TaskId = TaskId(0x100);
+    pub const BN_NORMALIZE: TaskId = TaskId(0x101);
+    pub const RECORD_PARSE: TaskId = TaskId(0x102);
+    pub const RECORD_TRANSFORM: TaskId = TaskId(0x103);
+    pub const RECORD_REDUCE: TaskId = TaskId(0x104);
 }

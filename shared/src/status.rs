@@ -5,7 +5,7 @@
 #[repr(u32)]
 pub enum Status {
     Ok = 0,
-    /// The opcode is not a known task.
+    /// The task's id is not in the runtime's task set.
     InvalidOpcode = 1,
     /// A buffer handle is unknown, freed, or of the wrong element type.
     BadBuffer = 2,
@@ -20,6 +20,9 @@ pub enum Status {
     ChildFailed = 6,
     /// A task could not push follow-up tasks: the device queue was full.
     QueueFull = 7,
+    /// The task reported a failure of its own (its arguments or its input, by its own
+    /// judgement).
+    Failed = 8,
 }
 
 impl Status {
@@ -33,6 +36,7 @@ impl Status {
             5 => Some(Self::Aborted),
             6 => Some(Self::ChildFailed),
             7 => Some(Self::QueueFull),
+            8 => Some(Self::Failed),
             _ => None,
         }
     }
@@ -47,6 +51,7 @@ impl Status {
             Self::Aborted => "aborted",
             Self::ChildFailed => "a follow-up task pushed on the device failed",
             Self::QueueFull => "the device queue had no room for follow-up tasks",
+            Self::Failed => "the task reported a failure",
         }
     }
 }

@@ -1,113 +1,52 @@
 //! The task record: what the host (or a running task) writes into the queue and a
-//! worker reads back, 64 bytes, one per slot.
+//! worker reads back, 64 bytes, one per slot: a 16-byte header and 48 bytes of
+//! arguments, whose layout is the task type's own `Pod` struct.
 
 use bytemuck::{Pod, Zeroable};
-
-use crate::buffer::BufSlice;
 
 /// Number of 32-bit argument words in a [`Task`].
 pub const TASK_ARGS: usize = 12;
 
-/// Operation codes of the built-in tasks.
-///
-/// Zero is deliberately not an opcode: a zeroed or poisoned slot never decodes as a
-/// valid task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u16)]
-pub enum Opcode {
-    /// Does nothing; its result echoes `args[0..2]` as a `u64`, so a test can tell
-    /// which task a completion belongs to.
-    Noop = 1,
-    /// `y[i] = alpha * x[i] + y[i]` over two f32 buffer slices of equal length.
-    Axpy = 2,
-    /// Busy-waits on the device clock for a number of nanoseconds (or until the
-    /// runtime aborts); result: nanoseconds actually spent.
-    Spin = 3,
-    /// Atomically adds one to a `u32` element of a buffer; result: the value before.
-    /// Used to prove that every task runs exactly once.
-    Mark = 4,
-    /// A node of a tree of tasks built on the device: marks its node (as `Mark` does),
-    /// then pushes `fanout` children one level down until `depth` reaches zero. The
-    /// test and benchmark of device-side follow-up tasks.
-    Tree = 5,
-    // Example tasks (issue 4), run only by the `Nn` kernel flavor; layouts in `crate::nn`.
-    /// A conv tile with its per-channel partial statistics.
-    ConvTile = 16,
-    /// Batch-norm statistics finalize, normalize, scale, shift, ReLU of one channel.
-    BnNormalize = 17,
-    /// Record pipeline stage 1: parse records, push stage 2.
-    RecordParse = 18,
-    /// Record pipeline stage 2: filter and transform, push stage 3.
-    RecordTransform = 19,
-    /// Record pipeline stage 3: reduce per key.
-    RecordReduce = 20,
-    // Reliability (issue 5): opcodes 32..=47. Only `submit_unchecked` accepts them
-    // ([`Opcode::unchecked_only`]); constructors in `crate::unchecked`.
-    /// Executes `trap`: the kernel dies with a sticky error (on the CPU backend the
-    /// worker panics). Fault injection.
-    FaultTrap = 32,
-    /// Stores through the forged address `args[0..2]`: an illegal address kills the
-    /// kernel (the CPU backend models it as a panic and stores nothing). Fault injection.
-    FaultIllegalAddress = 33,
-    /// `y = alpha * x + y` through raw addresses (`args[1..3]`, `args[3..5]`) of
-    /// `args[5]` f32s: no buffer check on either side.
-    AxpyRaw = 34,
-    /// The terminate sentinel: every worker whose claimed slot lies after this one
-    /// leaves the persistent loop. Submitted by the runtime on shutdown only.
-    Terminate = 0xffff,
-}
+/// Largest argument struct a task type may have, in bytes; its alignment may be at most
+/// 16. Both are checked at compile time wherever a task's arguments are built or read
+/// ([`Task::with_args`], [`Task::args_as`]).
+pub const TASK_ARG_BYTES: usize = TASK_ARGS * 4;
 
-impl Opcode {
-    /// Decodes a raw opcode word; `None` for anything that is not a built-in task.
-    #[inline]
-    pub const fn from_u16(raw: u16) -> Option<Self> {
-        match raw {
-            1 => Some(Self::Noop),
-            2 => Some(Self::Axpy),
-            3 => Some(Self::Spin),
-            4 => Some(Self::Mark),
-            5 => Some(Self::Tree),
-            16 => Some(Self::ConvTile),
-            17 => Some(Self::BnNormalize),
-            18 => Some(Self::RecordParse),
-            19 => Some(Self::RecordTransform),
-            20 => Some(Self::RecordReduce),
-            32 => Some(Self::FaultTrap),
-            33 => Some(Self::FaultIllegalAddress),
-            34 => Some(Self::AxpyRaw),
-            0xffff => Some(Self::Terminate),
-            _ => None,
-        }
-    }
+/// Which function a task runs: unique within a task set (checked at compile time when
+/// the set is declared). Zero is never an id (a zeroed or poisoned slot never decodes
+/// as a task), and `0xff00..=0xffff` belong to the runtime. The built-in tasks use
+/// `1..=63` ([`crate::builtin`]); a set that includes them should number its own from
+/// [`TaskId::FIRST_USER`] up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Pod, Zeroable)]
+#[repr(transparent)]
+pub struct TaskId(pub u16);
 
-    /// Leaf tasks of bounded length that a lone submission marks
-    /// [`task_flags::EXPRESS`]: no children (a ticket resolved by the task's own record
-    /// must not leave any behind), no faults.
-    #[inline]
-    pub const fn express(self) -> bool {
-        matches!(self, Self::Noop | Self::Axpy | Self::Spin | Self::Mark)
-    }
+impl TaskId {
+    /// The first id past the built-in tasks' range.
+    pub const FIRST_USER: TaskId = TaskId(0x100);
+    /// The terminate sentinel (the runtime's own; never in a set).
+    pub const TERMINATE: TaskId = TaskId(0xffff);
 
-    /// Tasks that carry raw addresses or inject faults: the host's checked submit
-    /// refuses them; only `submit_unchecked` (an `unsafe` API) passes them on.
-    #[inline]
-    pub const fn unchecked_only(self) -> bool {
-        matches!(self, Self::FaultTrap | Self::FaultIllegalAddress | Self::AxpyRaw)
+    /// Whether a task set may use this id: not zero, not the runtime's `0xff00..`.
+    pub const fn is_assignable(self) -> bool {
+        self.0 != 0 && self.0 < 0xff00
     }
 }
 
 /// One task: a 16-byte header and twelve argument words whose meaning depends on the
-/// opcode. Built with the constructors below rather than by hand.
+/// task type. Built from a task type's argument struct (`DeviceTask::task` in
+/// `resident-device`, or [`Task::with_args`]) rather than by hand.
 ///
 /// Header words, and who writes them:
-/// - `opcode` (user), `flags` and `seg` (the runtime, at submission: a user task must
-///   leave them zero);
+/// - `opcode` (user): the [`TaskId`] of the task type;
+/// - `flags` and `seg` (the runtime, at submission: a user task must leave them zero);
 /// - `wait_counter`, `wait_value`, `signal_counter` (user, through [`Task::after`] and
 ///   [`Task::signals`]): device-side dependencies, resolved without the host. Counter 0
 ///   means none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
 pub struct Task {
+    /// The task type's [`TaskId`], raw.
     pub opcode: u16,
     /// [`task_flags`] bits, set by the runtime.
     pub flags: u16,
@@ -140,9 +79,10 @@ pub mod task_flags {
     /// A lone task (a batch of one) whose ticket resolves from its own completion
     /// record: whoever runs it writes the record with a system-scope release (not only
     /// on failure), and the host's ticket is done when it sees it, before the segment's
-    /// record. Set by the runtime only on [`crate::Opcode::express`] opcodes, which
-    /// never spawn children. The relay warp may run such a task itself
-    /// (`device/src/relay.rs`); docs/protocol.md has the handshake.
+    /// record. Set by the runtime only on tasks whose type declares no children (a
+    /// ticket resolved by the task's own record must not leave any behind). The relay
+    /// warp may run such a task itself (`device/src/relay.rs`); docs/protocol.md has
+    /// the handshake.
     pub const EXPRESS: u16 = 4;
     /// Set by the relay warp in the ring copy of an express task it has already run:
     /// the worker that claims the slot only counts it in its segment (no run, no record,
@@ -151,10 +91,40 @@ pub mod task_flags {
 }
 
 impl Task {
-    /// A task with a raw opcode and arguments. The runtime validates it at submit
+    /// A task with a raw opcode and argument words. The runtime validates it at submit
     /// time; the device validates it again before running it.
     pub const fn raw(opcode: u16, args: [u32; TASK_ARGS]) -> Self {
         Self { opcode, flags: 0, seg: 0, wait_counter: 0, signal_counter: 0, wait_value: 0, args }
+    }
+
+    /// A task of type `id` with `args` as its arguments (the rest zero). `A` must fit
+    /// [`TASK_ARG_BYTES`] with an alignment of at most 16: a compile-time error
+    /// otherwise.
+    #[inline]
+    pub fn with_args<A: Pod>(id: TaskId, args: &A) -> Self {
+        const { assert!(size_of::<A>() <= TASK_ARG_BYTES && align_of::<A>() <= 16, "task arguments: at most 48 bytes, aligned to at most 16") };
+        let mut t = Self::raw(id.0, [0; TASK_ARGS]);
+        bytemuck::bytes_of_mut(&mut t.args)[..size_of::<A>()].copy_from_slice(bytemuck::bytes_of(args));
+        t
+    }
+
+    /// The arguments read as `A`, in place (on the device: straight from the ring slot;
+    /// a task reads only the fields it uses). Same compile-time bounds as
+    /// [`Task::with_args`].
+    #[inline(always)]
+    pub fn args_as<A: Pod>(&self) -> &A {
+        const { assert!(size_of::<A>() <= TASK_ARG_BYTES && align_of::<A>() <= 16, "task arguments: at most 48 bytes, aligned to at most 16") };
+        // SAFETY: `args` is 48 bytes at offset 16 of a 16-byte aligned struct, so it
+        // holds `A` (at most 48 bytes) at an alignment of at least `align_of::<A>()`
+        // (at most 16); `A` is `Pod`, so any bytes are a valid `A`. The borrow of `self`
+        // covers the reference's life.
+        unsafe { &*(self.args.as_ptr() as *const A) }
+    }
+
+    /// The task type's id.
+    #[inline(always)]
+    pub const fn id(&self) -> TaskId {
+        TaskId(self.opcode)
     }
 
     /// This task waits until device counter `counter` reaches `value` (a value that
@@ -171,91 +141,8 @@ impl Task {
         self
     }
 
-    /// A task that does nothing and completes with `tag` as its result.
-    pub const fn noop(tag: u64) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = tag as u32;
-        args[1] = (tag >> 32) as u32;
-        Self::raw(Opcode::Noop as u16, args)
-    }
-
-    /// `y = alpha * x + y` on two f32 slices of the same length.
-    pub const fn axpy(alpha: f32, x: BufSlice, y: BufSlice) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = alpha.to_bits();
-        args[1] = x.handle.0;
-        args[2] = x.offset;
-        args[3] = x.len;
-        args[4] = y.handle.0;
-        args[5] = y.offset;
-        args[6] = y.len;
-        Self::raw(Opcode::Axpy as u16, args)
-    }
-
-    /// Spin on the device clock for `nanos` nanoseconds.
-    pub const fn spin(nanos: u64) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = nanos as u32;
-        args[1] = (nanos >> 32) as u32;
-        Self::raw(Opcode::Spin as u16, args)
-    }
-
-    /// Atomically increment element `index` of a `u32` buffer.
-    pub const fn mark(counters: BufSlice, index: u32) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = counters.handle.0;
-        args[1] = counters.offset;
-        args[2] = counters.len;
-        args[3] = index;
-        Self::raw(Opcode::Mark as u16, args)
-    }
-
-    /// Node `node` of a tree of tasks: marks `marks[node]`, then, if `depth > 0`,
-    /// pushes children `node * fanout + 1 ..= node * fanout + fanout` with `depth - 1`.
-    /// A tree of depth `d` has `(fanout^(d+1) - 1) / (fanout - 1)` nodes, numbered
-    /// breadth-first from 0; `marks` needs that many elements.
-    pub const fn tree(marks: BufSlice, node: u32, depth: u32, fanout: u32) -> Self {
-        let mut args = [0; TASK_ARGS];
-        args[0] = marks.handle.0;
-        args[1] = marks.offset;
-        args[2] = marks.len;
-        args[3] = node;
-        args[4] = depth;
-        args[5] = fanout;
-        Self::raw(Opcode::Tree as u16, args)
-    }
-
-    /// Number of nodes of a tree of `depth` levels below the root and `fanout`
-    /// children per node, or `None` if it does not fit in a `u32`.
-    pub const fn tree_nodes(depth: u32, fanout: u32) -> Option<u32> {
-        let mut total: u64 = 0;
-        let mut level: u64 = 1;
-        let mut d = 0;
-        while d <= depth {
-            total += level;
-            if total > u32::MAX as u64 {
-                return None;
-            }
-            level *= fanout as u64;
-            d += 1;
-        }
-        Some(total as u32)
-    }
-
     /// The terminate sentinel (runtime use).
     pub const fn terminate() -> Self {
-        Self::raw(Opcode::Terminate as u16, [0; TASK_ARGS])
-    }
-
-    /// The two argument words at `i` and `i + 1` as one little-endian `u64`.
-    #[inline]
-    pub const fn arg_u64(&self, i: usize) -> u64 {
-        self.args[i] as u64 | (self.args[i + 1] as u64) << 32
-    }
-
-    /// The buffer slice stored in three argument words starting at `i`.
-    #[inline]
-    pub const fn arg_slice(&self, i: usize) -> BufSlice {
-        BufSlice { handle: crate::BufferHandle(self.args[i]), offset: self.args[i + 1], len: self.args[i + 2] }
+        Self::raw(TaskId::TERMINATE.0, [0; TASK_ARGS])
     }
 }

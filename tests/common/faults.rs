@@ -266,7 +266,7 @@ pub fn typed_errors_for_refusals(rt: Runtime) {
     // SAFETY: built, never submitted unchecked.
     let unchecked_only = unsafe { [Task::fault_trap(), Task::fault_illegal_address(8), Task::axpy_raw(1.0, 0, 0, 4)] };
     for t in unchecked_only {
-        let want = |r: &Rejection| *r == Rejection::RequiresUnchecked(t.opcode);
+        let want = |r: &Rejection| *r == Rejection::RequiresUnchecked(t.id());
         match rt.submit(&[Task::mark(c.all(), 0), t]) {
             Err(Error::InvalidTask { index: 1, reason }) => assert!(want(&reason), "{reason:?}"),
             other => panic!("checked submit of opcode {}: {other:?}", t.opcode),
@@ -277,7 +277,7 @@ pub fn typed_errors_for_refusals(rt: Runtime) {
     }
     for op in [35u16, 47, 0x8000] {
         assert!(
-            matches!(rt.submit(&[Task::raw(op, [0; 12])]), Err(Error::InvalidTask { reason: Rejection::UnknownOpcode(o), .. }) if o == op)
+            matches!(rt.submit(&[Task::raw(op, [0; 12])]), Err(Error::InvalidTask { reason: Rejection::UnknownTask(o), .. }) if o.0 == op)
         );
         // The device refuses it too, typed.
         let t = unsafe { rt.submit_unchecked(&[Task::raw(op, [0; 12])]) }.unwrap();

@@ -120,23 +120,27 @@ pub fn invalid_tasks_rejected(rt: &Runtime) {
 
     type Expect = Box<dyn Fn(&Rejection) -> bool>;
     let cases: Vec<(Task, Expect)> = vec![
-        (Task::raw(0, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0)))),
-        (Task::raw(0xdead, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownOpcode(0xdead)))),
-        (Task::terminate(), Box::new(|r| matches!(r, Rejection::ReservedOpcode(_)))),
+        (Task::raw(0, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownTask(resident::TaskId(0))))),
+        (Task::raw(0xdead, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownTask(resident::TaskId(0xdead))))),
+        (Task::terminate(), Box::new(|r| matches!(r, Rejection::ReservedTask(_)))),
         (Task { flags: 1, ..Task::noop(0) }, Box::new(|r| matches!(r, Rejection::NonZeroReserved))),
         (
-            Task::axpy(1.0, resident::BufSlice { offset: 60, ..x.all() }, y.all()),
-            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 1, offset: 60, len: 64 })),
+            Task::axpy(1.0, x.all().with_offset(60), y.all()),
+            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 0, offset: 60, len: 64 })),
         ),
         (
-            Task::axpy(1.0, x.slice(0..32), resident::BufSlice { offset: u32::MAX, len: 32, ..y.all() }),
-            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 4, .. })),
+            Task::axpy(1.0, x.slice(0..32), y.all().with_offset(u32::MAX).with_len(32)),
+            Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 1, .. })),
         ),
         (Task::axpy(1.0, x.slice(0..32), y.slice(0..16)), Box::new(|r| matches!(r, Rejection::LengthMismatch(32, 16)))),
-        (Task::axpy(1.0, c.all(), y.slice(0..8)), Box::new(|r| matches!(r, Rejection::BadBuffer { arg: 1, .. }))),
+        // A u32 buffer named as f32 (the types forbid it; a forged slice does it).
+        (
+            Task::axpy(1.0, resident::Slice::new(c.all().handle, 0, 8), y.slice(0..8)),
+            Box::new(|r| matches!(r, Rejection::BadBuffer { arg: 0, .. })),
+        ),
         (Task::mark(c.all(), 8), Box::new(|r| matches!(r, Rejection::IndexOutOfRange { index: 8, len: 8 }))),
         (
-            Task::mark(resident::BufSlice { handle: resident::BufferHandle(0x7777_0123), offset: 0, len: 1 }, 0),
+            Task::mark(resident::Slice::new(resident::BufferHandle(0x7777_0123), 0, 1), 0),
             Box::new(|r| matches!(r, Rejection::BadBuffer { arg: 0, .. })),
         ),
     ];
@@ -344,7 +348,7 @@ pub fn list_runs_interleaved(rt: &Runtime, rounds: usize) {
 /// The device's own check: forged tasks sent past the host check complete with a typed
 /// failure status and touch nothing; the valid tasks beside them run.
 pub fn device_rejects_forged_tasks(rt: &Runtime) {
-    use resident::BufSlice;
+    use resident::Slice;
     let x = rt.buffer_from(&[1.0f32; 64]).unwrap();
     let y = rt.buffer_from(&[2.0f32; 64]).unwrap();
     let c = rt.buffer_from(&[0u32; 8]).unwrap();
@@ -353,23 +357,19 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
     drop(gone);
     let forged = [
         (Task::raw(0xdead, [0; 12]), Status::InvalidOpcode),
-        (Task::axpy(1.0, BufSlice { offset: 60, ..x.all() }, y.all()), Status::OutOfRange),
-        (Task::axpy(1.0, x.slice(0..8), BufSlice { offset: u32::MAX, len: 8, ..y.all() }), Status::OutOfRange),
-        (Task::axpy(1.0, c.all(), y.slice(0..8)), Status::BadBuffer),
+        (Task::axpy(1.0, x.all().with_offset(60), y.all()), Status::OutOfRange),
+        (Task::axpy(1.0, x.slice(0..8), y.all().with_offset(u32::MAX).with_len(8)), Status::OutOfRange),
+        (Task::axpy(1.0, Slice::new(c.all().handle, 0, 8), y.slice(0..8)), Status::BadBuffer),
         (Task::axpy(1.0, stale, stale), Status::BadBuffer),
         (Task::axpy(1.0, x.slice(0..8), y.slice(0..4)), Status::BadArgs),
         (Task::mark(c.all(), 8), Status::OutOfRange),
-        (Task::mark(BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 1 }, 0), Status::BadBuffer),
+        (Task::mark(Slice::new(resident::BufferHandle(0xffff_ffff), 0, 1), 0), Status::BadBuffer),
         // An index past the table in the second slice: the device reads both entries
         // before it checks either (the index clamped for the read), then refuses.
-        (Task::axpy(1.0, x.slice(0..8), BufSlice { handle: resident::BufferHandle(0xffff_ffff), offset: 0, len: 8 }), Status::BadBuffer),
+        (Task::axpy(1.0, x.slice(0..8), Slice::new(resident::BufferHandle(0xffff_ffff), 0, 8)), Status::BadBuffer),
         // The first index past the table, with a live buffer's generation.
         (
-            Task::axpy(
-                1.0,
-                BufSlice { handle: resident::BufferHandle(0x1000 | (x.all().handle.0 & 0xffff_0000)), ..x.slice(0..8) },
-                y.slice(0..8),
-            ),
+            Task::axpy(1.0, Slice::new(resident::BufferHandle(0x1000 | (x.all().handle.0 & 0xffff_0000)), 0, 8), y.slice(0..8)),
             Status::BadBuffer,
         ),
     ];

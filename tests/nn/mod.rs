@@ -5,11 +5,14 @@
 #![allow(dead_code)]
 
 use rand::Rng;
+use resident::BufferHandle;
 use resident::nn::conv_bn::{ConvBn, ConvBnInputs};
 use resident::nn::records::{RecordPipeline, encode};
 use resident::nn::rnn::{Feed, Rnn, RnnShape, RnnWeights};
 use resident::nn::{ConvGeom, reference};
 use resident::{BackendKind, Error, Rejection, Runtime, Task};
+use resident_device::DeviceTask;
+use resident_shared::nn::{BnNormalize, ConvTile, PackedGeom};
 
 /// Random conv + BN inputs: x in [-1, 1], weights scaled by 1/sqrt(fan-in) (as
 /// PyTorch's default init), gamma in [0.5, 1.5], beta in [-0.5, 0.5].
@@ -58,30 +61,46 @@ pub fn conv_bn_fused_matches_reference(rt: &Runtime, g: ConvGeom, full_channels:
     }
 }
 
+/// Conv tile `tile` of `g`, as a task.
+pub fn conv_tile(g: ConvGeom, x: BufferHandle, w: BufferHandle, y: BufferHandle, partials: BufferHandle, tile: u32) -> Task {
+    ConvTile { x, w, y, partials, geom: PackedGeom::of(&g), tile }.task()
+}
+
 /// Bad example tasks are refused on the host, typed.
 pub fn nn_tasks_validated(rt: &Runtime) {
     let g = ConvGeom::checked(1, 2, 8, 4, 4).unwrap();
     let inp = random_conv_bn(g);
     let cb = ConvBn::new(rt, &inp, 1e-5).unwrap();
     let (x, w, y, p) = (cb.x.handle(), cb.w.handle(), cb.y.handle(), cb.partials.handle());
-    let bad_tile = Task::conv_tile(g, x, w, y, p, g.tiles());
+    let bad_tile = conv_tile(g, x, w, y, p, g.tiles());
     assert!(matches!(rt.submit(&[bad_tile]), Err(Error::InvalidTask { index: 0, reason: Rejection::IndexOutOfRange { .. } })));
     // x is too short for a larger problem.
     let big = ConvGeom::checked(2, 2, 8, 4, 4).unwrap();
     assert!(matches!(
-        rt.submit(&[Task::conv_tile(big, x, w, y, p, 0)]),
+        rt.submit(&[conv_tile(big, x, w, y, p, 0)]),
         Err(Error::InvalidTask { reason: Rejection::OutOfRange { arg: 0, .. }, .. })
     ));
     // A u32 buffer where an f32 one belongs.
     let u = rt.buffer::<u32>(1024).unwrap();
     assert!(matches!(
-        rt.submit(&[Task::conv_tile(g, u.handle(), w, y, p, 0)]),
+        rt.submit(&[conv_tile(g, u.handle(), w, y, p, 0)]),
         Err(Error::InvalidTask { reason: Rejection::BadBuffer { arg: 0, .. }, .. })
     ));
-    let mut odd = Task::conv_tile(g, x, w, y, p, 0);
+    let mut odd = conv_tile(g, x, w, y, p, 0);
     odd.args[5] = 2 | 7 << 16; // c_out 7: not a multiple of 8
     assert!(matches!(rt.submit(&[odd]), Err(Error::InvalidTask { reason: Rejection::BadArgs(_), .. })));
-    let norm = Task::bn_normalize(g, y, cb.out.handle(), p, cb.affine.handle(), g.c_out, 0, 1, 1e-5);
+    let norm = BnNormalize {
+        y,
+        out: cb.out.handle(),
+        partials: p,
+        affine: cb.affine.handle(),
+        geom: PackedGeom::of(&g),
+        c: g.c_out,
+        n0: 0,
+        count: 1,
+        eps: 1e-5,
+    }
+    .task();
     assert!(matches!(rt.submit(&[norm]), Err(Error::InvalidTask { reason: Rejection::BadArgs(_), .. })));
     let pipe = RecordPipeline::new(rt, 16, 4).unwrap();
     let mut t = pipe.parse_tasks(0, 16, 16);
@@ -95,8 +114,8 @@ pub fn standard_refuses_nn_tasks(standard: &Runtime) {
     let sx = standard.buffer::<f32>(g.y_len() as usize).unwrap();
     let h = sx.handle();
     assert!(matches!(
-        standard.submit(&[Task::conv_tile(g, h, h, h, h, 0)]),
-        Err(Error::InvalidTask { index: 0, reason: Rejection::BadArgs(_) })
+        standard.submit(&[conv_tile(g, h, h, h, h, 0)]),
+        Err(Error::InvalidTask { index: 0, reason: Rejection::UnknownTask(_) })
     ));
     let ok = standard.submit(&[Task::noop(1)]).unwrap();
     ok.wait().unwrap();

@@ -17,7 +17,8 @@ std::thread_local! {
     static WORKER: Cell<(u32, u32)> = const { Cell::new((0, 1)) };
 }
 
-/// Called by the CPU backend on each worker thread before it enters the loop.
+/// Called by the CPU backend on each worker thread before it enters the loop, and for
+/// each block of an ordinary kernel it runs: this thread is block `index` of `count`.
 pub fn set_worker(index: u32, count: u32) {
     WORKER.with(|w| w.set((index, count)));
 }
@@ -34,6 +35,20 @@ pub fn global_warp_count() -> u32 {
 }
 pub fn sm_id() -> u32 {
     global_warp_id()
+}
+/// A CPU worker (or a block of an ordinary kernel launched on the CPU backend) is a
+/// block of one thread, one one-lane warp: its block index is its worker index.
+pub fn block_idx() -> u32 {
+    global_warp_id()
+}
+pub fn grid_dim() -> u32 {
+    global_warp_count()
+}
+pub fn block_dim() -> u32 {
+    1
+}
+pub fn thread_idx() -> u32 {
+    0
 }
 
 /// Nanoseconds since the first call in this process.
@@ -85,6 +100,16 @@ pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
 }
 pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::Relaxed)
+}
+pub unsafe fn atom_add_relaxed_gpu_f32(p: *mut f32, v: f32) -> f32 {
+    let a = unsafe { at(p as *const u32) };
+    let mut old = a.load(Ordering::Relaxed);
+    loop {
+        match a.compare_exchange_weak(old, (f32::from_bits(old) + v).to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return f32::from_bits(old),
+            Err(now) => old = now,
+        }
+    }
 }
 pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire)

@@ -127,6 +127,14 @@ pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// Atomic add of an `f32`, relaxed, GPU scope; returns the previous value.
+#[inline(always)]
+pub unsafe fn atom_add_relaxed_gpu_f32(p: *mut f32, v: f32) -> f32 {
+    let old: f32;
+    unsafe { asm!("atom.relaxed.gpu.add.f32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack)) };
+    old
+}
+
 /// 64-bit load with acquire semantics at system scope.
 #[inline(always)]
 pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {

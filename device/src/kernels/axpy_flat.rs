@@ -1,4 +1,4 @@
-//! `resident_axpy_flat`: the axpy task's own vector loop (`tasks::axpy`) over many
+//! `resident_axpy_flat`: the axpy task's own vector loop (`builtin::axpy`) over many
 //! slices in one ordinary launch, one warp per slice: no queue, no claim, no completion.
 //! The dispatch benchmark's ceiling for its axpy tasks: what the same task code reaches
 //! when dispatch costs nothing (benches/dispatch.rs).
@@ -32,5 +32,16 @@ pub unsafe fn run(p: &AxpyFlatParams, warp: u32) {
         return;
     }
     let off = warp as usize * p.slice as usize;
-    unsafe { crate::tasks::axpy::axpy(p.alpha, (p.x as *const f32).add(off), (p.y as *mut f32).add(off), p.slice as usize) };
+    unsafe { crate::builtin::axpy::axpy(p.alpha, (p.x as *const f32).add(off), (p.y as *mut f32).add(off), p.slice as usize) };
+}
+
+/// The kernel (`resident_axpy_flat` in the runtime's image): one warp per slice.
+pub struct AxpyFlat;
+
+impl crate::DeviceKernel for AxpyFlat {
+    type Params = AxpyFlatParams;
+    #[inline(always)]
+    unsafe fn run(p: &AxpyFlatParams) {
+        unsafe { run(p, crate::arch::global_warp_id()) }
+    }
 }

@@ -54,6 +54,21 @@ pub unsafe fn run(p: &PipelineParams, first: u64, stride: u64) {
     }
 }
 
+/// The kernel (`resident_pipeline` in the runtime's image): any grid; each thread
+/// strides over the array.
+pub struct Pipeline;
+
+impl crate::DeviceKernel for Pipeline {
+    type Params = PipelineParams;
+    #[inline(always)]
+    unsafe fn run(p: &PipelineParams) {
+        use crate::arch;
+        let first = arch::block_idx() as u64 * arch::block_dim() as u64 + arch::thread_idx() as u64;
+        let stride = arch::grid_dim() as u64 * arch::block_dim() as u64;
+        unsafe { run(p, first, stride) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,20 @@ pub unsafe fn run(p: &SpinWriteParams) -> u64 {
     spent
 }
 
+/// The kernel (`resident_spin_write` in the runtime's image): thread 0 of block 0 waits,
+/// then writes. Launch with one thread.
+pub struct SpinWrite;
+
+impl crate::DeviceKernel for SpinWrite {
+    type Params = SpinWriteParams;
+    #[inline(always)]
+    unsafe fn run(p: &SpinWriteParams) {
+        if arch::block_idx() == 0 && arch::thread_idx() == 0 {
+            unsafe { run(p) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

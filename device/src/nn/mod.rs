@@ -17,79 +17,86 @@ pub mod records;
 pub mod rnn;
 pub mod stages;
 
-use resident_shared::nn::{ConvGeom, whole};
-use resident_shared::{Opcode, Status, Task};
+use resident_shared::nn::{self as layout, BnNormalize, ConvTile, RecordParse, RecordReduce, RecordTransform, whole};
+use resident_shared::{ArgError, Declare, Status, TaskId};
 
-use crate::buffers;
-use crate::tasks::{self, Outcome, TaskContext, TaskSet};
+use crate::{Builtins, DeviceTask, TaskCx};
 
-/// The standard tasks plus the examples': the task set of `resident_persistent_nn`
-/// and of the CPU backend's workers when the runtime is configured with the `Nn`
-/// flavor.
-pub struct NnTasks;
+crate::task_set! {
+    /// The standard tasks plus the examples': the task set of `resident_persistent_nn`
+    /// and of the CPU backend's workers when the runtime is configured with the `Nn`
+    /// flavor.
+    pub struct NnTasks: Builtins { ConvTile, BnNormalize, RecordParse, RecordTransform, RecordReduce }
+}
 
-impl TaskSet for NnTasks {
+const BAD_SHAPE: ArgError =
+    ArgError::Bad("conv shape: sizes nonzero, c_out a multiple of 8, sides below 2^16, buffers below 2^32 elements");
+
+impl DeviceTask for ConvTile {
+    const ID: TaskId = layout::ids::CONV_TILE;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        let g = self.geom.unpack().ok_or(BAD_SHAPE)?;
+        if self.tile >= g.tiles() {
+            return Err(ArgError::IndexOutOfRange { index: self.tile, len: g.tiles() });
+        }
+        d.read(whole::<f32>(self.x, g.x_len()));
+        d.read(whole::<f32>(self.w, g.w_len()));
+        d.write(whole::<f32>(self.y, g.y_len()));
+        d.write(whole::<f32>(self.partials, g.partials_len()));
+        Ok(())
+    }
+    /// Resolves and checks the buffers, then runs the tile.
     #[inline(always)]
-    unsafe fn execute(task: &Task, cx: &TaskContext, seq: u32) -> Outcome {
-        // One call site for every example task: the loop's own code stays that of the
-        // standard kernel, and the examples' registers are their callee's business.
-        if (16..=31).contains(&task.opcode) { unsafe { run_nn(task, cx) } } else { unsafe { tasks::execute(task, cx, seq) } }
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let g = self.geom.unpack().ok_or(Status::BadArgs)?;
+        let tile = self.tile;
+        if tile >= g.tiles() {
+            return Err(Status::BadArgs);
+        }
+        let [x, w, y, partials] = cx.views([
+            whole::<f32>(self.x, g.x_len()),
+            whole(self.w, g.w_len()),
+            whole(self.y, g.y_len()),
+            whole(self.partials, g.partials_len()),
+        ])?;
+        if !(w.as_ptr() as usize).is_multiple_of(16) {
+            return Err(Status::BadArgs);
+        }
+        // SAFETY: every view holds the length the shape implies (checked above).
+        unsafe { conv::conv_tile(&g, x.as_ptr(), w.as_ptr(), y.as_ptr(), partials.as_ptr(), tile) };
+        Ok(tile as u64)
     }
 }
 
-/// Dispatches the example tasks (opcodes 16..=31).
-///
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(always)]
-unsafe fn run_nn(task: &Task, cx: &TaskContext) -> Outcome {
-    match Opcode::from_u16(task.opcode) {
-        Some(Opcode::ConvTile) => unsafe { run_conv(task, cx) }.into(),
-        Some(Opcode::BnNormalize) => unsafe { run_normalize(task, cx) }.into(),
-        Some(Opcode::RecordParse) => unsafe { records::run_parse(task, cx) }.into(),
-        Some(Opcode::RecordTransform) => unsafe { records::run_transform(task, cx) }.into(),
-        Some(Opcode::RecordReduce) => unsafe { records::run_reduce(task, cx) }.into(),
-        _ => Outcome::err(Status::InvalidOpcode),
+impl DeviceTask for BnNormalize {
+    const ID: TaskId = layout::ids::BN_NORMALIZE;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        let g = self.geom.unpack().ok_or(BAD_SHAPE)?;
+        if self.c >= g.c_out || self.n0 as u64 + self.count as u64 > g.n as u64 || !(self.eps >= 0.0 && self.eps.is_finite()) {
+            return Err(ArgError::Bad("normalize: channel below c_out, images within the batch, eps finite and >= 0"));
+        }
+        d.read(whole::<f32>(self.y, g.y_len()));
+        d.write(whole::<f32>(self.out, g.y_len()));
+        d.read(whole::<f32>(self.partials, g.partials_len()));
+        d.write(whole::<f32>(self.affine, g.affine_len()));
+        Ok(())
     }
-}
-
-/// `Task::conv_tile`: resolves and checks the buffers, then runs the tile.
-///
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(always)]
-unsafe fn run_conv(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
-    let g = ConvGeom::from_task(task).ok_or(Status::BadArgs)?;
-    let tile = task.args[7];
-    if tile >= g.tiles() {
-        return Err(Status::BadArgs);
+    /// Resolves and checks the buffers, then normalizes.
+    #[inline(never)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let g = self.geom.unpack().ok_or(Status::BadArgs)?;
+        let (c, n0, count, eps) = (self.c, self.n0, self.count, self.eps);
+        if c >= g.c_out || n0 as u64 + count as u64 > g.n as u64 || eps.is_nan() || eps < 0.0 {
+            return Err(Status::BadArgs);
+        }
+        let [y, out, partials, affine] = cx.views([
+            whole::<f32>(self.y, g.y_len()),
+            whole(self.out, g.y_len()),
+            whole(self.partials, g.partials_len()),
+            whole(self.affine, g.affine_len()),
+        ])?;
+        // SAFETY: as for the conv tile.
+        unsafe { bn::normalize(&g, y.as_ptr(), out.as_ptr(), partials.as_ptr(), affine.as_ptr(), c, n0, count, eps) };
+        Ok(count as u64)
     }
-    let x = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[0], g.x_len())) }?;
-    let w = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[1], g.w_len())) }?;
-    let y = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[2], g.y_len())) }?;
-    let partials = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[3], g.partials_len())) }?;
-    if !(w as usize).is_multiple_of(16) {
-        return Err(Status::BadArgs);
-    }
-    unsafe { conv::conv_tile(&g, x, w, y, partials, tile) };
-    Ok(tile as u64)
-}
-
-/// `Task::bn_normalize`: resolves and checks the buffers, then normalizes.
-///
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(never)]
-unsafe fn run_normalize(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
-    let g = ConvGeom::from_task(task).ok_or(Status::BadArgs)?;
-    let (c, n0, count, eps) = (task.args[7], task.args[8], task.args[9], f32::from_bits(task.args[10]));
-    if c >= g.c_out || n0 as u64 + count as u64 > g.n as u64 || eps.is_nan() || eps < 0.0 {
-        return Err(Status::BadArgs);
-    }
-    let y = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[0], g.y_len())) }?;
-    let out = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[1], g.y_len())) }?;
-    let partials = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[2], g.partials_len())) }?;
-    let affine = unsafe { buffers::resolve::<f32>(cx.buffers, whole(task.args[3], g.affine_len())) }?;
-    unsafe { bn::normalize(&g, y, out, partials, affine, c, n0, count, eps) };
-    Ok(count as u64)
 }

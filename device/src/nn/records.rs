@@ -1,5 +1,5 @@
 //! The record pipeline's three stages, each a task that pushes the next stage's task for
-//! the same records onto the device (`TaskContext::spawn`), so a batch submitted by the
+//! the same records onto the device (`TaskCx::spawn`), so a batch submitted by the
 //! host flows parse → transform → reduce with no host round trip:
 //! 1. parse: `"<key>,<value>\n"` (32 ASCII bytes, zero-padded) into `(key, value)`;
 //!    malformed records, or keys `>= keys`, are rejected (key [`NO_KEY`]);
@@ -16,12 +16,13 @@
 //! slot's sequence word, `crate::spawn`) pairs with the popper's acquire in every lane:
 //! the next stage sees this stage's writes.
 
-use resident_shared::nn::{MAX_RECORDS_PER_TASK, NO_KEY, RECORD_WORDS, record_counts, whole};
-use resident_shared::{Opcode, Status, Task};
+use resident_shared::nn::{
+    self, MAX_RECORDS_PER_TASK, NO_KEY, RECORD_WORDS, RecordParse, RecordReduce, RecordTransform, record_counts, whole,
+};
+use resident_shared::{ArgError, Declare, Status, TaskId};
 
 use super::math::warp_sum_u32;
-use crate::tasks::TaskContext;
-use crate::{arch, buffers};
+use crate::{DeviceTask, TaskCx, arch};
 
 /// Buffers and range of a pipeline task.
 struct Records {
@@ -34,24 +35,48 @@ struct Records {
     keys: u32,
 }
 
-/// # Safety
-/// `cx` must hold the live buffer table.
+/// The checks of the records' arguments, shared by the host's declaration and the
+/// device's resolution: the end of the records and the table's length.
 #[inline(always)]
-unsafe fn resolve(task: &Task, cx: &TaskContext) -> Result<Records, Status> {
-    let (first, count, keys) = (task.args[4], task.args[5], task.args[6]);
-    let end = first as u64 + count as u64;
-    if count > MAX_RECORDS_PER_TASK || keys == 0 || keys > u32::MAX / 2 || end * RECORD_WORDS as u64 > u32::MAX as u64 {
-        return Err(Status::BadArgs);
+fn lengths(a: &nn::Records) -> Option<(u32, u32)> {
+    let end = a.first as u64 + a.count as u64;
+    if a.count > MAX_RECORDS_PER_TASK || a.keys == 0 || a.keys > u32::MAX / 2 || end * RECORD_WORDS as u64 > u32::MAX as u64 {
+        return None;
     }
-    let end = end as u32;
+    Some((end as u32, a.keys * 2))
+}
+
+/// What every stage declares: all four buffers (a stage's children touch the same).
+fn declare(a: &nn::Records, d: &mut Declare<'_>, next: Option<TaskId>) -> Result<(), ArgError> {
+    let (end, table) = lengths(a).ok_or(ArgError::Bad("records: at most 65536 per task, keys in 1..2^31, buffers below 2^32 words"))?;
+    d.read(whole::<u32>(a.raw, end * RECORD_WORDS));
+    d.write(whole::<u32>(a.parsed, end * 2));
+    d.atomic(whole::<u32>(a.counts, record_counts::LEN as u32));
+    d.atomic(whole::<u32>(a.table, table));
+    if let Some(id) = next {
+        d.spawns(id);
+    }
+    Ok(())
+}
+
+/// The four buffers' views, checked (the pointers are the views' own).
+#[inline(always)]
+fn resolve(a: &nn::Records, cx: &TaskCx) -> Result<Records, Status> {
+    let (end, table) = lengths(a).ok_or(Status::BadArgs)?;
+    let [raw, parsed, counts, table] = cx.views([
+        whole::<u32>(a.raw, end * RECORD_WORDS),
+        whole(a.parsed, end * 2),
+        whole(a.counts, record_counts::LEN as u32),
+        whole(a.table, table),
+    ])?;
     Ok(Records {
-        raw: unsafe { buffers::resolve::<u32>(cx.buffers, whole(task.args[0], end * RECORD_WORDS)) }?,
-        parsed: unsafe { buffers::resolve::<u32>(cx.buffers, whole(task.args[1], end * 2)) }?,
-        counts: unsafe { buffers::resolve::<u32>(cx.buffers, whole(task.args[2], record_counts::LEN as u32)) }?,
-        table: unsafe { buffers::resolve::<u32>(cx.buffers, whole(task.args[3], keys * 2)) }?,
-        first,
-        count,
-        keys,
+        raw: raw.as_ptr(),
+        parsed: parsed.as_ptr(),
+        counts: counts.as_ptr(),
+        table: table.as_ptr(),
+        first: a.first,
+        count: a.count,
+        keys: a.keys,
     })
 }
 
@@ -110,98 +135,110 @@ unsafe fn count(counts: *mut u32, tasks_at: usize, a_at: usize, a: u32, b_at: us
 }
 
 /// Pushes the next stage for the same records, after every lane's writes.
-///
-/// # Safety
-/// As for `TaskContext::spawn`.
 #[inline(always)]
-unsafe fn next(task: &Task, cx: &TaskContext, op: Opcode) -> Result<(), Status> {
+fn next<C: DeviceTask>(cx: &TaskCx, child: &C) -> Result<(), Status> {
     // Every lane's stores of this stage before lane 0's release in the push.
     arch::syncwarp();
-    unsafe { cx.spawn(&Task { wait_counter: 0, signal_counter: 0, wait_value: 0, ..task.with_opcode(op) }) }
+    cx.spawn(child)
 }
 
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(never)]
-pub unsafe fn run_parse(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
-    let r = unsafe { resolve(task, cx) }?;
-    let (mut ok, mut bad) = (0u32, 0u32);
-    let mut i = arch::lane_id();
-    while i < r.count {
-        let rec = (r.first + i) as usize;
-        let words: [u32; RECORD_WORDS as usize] = core::array::from_fn(|w| unsafe { *r.raw.add(rec * RECORD_WORDS as usize + w) });
-        let (key, value) = match parse_record(&words, r.keys) {
-            Some(kv) => {
-                ok += 1;
-                kv
-            }
-            None => {
-                bad += 1;
-                (NO_KEY, 0)
-            }
-        };
-        unsafe {
-            *r.parsed.add(2 * rec) = key;
-            *r.parsed.add(2 * rec + 1) = value;
-        }
-        i += arch::WARP;
+impl DeviceTask for RecordParse {
+    const ID: TaskId = nn::ids::RECORD_PARSE;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        declare(&self.0, d, Some(RecordTransform::ID))
     }
-    unsafe { count(r.counts, record_counts::PARSE_TASKS, record_counts::PARSED, ok, record_counts::REJECTED, bad) };
-    unsafe { next(task, cx, Opcode::RecordTransform) }?;
-    Ok(r.count as u64)
-}
-
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(never)]
-pub unsafe fn run_transform(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
-    let r = unsafe { resolve(task, cx) }?;
-    let (mut kept, mut dropped) = (0u32, 0u32);
-    let mut i = arch::lane_id();
-    while i < r.count {
-        let rec = (r.first + i) as usize;
-        let key = unsafe { *r.parsed.add(2 * rec) };
-        if key != NO_KEY {
-            match transform(key, unsafe { *r.parsed.add(2 * rec + 1) }) {
-                Some(v) => {
-                    kept += 1;
-                    unsafe { *r.parsed.add(2 * rec + 1) = v };
+    #[inline(never)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let r = resolve(&self.0, cx)?;
+        let (mut ok, mut bad) = (0u32, 0u32);
+        let mut i = arch::lane_id();
+        while i < r.count {
+            let rec = (r.first + i) as usize;
+            // SAFETY: `rec < first + count = end`; the views hold `end` records.
+            let words: [u32; RECORD_WORDS as usize] = core::array::from_fn(|w| unsafe { *r.raw.add(rec * RECORD_WORDS as usize + w) });
+            let (key, value) = match parse_record(&words, r.keys) {
+                Some(kv) => {
+                    ok += 1;
+                    kv
                 }
                 None => {
-                    dropped += 1;
-                    unsafe { *r.parsed.add(2 * rec) = NO_KEY };
+                    bad += 1;
+                    (NO_KEY, 0)
                 }
+            };
+            unsafe {
+                *r.parsed.add(2 * rec) = key;
+                *r.parsed.add(2 * rec + 1) = value;
             }
+            i += arch::WARP;
         }
-        i += arch::WARP;
+        unsafe { count(r.counts, record_counts::PARSE_TASKS, record_counts::PARSED, ok, record_counts::REJECTED, bad) };
+        next(cx, &RecordTransform(self.0))?;
+        Ok(r.count as u64)
     }
-    unsafe { count(r.counts, record_counts::TRANSFORM_TASKS, record_counts::KEPT, kept, record_counts::DROPPED, dropped) };
-    unsafe { next(task, cx, Opcode::RecordReduce) }?;
-    Ok(r.count as u64)
 }
 
-/// # Safety
-/// See [`crate::tasks::execute`].
-#[inline(never)]
-pub unsafe fn run_reduce(task: &Task, cx: &TaskContext) -> Result<u64, Status> {
-    let r = unsafe { resolve(task, cx) }?;
-    let mut reduced = 0u32;
-    let mut i = arch::lane_id();
-    while i < r.count {
-        let rec = (r.first + i) as usize;
-        let key = unsafe { *r.parsed.add(2 * rec) };
-        if key < r.keys {
-            reduced += 1;
-            // Relaxed, .gpu: commutative counters, published by the completion.
-            unsafe {
-                arch::atom_add_relaxed_gpu(r.table.add(2 * key as usize), 1);
-                arch::atom_add_relaxed_gpu(r.table.add(2 * key as usize + 1), *r.parsed.add(2 * rec + 1));
-            }
-        }
-        i += arch::WARP;
+impl DeviceTask for RecordTransform {
+    const ID: TaskId = nn::ids::RECORD_TRANSFORM;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        declare(&self.0, d, Some(RecordReduce::ID))
     }
-    unsafe { count(r.counts, record_counts::REDUCE_TASKS, record_counts::REDUCED, reduced, record_counts::REDUCED, 0) };
-    Ok(r.count as u64)
+    #[inline(never)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let r = resolve(&self.0, cx)?;
+        let (mut kept, mut dropped) = (0u32, 0u32);
+        let mut i = arch::lane_id();
+        while i < r.count {
+            let rec = (r.first + i) as usize;
+            // SAFETY: as in the parse stage.
+            let key = unsafe { *r.parsed.add(2 * rec) };
+            if key != NO_KEY {
+                match transform(key, unsafe { *r.parsed.add(2 * rec + 1) }) {
+                    Some(v) => {
+                        kept += 1;
+                        unsafe { *r.parsed.add(2 * rec + 1) = v };
+                    }
+                    None => {
+                        dropped += 1;
+                        unsafe { *r.parsed.add(2 * rec) = NO_KEY };
+                    }
+                }
+            }
+            i += arch::WARP;
+        }
+        unsafe { count(r.counts, record_counts::TRANSFORM_TASKS, record_counts::KEPT, kept, record_counts::DROPPED, dropped) };
+        next(cx, &RecordReduce(self.0))?;
+        Ok(r.count as u64)
+    }
+}
+
+impl DeviceTask for RecordReduce {
+    const ID: TaskId = nn::ids::RECORD_REDUCE;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        declare(&self.0, d, None)
+    }
+    #[inline(never)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let r = resolve(&self.0, cx)?;
+        let mut reduced = 0u32;
+        let mut i = arch::lane_id();
+        while i < r.count {
+            let rec = (r.first + i) as usize;
+            // SAFETY: as in the parse stage; `key < keys`, the table holds `2 * keys`.
+            let key = unsafe { *r.parsed.add(2 * rec) };
+            if key < r.keys {
+                reduced += 1;
+                // Relaxed, .gpu: commutative counters, published by the completion.
+                unsafe {
+                    arch::atom_add_relaxed_gpu(r.table.add(2 * key as usize), 1);
+                    arch::atom_add_relaxed_gpu(r.table.add(2 * key as usize + 1), *r.parsed.add(2 * rec + 1));
+                }
+            }
+            i += arch::WARP;
+        }
+        unsafe { count(r.counts, record_counts::REDUCE_TASKS, record_counts::REDUCED, reduced, record_counts::REDUCED, 0) };
+        Ok(r.count as u64)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,122 @@
+//! `axpy`: `y = alpha * x + y` on two f32 slices, the memory-bound reference task.
+//!
+//! The warp moves 16-byte vectors, coalesced across lanes, and issues all loads of a
+//! chunk (`UNROLL` vectors of x and of y per lane) before the first use, so that enough
+//! bytes are in flight per warp to approach device bandwidth.
+
+use resident_shared::{ArgError, Declare, Status, TaskId};
+
+use super::{Axpy, AxpyRaw, ids};
+use crate::{DeviceTask, TaskCx, arch};
+
+const UNROLL: usize = 8;
+
+/// Longest axpy the relay runs itself (floats): about a microsecond of one warp's time.
+const RELAY_AXPY_MAX: u32 = 1024;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct F4([f32; 4]);
+
+impl DeviceTask for Axpy {
+    const ID: TaskId = ids::AXPY;
+    const RELAY: bool = true;
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        d.read(self.x);
+        d.write(self.y);
+        if self.x.len != self.y.len { Err(ArgError::LengthMismatch(self.x.len, self.y.len)) } else { Ok(()) }
+    }
+    #[inline(always)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let alpha = self.alpha;
+        if self.x.len != self.y.len {
+            return Err(Status::BadArgs);
+        }
+        // Both entries' loads first, then the checks: one wait, not two.
+        let (lx, ly) = (cx.lookup(self.x), cx.lookup(self.y));
+        let (x, y) = (lx.view()?, ly.view()?);
+        // SAFETY: both views hold `len` f32s of live buffers.
+        unsafe { axpy(alpha, x.as_ptr(), y.as_ptr(), x.len() as usize) };
+        Ok(x.len() as u64)
+    }
+    fn on_relay(&self) -> bool {
+        self.x.len <= RELAY_AXPY_MAX
+    }
+}
+
+impl DeviceTask for AxpyRaw {
+    const ID: TaskId = ids::AXPY_RAW;
+    const UNCHECKED: bool = true;
+    fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
+        Ok(())
+    }
+    /// The raw-address form: no buffer check, the host's `unsafe` caller vouches for
+    /// the addresses. Not inlined: one copy of the vector loop stays in the persistent
+    /// loop, this one is a call (the loop's register budget).
+    #[inline(never)]
+    fn run(&self, _: &TaskCx) -> Result<u64, Status> {
+        let (x, y, len) = (self.x as *const f32, self.y as *mut f32, self.len);
+        if !(x as usize | y as usize).is_multiple_of(4) {
+            return Err(Status::BadArgs);
+        }
+        // SAFETY: an unchecked task runs only if the host took it from
+        // `submit_unchecked` (never as a pushed child: `task::run_as`), whose caller
+        // promised that both addresses hold `len` f32s.
+        unsafe { axpy(self.alpha, x, y, len as usize) };
+        Ok(len as u64)
+    }
+}
+
+/// `y[i] += alpha * x[i]` for `i < len`, by the calling warp.
+///
+/// # Safety
+/// `x` and `y` must be valid for `len` f32s; no other thread writes them meanwhile.
+#[inline(always)]
+pub(crate) unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
+    let lane = arch::lane_id() as usize;
+    let w = arch::WARP as usize;
+    let mut done = 0;
+    if (x as usize | y as usize).is_multiple_of(16) {
+        let (x4, y4) = (x as *const F4, y as *mut F4);
+        let n4 = len / 4;
+        let chunk = UNROLL * w;
+        let mut base = 0;
+        while base + chunk <= n4 {
+            let mut xv = [F4([0.0; 4]); UNROLL];
+            let mut yv = [F4([0.0; 4]); UNROLL];
+            for u in 0..UNROLL {
+                let i = base + u * w + lane;
+                unsafe {
+                    xv[u] = x4.add(i).read();
+                    yv[u] = y4.add(i).read();
+                }
+            }
+            for u in 0..UNROLL {
+                let i = base + u * w + lane;
+                let mut r = yv[u];
+                for j in 0..4 {
+                    r.0[j] += alpha * xv[u].0[j];
+                }
+                unsafe { y4.add(i).write(r) };
+            }
+            base += chunk;
+        }
+        let mut i = base + lane;
+        while i < n4 {
+            unsafe {
+                let (xv, mut r) = (x4.add(i).read(), y4.add(i).read());
+                for j in 0..4 {
+                    r.0[j] += alpha * xv.0[j];
+                }
+                y4.add(i).write(r);
+            }
+            i += w;
+        }
+        done = n4 * 4;
+    }
+    let mut i = done + lane;
+    while i < len {
+        unsafe { *y.add(i) += alpha * *x.add(i) };
+        i += w;
+    }
+}

@@ -1,0 +1,19 @@
+//! `noop`: the smallest task, for measuring dispatch cost. Echoes its tag.
+
+use resident_shared::{ArgError, Declare, Status, TaskId};
+
+use super::{Noop, ids};
+use crate::{DeviceTask, TaskCx};
+
+impl DeviceTask for Noop {
+    const ID: TaskId = ids::NOOP;
+    const RELAY: bool = true;
+    const PURE: bool = true;
+    fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn run(&self, _: &TaskCx) -> Result<u64, Status> {
+        Ok(self.tag)
+    }
+}

@@ -1,0 +1,219 @@
+//! [`TaskCx`]: what a running task may see of the runtime and of the hardware.
+
+use resident_shared::segment::{self, SegmentCount};
+use resident_shared::{BufferEntry, CounterId, Element, QueueHeader, Slice, Status, Task, task_flags};
+
+use super::{DeviceTask, View};
+use crate::spawn::SpawnRing;
+use crate::{arch, buffers};
+
+/// A running task's context: its warp's identity, the runtime's buffers and counters,
+/// this warp's scratch shared memory, and pushes of follow-up tasks. Cheap to copy (a
+/// handful of addresses the persistent loop keeps in registers).
+#[derive(Clone, Copy)]
+pub struct TaskCx {
+    pub(crate) buffers: *const BufferEntry,
+    /// Null when the task runs outside the queue (the one-launch baseline).
+    pub(crate) header: *mut QueueHeader,
+    /// The device counter table (`MAX_COUNTERS` entries); null outside the queue.
+    pub(crate) counters: *mut u32,
+    /// Where [`TaskCx::spawn`] pushes; none outside the queue.
+    pub(crate) spawn: SpawnRing,
+    /// The segment counts (`crate::completion`); null outside the queue.
+    pub(crate) counts: *mut SegmentCount,
+    /// The running task's segment as a child's `seg` word ([`segment::child`]): its
+    /// children are counted in the same segment.
+    pub(crate) child_seg: u32,
+}
+
+/// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
+/// checks it.
+#[derive(Clone, Copy)]
+pub struct Lookup<T> {
+    entry: BufferEntry,
+    slice: Slice<T>,
+}
+
+impl<T: Element> Lookup<T> {
+    /// The checked view: `BadBuffer` unless the slice names a live buffer of `T`,
+    /// `OutOfRange` unless it lies within it.
+    #[inline(always)]
+    pub fn view(self) -> Result<View<T>, Status> {
+        buffers::check::<T>(self.entry, self.slice.erase()).map(|p| View::new(p, self.slice.len))
+    }
+}
+
+impl TaskCx {
+    // --- Who runs the task ---
+
+    /// This thread's lane in its warp (always 0 on the CPU backend).
+    #[inline(always)]
+    pub fn lane(&self) -> u32 {
+        arch::lane_id()
+    }
+    /// Lanes in a warp: 32 on a GPU, 1 on the CPU backend.
+    #[inline(always)]
+    pub fn warp_width(&self) -> u32 {
+        arch::WARP
+    }
+    /// This warp's index in its block, and the block's warp count.
+    #[inline(always)]
+    pub fn warp_in_block(&self) -> u32 {
+        arch::block_warp_id()
+    }
+    #[inline(always)]
+    pub fn warps_per_block(&self) -> u32 {
+        arch::block_warps()
+    }
+    /// The index of this warp's block in the persistent grid (the worker thread's index
+    /// on the CPU backend).
+    #[inline(always)]
+    pub fn block(&self) -> u32 {
+        arch::block_idx()
+    }
+    /// The indices this lane handles when a warp splits `0..n` across its lanes:
+    /// `lane, lane + width, ...` (coalesced when each lane touches one element).
+    #[inline(always)]
+    pub fn lane_range(&self, n: u32) -> core::iter::StepBy<core::ops::Range<u32>> {
+        (arch::lane_id()..n).step_by(arch::WARP as usize)
+    }
+    /// The runtime asked every worker to stop: a long task should return
+    /// `Err(Status::Aborted)` soon.
+    #[inline(always)]
+    pub fn aborting(&self) -> bool {
+        // Acquire, .sys: pairs with the host's stream write of `abort`.
+        !self.header.is_null() && unsafe { arch::ld_acquire_sys(&raw const (*self.header).abort.value) } != 0
+    }
+
+    // --- Buffers ---
+
+    /// The elements `s` names, if it names a live buffer of `T` and lies within it
+    /// (`BadBuffer` or `OutOfRange` otherwise): the device's own check, whatever the
+    /// host checked.
+    #[inline(always)]
+    pub fn view<T: Element>(&self, s: Slice<T>) -> Result<View<T>, Status> {
+        // SAFETY: `buffers` is the live table of `MAX_BUFFERS` entries (the loop's
+        // contract, `crate::worker`), and the task was handed over by an acquire
+        // (`buffers::entry`'s ordering).
+        let e = unsafe { buffers::entry(self.buffers, s.erase()) };
+        buffers::check::<T>(e, s.erase()).map(|p| View::new(p, s.len))
+    }
+
+    /// The first half of [`TaskCx::view`]: issues the load of `s`'s table entry and
+    /// returns at once; [`Lookup::view`] checks it. Look up every slice a task needs
+    /// first, then check them: the loads are in flight together (one wait, not one per
+    /// slice), and each check's `?` returns straight from the task (what the persistent
+    /// kernel's register budget wants: a combined result costs registers).
+    #[inline(always)]
+    pub fn lookup<T: Element>(&self, s: Slice<T>) -> Lookup<T> {
+        // SAFETY: as in `view`.
+        Lookup { entry: unsafe { buffers::entry(self.buffers, s.erase()) }, slice: s }
+    }
+
+    /// Two views, both table entries loaded before either is checked: one wait for
+    /// the two loads instead of two in a row. (In code under register pressure, prefer
+    /// two [`TaskCx::lookup`]s and two checks.)
+    #[inline(always)]
+    pub fn view2<A: Element, B: Element>(&self, a: Slice<A>, b: Slice<B>) -> Result<(View<A>, View<B>), Status> {
+        // SAFETY: as in `view`.
+        let (ea, eb) = unsafe { (buffers::entry(self.buffers, a.erase()), buffers::entry(self.buffers, b.erase())) };
+        let pa = buffers::check::<A>(ea, a.erase())?;
+        let pb = buffers::check::<B>(eb, b.erase())?;
+        Ok((View::new(pa, a.len), View::new(pb, b.len)))
+    }
+
+    /// `N` views of one element type, every entry loaded before any is checked (as for
+    /// [`TaskCx::view2`]).
+    #[inline(always)]
+    pub fn views<T: Element, const N: usize>(&self, s: [Slice<T>; N]) -> Result<[View<T>; N], Status> {
+        // SAFETY: as in `view`.
+        let entries: [BufferEntry; N] = core::array::from_fn(|i| unsafe { buffers::entry(self.buffers, s[i].erase()) });
+        let mut out = [View::new(core::ptr::null_mut(), 0); N];
+        for i in 0..N {
+            out[i] = View::new(buffers::check::<T>(entries[i], s[i].erase())?, s[i].len);
+        }
+        Ok(out)
+    }
+
+    // --- Scratch shared memory ---
+
+    /// This warp's part of its block's shared memory, as `T`s: the image's scratch
+    /// bytes per warp (`resident_build`'s `scratch_bytes_per_warp`), 16-byte aligned,
+    /// empty if it asked for none. It stays this warp's for the kernel's life, so a task
+    /// may leave data there for the warp's next task (check that it is yours: any task
+    /// of the set may run next). On the CPU backend each worker thread has its own.
+    #[inline(always)]
+    pub fn scratch<T: Element>(&self) -> View<T> {
+        let per_warp = (arch::dyn_smem_bytes() / arch::block_warps()) & !15;
+        let base = arch::dyn_smem().wrapping_add((arch::block_warp_id() * per_warp) as usize);
+        View::new(base as *mut T, per_warp / size_of::<T>() as u32)
+    }
+
+    // --- Counters ---
+
+    /// The current value of counter `c` (acquire, .gpu: once a task sees a value, it
+    /// sees the writes of every task whose signal that value counts).
+    #[inline(always)]
+    pub fn counter_value(&self, c: CounterId) -> Result<u32, Status> {
+        if c.0 == 0 || self.counters.is_null() {
+            return Err(Status::BadArgs);
+        }
+        // SAFETY: the table has an entry for every 16-bit id (`MAX_COUNTERS`).
+        Ok(unsafe { arch::ld_acquire_gpu(self.counters.add(c.0 as usize)) })
+    }
+
+    /// Adds one to counter `c` (release, .gpu), after every lane's writes so far
+    /// (warp-collective: every lane must call).
+    #[inline(always)]
+    pub fn signal(&self, c: CounterId) -> Result<(), Status> {
+        if c.0 == 0 || self.counters.is_null() {
+            return Err(Status::BadArgs);
+        }
+        arch::syncwarp();
+        if arch::lane_id() == 0 {
+            // SAFETY: as in `counter_value`. Release: the warp barrier above puts every
+            // lane's writes before it (`crate::deps`).
+            unsafe { arch::atom_add_acq_rel_gpu(self.counters.add(c.0 as usize), 1) };
+        }
+        Ok(())
+    }
+
+    // --- Follow-up tasks ---
+
+    /// Pushes `child` for another worker to run (warp-collective; every lane must call
+    /// with the same arguments). The child completes as part of the running task's
+    /// segment, so the host's ticket waits for it too. `Err(QueueFull)` if the spawn
+    /// ring has no room: nothing was pushed. Declare the child's type
+    /// (`Declare::spawns`) and what it touches.
+    #[inline(always)]
+    pub fn spawn<C: DeviceTask>(&self, child: &C) -> Result<(), Status> {
+        self.spawn_task(&child.task())
+    }
+
+    /// [`TaskCx::spawn`] of a task record as built.
+    #[inline(always)]
+    pub fn spawn_task(&self, child: &Task) -> Result<(), Status> {
+        if self.spawn.is_none() || self.counts.is_null() {
+            return Err(Status::QueueFull);
+        }
+        let mut ok = 0u32;
+        if arch::lane_id() == 0 {
+            let mut t = *child;
+            t.flags = task_flags::CHILD;
+            t.seg = self.child_seg;
+            // SAFETY: `counts` holds an entry for every slot; `child_seg` names the
+            // running task's entry (`crate::completion`).
+            let state = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).state };
+            // Relaxed: program order puts it before this task's own release add, and
+            // the push's release orders it before the child's add (spawn.rs, step 4).
+            unsafe { arch::atom_add_relaxed_gpu_u64(state, segment::CHILD_ADD) };
+            // SAFETY: the ring is live (not none, checked above).
+            if unsafe { self.spawn.try_push(&t) } {
+                ok = 1;
+            } else {
+                unsafe { arch::atom_add_relaxed_gpu_u64(state, 1) };
+            }
+        }
+        if arch::shfl_idx(ok, 0) != 0 { Ok(()) } else { Err(Status::QueueFull) }
+    }
+}

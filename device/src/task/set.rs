@@ -1,0 +1,203 @@
+//! [`TaskSet`]: the task types one persistent kernel runs, and [`crate::task_set!`],
+//! which declares one. The dispatcher a set gets is a chain of comparisons of the task's
+//! id with each type's constant id, monomorphized into the persistent loop: what a
+//! `match` over a closed enum compiled to, with no table and no indirect call.
+
+use resident_shared::{ArgError, Declare, TASK_ARG_BYTES, Task, TaskId};
+
+use super::{DeviceTask, Outcome, TaskCx};
+use resident_shared::Status;
+
+/// The task types one persistent kernel (and the CPU backend's workers) dispatch to.
+/// Implemented by [`crate::task_set!`]; a set may include another (the built-in tasks,
+/// [`crate::Builtins`], or a set of a library's).
+pub trait TaskSet: 'static {
+    /// The set's name, for messages.
+    const NAME: &'static str;
+    /// Every task type's id: the included set's first, then the set's own, in the order
+    /// written. Unique (checked at compile time).
+    const IDS: &'static [TaskId];
+
+    /// Runs `task` on the calling warp (every lane calls). An id the set does not hold
+    /// completes with `Status::InvalidOpcode`.
+    fn execute(task: &Task, cx: &TaskCx) -> Outcome;
+
+    /// Host side: the declaration of `task` by its type, or `None` if the set holds no
+    /// such type.
+    fn declare(task: &Task, d: &mut Declare<'_>) -> Option<Result<(), ArgError>>;
+
+    /// Relay side: `Some(pure)` if the relay warp may run `task` itself
+    /// ([`DeviceTask::RELAY`], [`DeviceTask::on_relay`], [`DeviceTask::PURE`]).
+    fn on_relay(task: &Task) -> Option<bool>;
+
+    /// [`TaskSet::execute`] for the relay warp: holds only the [`DeviceTask::RELAY`]
+    /// types, so that the relay kernel's code stays small.
+    fn execute_relayed(task: &Task, cx: &TaskCx) -> Outcome;
+
+    /// Whether the set holds a task type of id `id`.
+    fn contains(id: TaskId) -> bool {
+        Self::IDS.contains(&id)
+    }
+}
+
+/// The empty set: what a set without an included one extends.
+pub struct NoTasks;
+
+impl TaskSet for NoTasks {
+    const NAME: &'static str = "NoTasks";
+    const IDS: &'static [TaskId] = &[];
+    #[inline(always)]
+    fn execute(_: &Task, _: &TaskCx) -> Outcome {
+        Outcome::err(Status::InvalidOpcode)
+    }
+    fn declare(_: &Task, _: &mut Declare<'_>) -> Option<Result<(), ArgError>> {
+        None
+    }
+    #[inline(always)]
+    fn on_relay(_: &Task) -> Option<bool> {
+        None
+    }
+    #[inline(always)]
+    fn execute_relayed(_: &Task, _: &TaskCx) -> Outcome {
+        Outcome::err(Status::InvalidOpcode)
+    }
+}
+
+/// One arm of a set's dispatcher: runs `task` as a `T`. The context is passed as a
+/// copy: if `T::run` is not inlined, only this copy's address escapes, and the loop's
+/// own context stays in registers (an escaping one is stored to the stack for every
+/// task).
+#[inline(always)]
+pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
+    let own = *cx;
+    T::run(task.args_as::<T>(), &own).into()
+}
+
+/// One arm of a set's declaration dispatch.
+#[inline]
+pub fn declare_as<T: DeviceTask>(task: &Task, d: &mut Declare<'_>) -> Result<(), ArgError> {
+    if T::UNCHECKED {
+        d.unchecked();
+    }
+    task.args_as::<T>().declare(d)
+}
+
+/// One arm of a set's relay dispatch.
+#[inline(always)]
+pub fn relay_as<T: DeviceTask>(task: &Task) -> Option<bool> {
+    if T::RELAY && task.args_as::<T>().on_relay() { Some(T::PURE) } else { None }
+}
+
+/// Compile-time check of one task type's arguments (called by [`crate::task_set!`]).
+pub const fn fits<T: DeviceTask>() {
+    assert!(
+        size_of::<T>() <= TASK_ARG_BYTES && align_of::<T>() <= 16,
+        "task_set!: a task type's arguments take more than TASK_ARG_BYTES (48) bytes, or an alignment above 16"
+    );
+}
+
+/// `a` then `b` as one array (for [`TaskSet::IDS`]).
+pub const fn concat_ids<const N: usize>(a: &[TaskId], b: &[TaskId]) -> [TaskId; N] {
+    assert!(a.len() + b.len() == N);
+    let mut out = [TaskId(0); N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - a.len()];
+        i += 1;
+    }
+    out
+}
+
+/// Compile-time check of a set's ids (called by [`crate::task_set!`]): each one
+/// assignable (not 0, not the runtime's `0xff00..`), no two alike.
+pub const fn check_ids(ids: &[TaskId]) {
+    let mut i = 0;
+    while i < ids.len() {
+        assert!(ids[i].is_assignable(), "task_set!: a task id is 0 or in the runtime's range 0xff00..=0xffff");
+        let mut j = i + 1;
+        while j < ids.len() {
+            assert!(ids[i].0 != ids[j].0, "task_set!: two task types in this set have the same TaskId");
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+/// Declares a [`TaskSet`]: a unit struct whose dispatcher runs the listed task types,
+/// and, if one is named after the colon, every type of an included set (the built-in
+/// tasks: [`crate::Builtins`]).
+///
+/// ```
+/// # use resident_device::{ArgError, Declare, DeviceTask, Status, TaskCx, TaskId};
+/// # #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)] #[repr(C)] pub struct Ping { pub tag: u32 }
+/// # impl DeviceTask for Ping {
+/// #     const ID: TaskId = TaskId(0x100);
+/// #     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> { Ok(()) }
+/// #     fn run(&self, _: &TaskCx) -> Result<u64, Status> { Ok(self.tag as u64) }
+/// # }
+/// resident_device::task_set! {
+///     /// Ping, and the built-in tasks.
+///     pub struct WithBuiltins: resident_device::Builtins { Ping }
+/// }
+/// resident_device::task_set! {
+///     /// Ping alone.
+///     pub struct PingOnly { Ping }
+/// }
+/// ```
+///
+/// Checked at compile time: every type's arguments fit a task (48 bytes, alignment at
+/// most 16), and no two types of the set, the included set's among them, share an id.
+#[macro_export]
+macro_rules! task_set {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident $(: $base:ty)? { $($task:ty),* $(,)? }) => {
+        $(#[$meta])*
+        $vis struct $name;
+
+        const _: () = {
+            $( $crate::task::fits::<$task>(); )*
+            $crate::task::check_ids(<$name as $crate::TaskSet>::IDS);
+        };
+
+        impl $crate::TaskSet for $name {
+            const NAME: &'static str = stringify!($name);
+            const IDS: &'static [$crate::shared::TaskId] = &{
+                const BASE: &[$crate::shared::TaskId] = <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::IDS;
+                const OWN: &[$crate::shared::TaskId] = &[$(<$task as $crate::DeviceTask>::ID),*];
+                $crate::task::concat_ids::<{ BASE.len() + OWN.len() }>(BASE, OWN)
+            };
+
+            #[inline(always)]
+            fn execute(task: &$crate::shared::Task, cx: &$crate::TaskCx) -> $crate::task::Outcome {
+                let id = task.opcode;
+                $( if id == <$task as $crate::DeviceTask>::ID.0 { return $crate::task::run_as::<$task>(task, cx); } )*
+                <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::execute(task, cx)
+            }
+
+            fn declare(task: &$crate::shared::Task, d: &mut $crate::shared::Declare<'_>) -> Option<Result<(), $crate::shared::ArgError>> {
+                let id = task.opcode;
+                $( if id == <$task as $crate::DeviceTask>::ID.0 { return Some($crate::task::declare_as::<$task>(task, d)); } )*
+                <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::declare(task, d)
+            }
+
+            #[inline(always)]
+            fn on_relay(task: &$crate::shared::Task) -> Option<bool> {
+                let id = task.opcode;
+                $( if <$task as $crate::DeviceTask>::RELAY && id == <$task as $crate::DeviceTask>::ID.0 { return $crate::task::relay_as::<$task>(task); } )*
+                <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::on_relay(task)
+            }
+
+            #[inline(always)]
+            fn execute_relayed(task: &$crate::shared::Task, cx: &$crate::TaskCx) -> $crate::task::Outcome {
+                let id = task.opcode;
+                $( if <$task as $crate::DeviceTask>::RELAY && id == <$task as $crate::DeviceTask>::ID.0 { return $crate::task::run_as::<$task>(task, cx); } )*
+                <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::execute_relayed(task, cx)
+            }
+        }
+    };
+    (@base) => { $crate::task::NoTasks };
+    (@base $base:ty) => { $base };
+}
