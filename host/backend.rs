@@ -23,6 +23,9 @@ pub struct BackendInfo {
     pub workers: u32,
     /// How the workers are laid out, in words.
     pub layout: String,
+    /// Why the CPU backend runs although a GPU is present (`BackendKind::Auto` with a
+    /// kernel image built without PTX), if it does.
+    pub fallback: Option<String>,
 }
 
 impl std::fmt::Display for BackendInfo {
@@ -31,7 +34,11 @@ impl std::fmt::Display for BackendInfo {
             crate::BackendKind::Cuda => "CUDA",
             _ => "CPU",
         };
-        write!(f, "{kind} backend: {} ({})", self.name, self.layout)
+        write!(f, "{kind} backend: {} ({})", self.name, self.layout)?;
+        match &self.fallback {
+            Some(why) => write!(f, "; {why}"),
+            None => Ok(()),
+        }
     }
 }
 

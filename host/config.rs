@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::KernelImage;
+
 /// Which backend runs the tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
@@ -11,19 +13,6 @@ pub enum BackendKind {
     Cuda,
     /// Worker threads on the host running the same device code.
     Cpu,
-}
-
-/// Which persistent kernel runs the queue: the task set it dispatches to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum KernelFlavor {
-    /// `resident_persistent`: the built-in tasks only, within its register budget (80
-    /// registers, three blocks of 256 threads per SM).
-    #[default]
-    Standard,
-    /// `resident_persistent_nn`: the built-in tasks plus the fused-op examples' (conv
-    /// tile, batch-norm normalize, record pipeline; opcodes 16..=31). Its conv tile
-    /// needs more registers: use 128-thread blocks ([`RuntimeConfig::nn`]).
-    Nn,
 }
 
 /// How to build a [`crate::Runtime`]. `Default` suits most uses.
@@ -37,7 +26,8 @@ pub struct RuntimeConfig {
     /// Slots a worker claims per atomic increment (a power of two, at most 32; the CPU
     /// backend always claims 1).
     pub claim: u32,
-    /// Threads per block of the persistent kernel (a multiple of 32).
+    /// Threads per block of the persistent kernel (a multiple of 32; 0: what the kernel
+    /// image was built for, [`KernelImage::block_threads`]).
     pub block_threads: u32,
     /// At most this many blocks per SM, and always at least one block slot fewer than
     /// the occupancy query allows: the runtime's own memsets and other streams' kernels
@@ -77,9 +67,10 @@ pub struct RuntimeConfig {
     /// (one store into mapped pinned memory, no driver call: the low-latency path);
     /// larger ones by copies on the transfer stream. 0: no relay warp.
     pub relay_max_batch: u32,
-    /// Which persistent kernel (task set) runs the queue. The CPU backend's workers
-    /// dispatch to the same set.
-    pub kernel: KernelFlavor,
+    /// The kernel image: which task set the persistent kernel runs (the built-in tasks by
+    /// default; a set of yours from `resident::kernel_image!`). The CPU backend's workers
+    /// run the same set, compiled for the host.
+    pub image: KernelImage,
     /// The watchdog: if the oldest unfinished segment of tasks (at most 1024 tasks,
     /// run in parallel) makes no progress for this long, the runtime aborts the
     /// workers and fails every outstanding ticket with `Error::TaskHung`
@@ -101,7 +92,7 @@ impl Default for RuntimeConfig {
             device: 0,
             capacity: 1 << 18,
             claim: 1,
-            block_threads: 256,
+            block_threads: 0,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
             worker_flags: resident_shared::worker_flags::PRECLAIM | resident_shared::worker_flags::RELEASE_COUNT,
@@ -113,7 +104,7 @@ impl Default for RuntimeConfig {
             segment_tasks: resident_shared::segment::SEGMENT,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
-            kernel: KernelFlavor::Standard,
+            image: KernelImage::builtin(),
             task_deadline: None,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
         }
@@ -127,16 +118,22 @@ impl RuntimeConfig {
     pub fn cuda() -> Self {
         Self { backend: BackendKind::Cuda, ..Self::default() }
     }
-    /// The `Nn` flavor (the fused-op examples' tasks) on the backend `backend`, with
-    /// 128-thread blocks: `resident_persistent_nn` needs more registers than the
-    /// standard kernel, and 256-thread blocks would leave no block slot free on an SM.
+    /// The fused-op examples' image (its tasks) on the backend `backend`, with
+    /// 128-thread blocks: its persistent kernel needs more registers than the standard
+    /// kernel, and 256-thread blocks would leave no block slot free on an SM.
     pub fn nn(backend: BackendKind) -> Self {
         // Two blocks per SM, as for the standard kernel. The kernel is capped at 128
         // registers (host/build.rs), so up to three fit with one slot left free: the
         // conv-bound fused conv + BN example asks for three (20% faster on the H100),
         // the record pipeline is 22% slower with three (more warps on its counters);
         // docs/benchmarks.md.
-        Self { backend, kernel: KernelFlavor::Nn, block_threads: 128, ..Self::default() }
+        Self { backend, image: KernelImage::nn(), block_threads: 128, ..Self::default() }
+    }
+
+    /// Threads per block of the persistent kernel: the configured number, or the
+    /// image's.
+    pub(crate) fn block_threads(&self) -> u32 {
+        if self.block_threads == 0 { self.image.block_threads } else { self.block_threads }
     }
 
     pub(crate) fn validate(&self) -> crate::Result<()> {
@@ -147,8 +144,8 @@ impl RuntimeConfig {
         if !self.claim.is_power_of_two() || self.claim > 32 {
             return bad("claim must be a power of two no larger than 32");
         }
-        if self.block_threads == 0 || !self.block_threads.is_multiple_of(32) || self.block_threads > 1024 {
-            return bad("block_threads must be a multiple of 32 in [32, 1024]");
+        if !self.block_threads.is_multiple_of(32) || self.block_threads > 1024 {
+            return bad("block_threads must be 0 (the image's) or a multiple of 32 in [32, 1024]");
         }
         if self.max_blocks_per_sm == 0 {
             return bad("max_blocks_per_sm must be at least 1");

@@ -44,11 +44,13 @@ mod accounting;
 mod backend;
 pub mod baseline;
 mod buffer;
+mod builder;
 mod config;
 mod counter;
 mod cpu;
 pub mod cuda;
 mod error;
+mod image;
 pub mod nn;
 mod queue;
 mod runtime;
@@ -63,9 +65,13 @@ mod watchdog;
 pub use accounting::{LiveAllocations, live_allocations};
 pub use backend::BackendInfo;
 pub use buffer::Buffer;
-pub use config::{BackendKind, KernelFlavor, RuntimeConfig};
+pub use builder::RuntimeBuilder;
+pub use config::{BackendKind, RuntimeConfig};
 pub use counter::Counter;
 pub use error::{Error, Rejection, Result};
+pub use image::KernelImage;
+#[doc(hidden)]
+pub use image::{__CpuKernelFn, __ImageParts, __cpu_kernel};
 pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, Slice, Status, Task, TaskId,
     builtin, worker_flags,

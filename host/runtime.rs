@@ -16,7 +16,7 @@ use crate::queue::notifier::Notifier;
 use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
 use resident_shared::Element;
 
 /// How often a waiter asks the driver whether the kernel is still alive.
@@ -218,9 +218,28 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// Whether this process can use the CUDA backend: a driver, a device, and embedded PTX.
+/// Whether this process can use the CUDA backend with the runtime's own image: a
+/// driver, a device, and PTX in the image.
 pub fn cuda_available() -> bool {
-    !crate::cuda::module::PTX.is_empty() && crate::cuda::driver::device_count().is_ok_and(|n| n > 0)
+    KernelImage::builtin().has_ptx() && gpu_present()
+}
+
+/// Why a runtime on a machine with a GPU runs on the CPU: said once per process on
+/// stderr, and in [`BackendInfo::fallback`] every time.
+fn cpu_fallback(image: &KernelImage) -> String {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let why = format!(
+        "a CUDA GPU is present, but the kernel image `{}` carries no PTX (it was built without the nvptx toolchain \
+         components, or with RESIDENT_NO_PTX): running on the CPU backend",
+        image.name()
+    );
+    SAID.call_once(|| eprintln!("resident: {why}"));
+    why
+}
+
+/// A driver and at least one device.
+pub(crate) fn gpu_present() -> bool {
+    crate::cuda::driver::device_count().is_ok_and(|n| n > 0)
 }
 
 impl Runtime {
@@ -230,6 +249,12 @@ impl Runtime {
         Self::with_config(RuntimeConfig::default())
     }
 
+    /// A builder: the kernel image to load (a task set of yours), the backend, settings.
+    pub fn builder() -> crate::RuntimeBuilder {
+        crate::RuntimeBuilder::default()
+    }
+
+    /// A runtime with these settings (the image among them: [`RuntimeConfig::image`]).
     pub fn with_config(config: RuntimeConfig) -> Result<Self> {
         Self::build(config, None)
     }
@@ -261,9 +286,15 @@ impl Runtime {
 
     fn build(config: RuntimeConfig, transfer: Option<crate::stream::Stream>) -> Result<Self> {
         config.validate()?;
+        let mut fallback = None;
         let kind = match config.backend {
-            BackendKind::Auto if cuda_available() => BackendKind::Cuda,
-            BackendKind::Auto => BackendKind::Cpu,
+            BackendKind::Auto if gpu_present() && config.image.has_ptx() => BackendKind::Cuda,
+            BackendKind::Auto => {
+                if gpu_present() {
+                    fallback = Some(cpu_fallback(&config.image));
+                }
+                BackendKind::Cpu
+            }
             k => k,
         };
         let backend = match kind {
@@ -273,7 +304,7 @@ impl Runtime {
             }
             _ => Backend::Cpu(CpuBackend::new(&config)?),
         };
-        let info = backend.info();
+        let info = BackendInfo { fallback, ..backend.info() };
         let capacity = backend.capacity();
         let deadline = config.task_deadline;
         let segment = config.segment_tasks;
@@ -281,7 +312,7 @@ impl Runtime {
             shared: Arc::new(Shared {
                 backend: ManuallyDrop::new(backend),
                 info,
-                set: crate::task_set::SetInfo::of_flavor(config.kernel),
+                set: config.image.set,
                 config,
                 producer: Mutex::new(Producer::new()),
                 tracker: CompletionTracker::new(capacity, segment),
@@ -308,6 +339,11 @@ impl Runtime {
     pub fn health(&self) -> Result<()> {
         self.shared.poll_health().or_else(|e| if e == Error::ShutDown { Ok(()) } else { Err(e) })?;
         self.shared.fault()
+    }
+
+    /// The kernel image this runtime loaded: its task set is what it runs.
+    pub fn kernel_image(&self) -> &KernelImage {
+        &self.shared.config.image
     }
 
     /// Which backend runs the tasks, with its layout.

@@ -21,16 +21,6 @@ impl SetInfo {
     }
 }
 
-impl SetInfo {
-    /// The set of a kernel flavor.
-    pub fn of_flavor(flavor: crate::KernelFlavor) -> Self {
-        match flavor {
-            crate::KernelFlavor::Standard => Self::of::<resident_device::Builtins>(),
-            crate::KernelFlavor::Nn => Self::of::<resident_device::nn::NnTasks>(),
-        }
-    }
-}
-
 impl std::fmt::Debug for SetInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskSet").field("name", &self.name).field("ids", &self.ids).finish()

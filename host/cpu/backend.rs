@@ -67,7 +67,8 @@ impl CpuBackend {
             relay: 0,
             lists: lists.ptr() as u64,
         };
-        let run_loop = crate::task_set::SetInfo::of_flavor(config.kernel).cpu_loop;
+        let run_loop = config.image.set.cpu_loop;
+        let scratch = config.image.scratch_bytes_per_warp;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
         let mut handles = Vec::with_capacity(n_workers);
@@ -78,6 +79,7 @@ impl CpuBackend {
                 .name(format!("resident-worker-{i}"))
                 .spawn(move || {
                     resident_device::arch::set_worker(i as u32, n_workers as u32);
+                    resident_device::arch::set_smem_bytes(scratch);
                     // SAFETY: the queue memory outlives the workers: the backend joins
                     // them (or leaks the memory) before dropping it.
                     let r = std::panic::catch_unwind(|| unsafe { run_loop(&params) });
@@ -120,6 +122,7 @@ impl CpuBackend {
             name: "CPU".into(),
             workers: self.n_workers as u32,
             layout: format!("{} worker threads", self.n_workers),
+            fallback: None,
         }
     }
 

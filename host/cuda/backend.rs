@@ -53,7 +53,7 @@ use super::relay::Relay;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::{BackendKind, Error, KernelFlavor, Result, RuntimeConfig};
+use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
     // Field order is drop order: memory first (freed on the transfer stream), then the
@@ -85,6 +85,8 @@ pub(crate) struct CudaBackend {
     capacity: u32,
     grid: u32,
     block: u32,
+    /// Dynamic shared memory per block: the warps' scratch.
+    smem: u32,
     sms: u32,
     name: String,
 }
@@ -100,11 +102,21 @@ impl CudaBackend {
     pub fn new(config: &RuntimeConfig, transfer: Option<(sys::CUstream, Box<dyn std::any::Any + Send + Sync>)>) -> Result<Self> {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
-        let module = Module::load_embedded(&ctx)?;
-        let persistent = module.function(match config.kernel {
-            KernelFlavor::Standard => "resident_persistent",
-            KernelFlavor::Nn => "resident_persistent_nn",
-        })?;
+        let image = &config.image;
+        let module = Module::load(&ctx, image)?;
+        // The PTX must be the set's the host checks tasks against (a build that paired
+        // them wrongly would run other code under the same ids).
+        if let Some(found) = module.global_u64("RESIDENT_SET_FINGERPRINT")?
+            && found != image.fingerprint
+        {
+            return Err(Error::Config(format!(
+                "kernel image `{}`: its PTX was built for another task set than `{}` (fingerprint {found:#x}, want {:#x})",
+                image.name(),
+                image.task_set(),
+                image.fingerprint
+            )));
+        }
+        let persistent = module.function("resident_persistent")?;
         let one_task = module.function("resident_one_task")?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
         let wait_ticket = module.function("resident_wait_ticket")?;
@@ -135,15 +147,28 @@ impl CudaBackend {
             let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 
             let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+            let block = config.block_threads();
+            // Scratch shared memory: each warp's share, for the kernel's life.
+            let smem = (block / 32) as usize * image.scratch_bytes_per_warp() as usize;
+            if smem > 48 * 1024 {
+                let optin = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
+                if smem > optin {
+                    return Err(Error::Config(format!(
+                        "kernel image `{}`: {smem} bytes of scratch per block ({block} threads); the device allows {optin}",
+                        image.name()
+                    )));
+                }
+                let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                check(sys::cuFuncSetAttribute(persistent, attr, smem as i32), "cuFuncSetAttribute(max dynamic shared memory)")?;
+            }
             let mut per_sm = 0;
             check(
-                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, persistent, config.block_threads as i32, 0),
+                sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, persistent, block as i32, smem),
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor",
             )?;
             if per_sm < 2 {
                 return Err(Error::Config(format!(
-                    "only {per_sm} block(s) of {} threads fit on an SM; the runtime needs room for one more",
-                    config.block_threads
+                    "only {per_sm} block(s) of {block} threads ({smem} bytes of scratch each) fit on an SM; the runtime needs room for one more"
                 )));
             }
             // Every block must be co-resident: the grid never exceeds what the
@@ -178,7 +203,8 @@ impl CudaBackend {
                 ctx,
                 capacity,
                 grid,
-                block: config.block_threads,
+                block,
+                smem: smem as u32,
                 sms,
                 name,
             };
@@ -217,7 +243,7 @@ impl CudaBackend {
                     self.block,
                     1,
                     1,
-                    0,
+                    self.smem,
                     self.kernel_stream.raw(),
                     args.as_mut_ptr(),
                     std::ptr::null_mut(),
@@ -239,6 +265,7 @@ impl CudaBackend {
             name: self.name.clone(),
             workers: warps,
             layout: format!("{} SMs, {} blocks x {} threads = {} worker warps", self.sms, self.grid, self.block, warps),
+            fallback: None,
         }
     }
 

@@ -1,14 +1,10 @@
-//! The embedded PTX, loaded into a module; its kernels looked up by name.
+//! A kernel image's PTX, loaded into a module; its kernels looked up by name.
 
 use cudarc::driver::sys::{self, CUfunction, CUmodule};
 use std::ffi::CString;
 
 use super::driver::{Context, check};
 use crate::{Error, Result};
-
-/// The device crate compiled to PTX by `host/build.rs` (empty without the toolchain
-/// components).
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/resident.ptx"));
 
 /// Holds its context, so the context outlives it.
 #[derive(Debug)]
@@ -20,7 +16,7 @@ pub struct Module {
 }
 
 /// The names of the PTX's kernels (`.entry NAME(`).
-fn entries(ptx: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn entries(ptx: &str) -> impl Iterator<Item = &str> {
     ptx.match_indices(".entry ").filter_map(|(at, m)| {
         let rest = &ptx[at + m.len()..];
         rest.find('(').map(|end| rest[..end].trim())
@@ -32,13 +28,14 @@ unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
 impl Module {
-    /// JIT-compiles the embedded PTX for the current context's device.
-    pub fn load_embedded(ctx: &Context) -> Result<Self> {
-        if PTX.is_empty() {
+    /// JIT-compiles a kernel image's PTX for the current context's device.
+    pub fn load(ctx: &Context, image: &crate::KernelImage) -> Result<Self> {
+        if !image.has_ptx() {
             return Err(Error::PtxUnavailable("built without the nvptx toolchain components"));
         }
         ctx.bind()?;
-        let src = CString::new(PTX).expect("PTX has no NUL bytes");
+        let ptx = image.ptx();
+        let src = CString::new(ptx).map_err(|_| Error::Config(format!("the PTX of kernel image `{}` holds a NUL byte", image.name())))?;
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::cuModuleLoadData(&mut raw, src.as_ptr() as *const _) }, "cuModuleLoadData")?;
         let mut module = Self { raw, ctx: ctx.clone(), kernels: vec![] };
@@ -48,7 +45,7 @@ impl Module {
         // resident persistent kernel that wait never ends (seen on the H200: the first
         // `resident_wait_ticket` launch hung; on the H100, a `cuFuncLoad` of a baseline
         // kernel looked up while the runtime ran).
-        for name in entries(PTX) {
+        for name in entries(ptx) {
             let c = CString::new(name).expect("PTX names have no NUL bytes");
             let mut f = std::ptr::null_mut();
             // SAFETY: `raw` is the module just loaded in the bound context; `c` outlives
@@ -58,6 +55,26 @@ impl Module {
             module.kernels.push((name.to_string(), f));
         }
         Ok(module)
+    }
+
+    /// The `u64` global `name` of the module (the image's set fingerprint), read with a
+    /// synchronous copy; `None` if the module has no such global.
+    pub fn global_u64(&self, name: &str) -> Result<Option<u64>> {
+        self.ctx.bind()?;
+        let c = CString::new(name).expect("global names have no NUL bytes");
+        let (mut ptr, mut bytes) = (0, 0);
+        // SAFETY: `raw` is this module, loaded in its context (bound above).
+        match unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut bytes, self.raw, c.as_ptr()) } {
+            sys::CUresult::CUDA_ERROR_NOT_FOUND => return Ok(None),
+            r => check(r, "cuModuleGetGlobal")?,
+        }
+        if bytes != 8 {
+            return Ok(None);
+        }
+        let mut v = 0u64;
+        // SAFETY: the global holds 8 bytes at `ptr`; `v` is 8 writable bytes.
+        check(unsafe { sys::cuMemcpyDtoH_v2(&raw mut v as *mut std::ffi::c_void, ptr, 8) }, "cuMemcpyDtoH(global)")?;
+        Ok(Some(v))
     }
 
     /// The kernel `name`, loaded with the module: safe to ask for while a persistent
@@ -87,9 +104,17 @@ mod tests {
     fn entry_names_are_found() {
         let ptx = ".visible .entry a_b(\n.param .u64 p)\n{ ret; }\n.func (.reg .b32 r) helper(\n)\n.visible .entry c1()\n{}";
         assert_eq!(super::entries(ptx).collect::<Vec<_>>(), ["a_b", "c1"]);
-        if !super::PTX.is_empty() {
-            let names: Vec<_> = super::entries(super::PTX).collect();
-            for k in ["resident_persistent", "resident_persistent_nn", "resident_one_task", "resident_relay", "resident_axpy_flat"] {
+        let image = crate::KernelImage::builtin();
+        if image.has_ptx() {
+            let names: Vec<_> = super::entries(image.ptx()).collect();
+            for k in [
+                "resident_persistent",
+                "resident_one_task",
+                "resident_relay",
+                "resident_wait_ticket",
+                "resident_axpy_flat",
+                "resident_pipeline",
+            ] {
                 assert!(names.contains(&k), "{k} among {names:?}");
             }
         }

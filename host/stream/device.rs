@@ -44,7 +44,7 @@ impl Gpu {
     pub fn new(ordinal: usize) -> Result<Self> {
         let ctx = Context::new(ordinal)?;
         ctx.bind()?;
-        let module = Module::load_embedded(&ctx)?;
+        let module = Module::load(&ctx, &crate::KernelImage::builtin())?;
         let pipeline = module.function("resident_pipeline")?;
         let spin_write = module.function("resident_spin_write")?;
         let (mut least, mut greatest) = (0, 0);

@@ -186,6 +186,14 @@ struct Smem([u8; CPU_SMEM_BYTES]);
 
 std::thread_local! {
     static SMEM: core::cell::UnsafeCell<Smem> = const { core::cell::UnsafeCell::new(Smem([0; CPU_SMEM_BYTES])) };
+    static SMEM_LEN: Cell<u32> = const { Cell::new(CPU_SMEM_BYTES as u32) };
+}
+
+/// How many bytes of this thread's "shared memory" [`dyn_smem_bytes`] reports (at most
+/// [`CPU_SMEM_BYTES`]): the CPU backend sets it to a kernel image's scratch bytes per
+/// warp, so that tasks see the size they would see on a GPU.
+pub fn set_smem_bytes(bytes: u32) {
+    SMEM_LEN.with(|l| l.set(bytes.min(CPU_SMEM_BYTES as u32)));
 }
 
 /// This thread's scratch area: a CPU "block" is one thread, so its shared memory is
@@ -194,7 +202,7 @@ pub fn dyn_smem() -> *mut u8 {
     SMEM.with(|s| s.get() as *mut u8)
 }
 pub fn dyn_smem_bytes() -> u32 {
-    CPU_SMEM_BYTES as u32
+    SMEM_LEN.with(|l| l.get())
 }
 /// A CPU block is one thread: nothing to wait for.
 pub fn sync_block() {}

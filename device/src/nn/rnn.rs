@@ -531,3 +531,40 @@ pub unsafe fn feed(p: &RnnParams, smem: *mut f32, tid: u32, nthreads: u32) {
         done = end;
     }
 }
+
+/// The persistent RNN as a kernel (`resident_rnn`): launch cooperatively (all blocks
+/// co-resident) with `SmemLayout::new(p, true).bytes()` of dynamic shared memory and a
+/// multiple of 32 threads per block.
+pub struct PersistentRnn;
+/// The RNN's input feeder (`resident_rnn_feed`): launch one block, on a stream of its
+/// own, before `resident_rnn`, with 16 bytes of dynamic shared memory.
+pub struct Feed;
+/// The per-step baseline (`resident_rnn_step`): one launch computes step `p.step`;
+/// launch with `SmemLayout::new(p, false).bytes()` of dynamic shared memory.
+pub struct Step;
+
+impl crate::DeviceKernel for PersistentRnn {
+    type Params = RnnParams;
+    #[inline(always)]
+    unsafe fn run(p: &RnnParams) {
+        let smem = arch::dyn_smem() as *mut f32;
+        unsafe { persistent_block(p, smem, arch::block_idx(), arch::grid_dim(), arch::thread_idx(), arch::block_dim()) }
+    }
+}
+impl crate::DeviceKernel for Feed {
+    type Params = RnnParams;
+    #[inline(always)]
+    unsafe fn run(p: &RnnParams) {
+        if arch::block_idx() == 0 {
+            unsafe { feed(p, arch::dyn_smem() as *mut f32, arch::thread_idx(), arch::block_dim()) }
+        }
+    }
+}
+impl crate::DeviceKernel for Step {
+    type Params = RnnParams;
+    #[inline(always)]
+    unsafe fn run(p: &RnnParams) {
+        let smem = arch::dyn_smem() as *mut f32;
+        unsafe { step_block(p, smem, arch::block_idx(), arch::thread_idx(), arch::block_dim()) }
+    }
+}

@@ -89,3 +89,32 @@ pub unsafe fn normalize(p: &ConvBnStageParams, warp: u32, warps: u32) {
         i += warps;
     }
 }
+
+/// Stage 1 as a kernel (`resident_conv_stage`): any grid.
+pub struct ConvStage;
+/// Stage 2 as a kernel (`resident_bn_stats_stage`): any grid.
+pub struct StatsStage;
+/// Stage 3 as a kernel (`resident_bn_norm_stage`): any grid.
+pub struct NormStage;
+
+impl crate::DeviceKernel for ConvStage {
+    type Params = ConvBnStageParams;
+    #[inline(always)]
+    unsafe fn run(p: &ConvBnStageParams) {
+        unsafe { conv(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+    }
+}
+impl crate::DeviceKernel for StatsStage {
+    type Params = ConvBnStageParams;
+    #[inline(always)]
+    unsafe fn run(p: &ConvBnStageParams) {
+        unsafe { stats(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+    }
+}
+impl crate::DeviceKernel for NormStage {
+    type Params = ConvBnStageParams;
+    #[inline(always)]
+    unsafe fn run(p: &ConvBnStageParams) {
+        unsafe { normalize(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+    }
+}

@@ -61,7 +61,7 @@ mod set;
 mod view;
 
 pub use cx::{Lookup, TaskCx};
-pub use set::{NoTasks, TaskSet, check_ids, concat_ids, declare_as, fits, relay_as, run_as};
+pub use set::{NoTasks, TaskSet, check_ids, concat_ids, declare_as, fingerprint, fits, relay_as, run_as};
 pub use view::{AtomicElement, View};
 
 use resident_shared::{ArgError, Declare, Status, TASK_ARG_BYTES, Task, TaskId};

@@ -34,6 +34,10 @@ pub trait TaskSet: 'static {
     /// types, so that the relay kernel's code stays small.
     fn execute_relayed(task: &Task, cx: &TaskCx) -> Outcome;
 
+    /// A hash of [`TaskSet::IDS`]: the host checks that a kernel image's PTX was built
+    /// for the set it was paired with.
+    const FINGERPRINT: u64 = fingerprint(Self::IDS);
+
     /// Whether the set holds a task type of id `id`.
     fn contains(id: TaskId) -> bool {
         Self::IDS.contains(&id)
@@ -94,6 +98,19 @@ pub const fn fits<T: DeviceTask>() {
         size_of::<T>() <= TASK_ARG_BYTES && align_of::<T>() <= 16,
         "task_set!: a task type's arguments take more than TASK_ARG_BYTES (48) bytes, or an alignment above 16"
     );
+}
+
+/// FNV-1a (64 bits) of the ids, in order.
+pub const fn fingerprint(ids: &[TaskId]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut i = 0;
+    while i < ids.len() {
+        let b = ids[i].0.to_le_bytes();
+        h = (h ^ b[0] as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        h = (h ^ b[1] as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h
 }
 
 /// `a` then `b` as one array (for [`TaskSet::IDS`]).

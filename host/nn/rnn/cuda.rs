@@ -73,7 +73,7 @@ impl CudaRnn {
         if ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? == 0 {
             return Err(Error::Config("the persistent RNN needs cooperative launch".into()));
         }
-        let module = Module::load_embedded(&ctx)?;
+        let module = Module::load(&ctx, &crate::KernelImage::nn())?;
         let (rnn, feed, step) =
             (module.function("resident_rnn")?, module.function("resident_rnn_feed")?, module.function("resident_rnn_step")?);
         let sms = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
