@@ -13,9 +13,9 @@
 
 mod common;
 
+use common::baselines::Baselines;
 use common::median;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use resident::baseline::Baselines;
 use resident::{Buffer, Runtime, RuntimeConfig, Task};
 use std::time::{Duration, Instant};
 
@@ -53,16 +53,15 @@ fn config(claim: u32) -> RuntimeConfig {
 /// Runs with no persistent kernel resident: freeing pinned memory synchronizes the
 /// context, which would wait forever on a resident kernel.
 fn staging_probe() {
-    use resident::cuda::{driver::Context, memory::PinnedAlloc};
     let rt = Runtime::new().unwrap();
     rt.close().unwrap();
-    let ctx = Context::new(0).unwrap();
+    let gpu = rt.gpu().unwrap();
     progress("staging probe: runtime closed");
     let src: Vec<Task> = (0..TASKS as u64).map(Task::noop).collect();
     let bytes = size_of_val(&src[..]);
     for wc in [false, true] {
-        let dst = unsafe { PinnedAlloc::zeroed(&ctx, bytes, wc) }.unwrap();
-        let t = median(|| unsafe { std::ptr::copy_nonoverlapping(src.as_ptr() as *const u8, dst.host_ptr(), bytes) }, 20, 101);
+        let mut dst = if wc { gpu.pinned_write_combined::<Task>(TASKS) } else { gpu.pinned::<Task>(TASKS) }.unwrap();
+        let t = median(|| dst.copy_from_slice(&src), 20, 101);
         eprintln!(
             "staging {TASKS} tasks ({bytes} B) into pinned {}: {:.1} us",
             if wc { "write-combined" } else { "cached" },
@@ -217,46 +216,62 @@ fn bench(c: &mut Criterion) {
             rt.close().unwrap();
             progress("baselines");
             let base = Baselines::new(&rt, TASKS).unwrap();
-            progress("capture noop graph");
-            let noop_graph = base.capture_graph(&w.noop).unwrap();
-            progress("capture axpy graph");
-            let axpy_graph = base.capture_graph(&w.axpy).unwrap();
-            let copy = base.copy_buffers(AXPY_BYTES as usize / 2).unwrap();
+            let (noop, axpy) = (base.prepare(&rt, &w.noop).unwrap(), base.prepare(&rt, &w.axpy).unwrap());
+            progress("capture noop graphs");
+            let noop_graph = base.capture_graph(&noop, false).unwrap();
+            let noop_graph_pdl = base.capture_graph(&noop, true).unwrap();
+            progress("capture axpy graphs");
+            let axpy_graph = base.capture_graph(&axpy, false).unwrap();
+            let axpy_graph_pdl = base.capture_graph(&axpy, true).unwrap();
+            let (src, dst) = base.copy_buffers(AXPY_BYTES as usize / 2).unwrap();
             progress("criterion baselines");
 
             let mut g = c.benchmark_group("noop_20k");
             g.throughput(Throughput::Elements(TASKS as u64));
             g.sample_size(10);
-            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.noop).unwrap()));
-            g.bench_function("graph_replay", |b| b.iter(|| noop_graph.replay().unwrap()));
+            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&noop, false).unwrap()));
+            g.bench_function("graph_replay", |b| b.iter(|| base.replay(&noop_graph).unwrap()));
+            g.bench_function("graph_replay_pdl", |b| b.iter(|| base.replay(&noop_graph_pdl).unwrap()));
             g.finish();
             let mut g = c.benchmark_group("axpy_20k_x1024");
             g.throughput(Throughput::Bytes(AXPY_BYTES));
             g.sample_size(10);
-            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&w.axpy).unwrap()));
-            g.bench_function("graph_replay", |b| b.iter(|| axpy_graph.replay().unwrap()));
-            g.bench_function("device_copy_same_bytes", |b| b.iter(|| base.copy(&copy).unwrap()));
+            g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&axpy, false).unwrap()));
+            g.bench_function("graph_replay", |b| b.iter(|| base.replay(&axpy_graph).unwrap()));
+            g.bench_function("graph_replay_pdl", |b| b.iter(|| base.replay(&axpy_graph_pdl).unwrap()));
+            g.bench_function("device_copy_same_bytes", |b| b.iter(|| base.copy(&src, &dst).unwrap()));
             g.bench_function("axpy_loop_one_flat_launch", |b| b.iter(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap()));
             g.finish();
 
             progress("baseline medians");
             summary.push((
                 "one launch per task".into(),
-                median(|| base.launch_per_task(&w.noop).unwrap(), 3, 21),
-                median(|| base.launch_per_task(&w.axpy).unwrap(), 3, 21),
+                median(|| base.launch_per_task(&noop, false).unwrap(), 3, 21),
+                median(|| base.launch_per_task(&axpy, false).unwrap(), 3, 21),
+            ));
+            summary.push((
+                "one launch per task, PDL".into(),
+                median(|| base.launch_per_task(&noop, true).unwrap(), 3, 21),
+                median(|| base.launch_per_task(&axpy, true).unwrap(), 3, 21),
             ));
             summary.push((
                 "CUDA Graph replay".into(),
-                median(|| noop_graph.replay().unwrap(), 3, 21),
-                median(|| axpy_graph.replay().unwrap(), 3, 21),
+                median(|| base.replay(&noop_graph).unwrap(), 3, 21),
+                median(|| base.replay(&axpy_graph).unwrap(), 3, 21),
             ));
-            summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&copy).unwrap(), 5, 51)));
+            summary.push((
+                "CUDA Graph replay, PDL".into(),
+                median(|| base.replay(&noop_graph_pdl).unwrap(), 3, 21),
+                median(|| base.replay(&axpy_graph_pdl).unwrap(), 3, 21),
+            ));
+            summary.push(("device copy, same bytes".into(), Duration::ZERO, median(|| base.copy(&src, &dst).unwrap(), 5, 51)));
             // The tasks' own loop with no dispatch at all: the ceiling for the list.
             summary.push((
                 "axpy loop, one flat launch (no dispatch)".into(),
                 Duration::ZERO,
                 median(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap(), 5, 51),
             ));
+            drop((noop_graph, noop_graph_pdl, axpy_graph, axpy_graph_pdl, src, dst, base));
         }
         progress("shutdown");
         rt.shutdown().unwrap();
@@ -273,12 +288,14 @@ fn bench(c: &mut Criterion) {
 
 fn print_summary(rows: &[(String, Duration, Duration)]) {
     let find = |name: &str| rows.iter().find(|r| r.0 == name).unwrap();
-    let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay"), find("device copy, same bytes"));
+    // Ratios against one launch per task and against the strongest non-persistent way,
+    // a CUDA Graph with programmatic dependent launch.
+    let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay, PDL"), find("device copy, same bytes"));
     let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
     println!("\nsummary: {TASKS} tasks per batch, medians of this run");
     println!(
         "{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}",
-        "variant", "noop us", "M tasks/s", "x launch", "x graph", "axpy us", "GB/s", "% copy"
+        "variant", "noop us", "M tasks/s", "x launch", "x g+PDL", "axpy us", "GB/s", "% copy"
     );
     for (name, noop, axpy) in rows {
         let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);

@@ -11,9 +11,9 @@
 
 mod common;
 
+use common::baselines::Baselines;
 use common::{percentiles, samples};
 use criterion::{Criterion, criterion_group, criterion_main};
-use resident::baseline::Baselines;
 use resident::{Runtime, RuntimeConfig, Task};
 
 const WARMUP: usize = 2_000;
@@ -101,15 +101,15 @@ fn bench(c: &mut Criterion) {
     if cuda {
         // Baselines with the persistent kernel stopped: nothing resident beside them.
         let base = Baselines::new(&rt, 1).unwrap();
-        let one = [Task::noop(1)];
-        let graph = base.capture_graph(&one).unwrap();
+        let one = base.prepare(&rt, &[Task::noop(1)]).unwrap();
+        let graph = base.capture_graph(&one, false).unwrap();
         let mut g = c.benchmark_group("round_trip_1_task");
-        g.bench_function("launch_sync", |b| b.iter(|| base.launch_per_task(&one).unwrap()));
-        g.bench_function("graph_replay_sync", |b| b.iter(|| graph.replay().unwrap()));
+        g.bench_function("launch_sync", |b| b.iter(|| base.launch_per_task(&one, false).unwrap()));
+        g.bench_function("graph_replay_sync", |b| b.iter(|| base.replay(&graph).unwrap()));
         g.finish();
-        let mut s = samples(|| base.launch_per_task(&one).unwrap(), WARMUP, SAMPLES);
+        let mut s = samples(|| base.launch_per_task(&one, false).unwrap(), WARMUP, SAMPLES);
         rows.push(("launch + synchronize".into(), percentiles(&mut s, &PS)));
-        let mut s = samples(|| graph.replay().unwrap(), WARMUP, SAMPLES);
+        let mut s = samples(|| base.replay(&graph).unwrap(), WARMUP, SAMPLES);
         rows.push(("graph replay + synchronize".into(), percentiles(&mut s, &PS)));
     }
     println!("\nround trip of one noop task, {} ({SAMPLES} samples after {WARMUP} warm-up), microseconds", rt.backend().name);

@@ -12,9 +12,9 @@
 
 mod common;
 
+use common::baselines::Baselines;
 use common::median;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use resident::baseline::Baselines;
 use resident::{Runtime, RuntimeConfig, Task};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -100,17 +100,18 @@ fn bench(c: &mut Criterion) {
     rt.close().unwrap();
     let n = 20_000;
     let base = Baselines::new(&rt, n).unwrap();
-    let graph = base.capture_graph(&noop[..n]).unwrap();
-    let copy = base.copy_buffers(BIG_BYTES as usize / 2).unwrap();
+    let launches = base.prepare(&rt, &noop[..n]).unwrap();
+    let graph = base.capture_graph(&launches, false).unwrap();
+    let (src, dst) = base.copy_buffers(BIG_BYTES as usize / 2).unwrap();
     let mut g = c.benchmark_group("stream_noop");
     g.throughput(Throughput::Elements(n as u64));
     g.sample_size(10);
-    g.bench_function("launch_per_task_20k", |b| b.iter(|| base.launch_per_task(&noop[..n]).unwrap()));
-    g.bench_function("graph_replay_20k", |b| b.iter(|| graph.replay().unwrap()));
+    g.bench_function("launch_per_task_20k", |b| b.iter(|| base.launch_per_task(&launches, false).unwrap()));
+    g.bench_function("graph_replay_20k", |b| b.iter(|| base.replay(&graph).unwrap()));
     g.finish();
-    let launch = rate(n, median(|| base.launch_per_task(&noop[..n]).unwrap(), 2, 11));
-    let graph_rate = rate(n, median(|| graph.replay().unwrap(), 2, 11));
-    let copy_t = median(|| base.copy(&copy).unwrap(), 3, 21);
+    let launch = rate(n, median(|| base.launch_per_task(&launches, false).unwrap(), 2, 11));
+    let graph_rate = rate(n, median(|| base.replay(&graph).unwrap(), 2, 11));
+    let copy_t = median(|| base.copy(&src, &dst).unwrap(), 3, 21);
     rows.push(("one launch per task (20k)".into(), launch));
     rows.push(("CUDA Graph replay (20k launches)".into(), graph_rate));
     print(&rows, Some(graph_rate));

@@ -42,7 +42,6 @@
 
 mod accounting;
 mod backend;
-pub mod baseline;
 mod buffer;
 mod builder;
 mod config;
@@ -73,8 +72,8 @@ pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __ImageParts, __cpu_kernel};
 pub use resident_shared::{
-    Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, Slice, Status, Task, TaskId,
-    builtin, worker_flags,
+    Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, OneTaskParams, Slice, Status,
+    Task, TaskId, builtin, worker_flags,
 };
 pub use runtime::{Runtime, cuda_available};
 pub use task_list::TaskList;

@@ -346,6 +346,33 @@ impl Runtime {
         &self.shared.config.image
     }
 
+    /// A stream-API handle on this runtime's device: streams, events, device buffers and
+    /// launches of ordinary kernels beside the persistent kernel, on the same context
+    /// ([`crate::stream`]). [`Error::NoDevice`] on the CPU backend.
+    pub fn gpu(&self) -> Result<crate::stream::Gpu> {
+        Ok(self.shared.backend.cuda().ok_or(Error::NoDevice)?.gpu().clone())
+    }
+
+    /// The kernel image's module on this runtime's device (loaded when the runtime
+    /// started): its ordinary kernels, and `resident_one_task`, which runs one task of
+    /// the set on one warp (the launch-per-task baseline; [`Runtime::one_task_params`]).
+    pub fn module(&self) -> Result<crate::stream::Module> {
+        Ok(self.shared.backend.cuda().ok_or(Error::NoDevice)?.module(self.shared.config.image.name()))
+    }
+
+    /// The parameters of `resident_one_task` for `task` (checked as [`Runtime::submit`]
+    /// checks it): the task runs alone on one warp and writes its completion record at
+    /// `completion` (a device address of 16 writable bytes) with sequence number `seq`.
+    /// The launch-per-task baseline a persistent runtime is measured against.
+    pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
+        let cuda = self.shared.backend.cuda().ok_or(Error::NoDevice)?;
+        {
+            let p = self.shared.producer.lock().unwrap();
+            crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &p.registry, &p.counters)?;
+        }
+        Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: cuda.table_ptr(), seq, _pad: [0; 11] })
+    }
+
     /// Which backend runs the tasks, with its layout.
     pub fn backend(&self) -> &BackendInfo {
         &self.shared.info
@@ -482,7 +509,7 @@ impl Runtime {
         self.shared.shutdown()
     }
 
-    /// The CUDA backend, for the baselines in [`crate::baseline`].
+    /// The runtime's shared state, for the crate's own helpers.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }

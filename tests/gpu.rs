@@ -8,7 +8,9 @@ mod common;
 #[macro_use]
 mod gpu_turns;
 
-use resident::baseline::Baselines;
+#[path = "../benches/common/baselines.rs"]
+mod baselines;
+use baselines::Baselines;
 use resident::{Runtime, RuntimeConfig, Task};
 use std::time::Duration;
 
@@ -58,16 +60,25 @@ gpu_test!(baselines_match_persistent_results, {
     let (y2, y3) = (rt.buffer::<f32>(tasks * slice).unwrap(), rt.buffer::<f32>(tasks * slice).unwrap());
     rt.close().unwrap();
     let base = Baselines::new(&rt, tasks).unwrap();
-    base.launch_per_task(&list(&y2)).unwrap();
+    base.launch_per_task(&base.prepare(&rt, &list(&y2)).unwrap(), false).unwrap();
     assert!(base.completions(tasks).unwrap().iter().all(|c| c.status == 0 && c.result == slice as u64));
-    let g = base.capture_graph(&list(&y3)).unwrap();
-    g.replay().unwrap();
+    // The graph runs once as it is captured (capture_graph's warm-up replay).
+    let g = base.capture_graph(&base.prepare(&rt, &list(&y3)).unwrap(), false).unwrap();
     let want: Vec<f32> = xs.iter().map(|v| 2.0 * v).collect();
     for y in [&y1, &y2, &y3] {
         assert_eq!(y.read().unwrap(), want);
     }
-    g.replay().unwrap();
+    base.replay(&g).unwrap();
     assert_eq!(y3.read().unwrap(), xs.iter().map(|v| 4.0 * v).collect::<Vec<_>>());
+    // The same launches with programmatic dependent launch, and their graph: the tasks
+    // are independent, so the results are the same.
+    let y5 = rt.buffer::<f32>(tasks * slice).unwrap();
+    let y6 = rt.buffer::<f32>(tasks * slice).unwrap();
+    base.launch_per_task(&base.prepare(&rt, &list(&y5)).unwrap(), true).unwrap();
+    let gp = base.capture_graph(&base.prepare(&rt, &list(&y6)).unwrap(), true).unwrap();
+    assert_eq!(y5.read().unwrap(), want);
+    assert_eq!(y6.read().unwrap(), want);
+    drop(gp);
     // The flat launch of the task loop (the dispatch bench's ceiling), on random y.
     let ys: Vec<f32> = (0..tasks * slice).map(|i| ((i * 104_729) % 997) as f32 / 997.0 - 0.5).collect();
     y1.write(&ys).unwrap();

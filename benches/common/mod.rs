@@ -1,6 +1,8 @@
 //! Timing helper shared by the benchmarks' printed summaries.
 #![allow(dead_code)]
 
+pub mod baselines;
+
 use std::time::{Duration, Instant};
 
 /// Median wall time of `runs` calls of `f`, after `warmup` calls.

@@ -38,15 +38,14 @@ use bytemuck::Zeroable;
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::LL_SLOTS;
-use resident_shared::{
-    BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, OneTaskParams, QueueHeader, SegmentCount, SegmentDone, Task,
-};
+use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::arena::Arena;
 use super::driver::{Context, check};
+use super::launch::launch_1d;
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
 use super::relay::Relay;
@@ -74,10 +73,12 @@ pub(crate) struct CudaBackend {
     arena: Option<Arc<Arena>>,
     spawn_capacity: u32,
     relay: Relay,
-    one_task: CUfunction,
     wait_ticket: CUfunction,
+    /// A stream-API handle on this device, made before the persistent kernel started
+    /// (module loads wait for running kernels): `Runtime::gpu`.
+    gpu: crate::stream::Gpu,
     // Owns the kernels; unloaded after the streams are idle.
-    module: Module,
+    module: Arc<Module>,
     kernel_stream: Stream,
     transfer: Transfer,
     control: Stream,
@@ -103,7 +104,7 @@ impl CudaBackend {
         let ctx = Context::new(config.device)?;
         ctx.bind()?;
         let image = &config.image;
-        let module = Module::load(&ctx, image)?;
+        let module = Arc::new(Module::load(&ctx, image)?);
         // The PTX must be the set's the host checks tasks against (a build that paired
         // them wrongly would run other code under the same ids).
         if let Some(found) = module.global_u64("RESIDENT_SET_FINGERPRINT")?
@@ -117,7 +118,11 @@ impl CudaBackend {
             )));
         }
         let persistent = module.function("resident_persistent")?;
-        let one_task = module.function("resident_one_task")?;
+        // The stream API's handle: the built-in kernels are this module when the image
+        // is the built-in one, else loaded now (before the persistent kernel starts).
+        let builtin = crate::KernelImage::builtin();
+        let kernels = if image.ptx() == builtin.ptx() { module.clone() } else { Arc::new(Module::load(&ctx, &builtin)?) };
+        let gpu = crate::stream::Gpu::with_module(ctx.clone(), kernels)?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
         let wait_ticket = module.function("resident_wait_ticket")?;
         let transfer = match transfer {
@@ -194,8 +199,8 @@ impl CudaBackend {
                 spawn_capacity: config.spawn_capacity,
                 relay,
                 arena,
-                one_task,
                 wait_ticket,
+                gpu,
                 module,
                 kernel_stream,
                 transfer,
@@ -214,7 +219,7 @@ impl CudaBackend {
     }
 
     unsafe fn launch(&self, f: CUfunction, config: &RuntimeConfig) -> Result<()> {
-        let mut params = KernelParams {
+        let params = KernelParams {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
             completions: self.completions.device_ptr(),
@@ -232,25 +237,11 @@ impl CudaBackend {
             relay: self.relay.device_ptr(),
             lists: self.lists.ptr(),
         };
-        let mut args = [&raw mut params as *mut c_void];
-        check(
-            unsafe {
-                sys::cuLaunchKernel(
-                    f,
-                    self.grid,
-                    1,
-                    1,
-                    self.block,
-                    1,
-                    1,
-                    self.smem,
-                    self.kernel_stream.raw(),
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            },
-            "cuLaunchKernel(resident_persistent)",
-        )?;
+        // SAFETY: the persistent kernel takes one `KernelParams`, whose memory (all of
+        // this backend's) outlives the kernel: it is freed only after the kernel exits.
+        unsafe {
+            launch_1d(f, self.kernel_stream.raw(), self.grid, self.block, self.smem, &params, "cuLaunchKernel(resident_persistent)")
+        }?;
         self.relay.launch(&params)?;
         match self.kernel_stream.state() {
             StreamState::Failed(e) => Err(e),
@@ -463,14 +454,14 @@ impl CudaBackend {
         }
     }
 
-    /// Launches the baseline kernel for one task on `stream` (one warp).
-    pub(crate) fn launch_one(&self, params: &OneTaskParams, stream: sys::CUstream) -> Result<()> {
-        let mut p = *params;
-        let mut args = [&raw mut p as *mut c_void];
-        check(
-            unsafe { sys::cuLaunchKernel(self.one_task, 1, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
-            "cuLaunchKernel(resident_one_task)",
-        )
+    /// The stream-API handle on this device (`Runtime::gpu`).
+    pub(crate) fn gpu(&self) -> &crate::stream::Gpu {
+        &self.gpu
+    }
+
+    /// The image's module as the stream API's (`Runtime::module`).
+    pub(crate) fn module(&self, image: &'static str) -> crate::stream::Module {
+        crate::stream::Module { raw: self.module.clone(), image, gpu: self.gpu.clone() }
     }
 
     /// A kernel of the runtime's module (the examples' baselines launch their own).
@@ -490,7 +481,7 @@ impl CudaBackend {
     /// Enqueues on `stream` a one-thread kernel that waits until the batch `first..first
     /// + len` (cut into `segment`-task segments) has completed.
     pub(crate) fn launch_wait_ticket(&self, stream: sys::CUstream, first: u64, len: u64, segment: u32) -> Result<()> {
-        let mut p = resident_device::kernels::wait_ticket::WaitTicketParams {
+        let p = resident_device::kernels::wait_ticket::WaitTicketParams {
             segment_done: self.segment_done.device_ptr(),
             header: self.header.ptr(),
             first: first as u32,
@@ -498,12 +489,10 @@ impl CudaBackend {
             segment,
             mask: self.capacity - 1,
         };
-        let mut args = [&raw mut p as *mut c_void];
         self.ctx.bind()?;
-        check(
-            unsafe { sys::cuLaunchKernel(self.wait_ticket, 1, 1, 1, 1, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
-            "cuLaunchKernel(resident_wait_ticket)",
-        )
+        // SAFETY: the kernel takes one `WaitTicketParams`, naming this backend's segment
+        // records and header, which outlive the runtime's kernels.
+        unsafe { launch_1d(self.wait_ticket, stream, 1, 1, 0, &p, "cuLaunchKernel(resident_wait_ticket)") }
     }
 }
 

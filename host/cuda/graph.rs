@@ -49,9 +49,14 @@ impl CapturedGraph {
 
     /// Replays the graph once on `stream` and waits for it.
     pub fn replay(&self, stream: &Stream) -> Result<()> {
-        self.ctx.bind()?;
-        check(unsafe { sys::cuGraphLaunch(self.exec, stream.raw()) }, "cuGraphLaunch")?;
+        self.launch(stream)?;
         stream.synchronize()
+    }
+
+    /// Enqueues one replay of the graph on `stream` (a stream of its context).
+    pub fn launch(&self, stream: &Stream) -> Result<()> {
+        self.ctx.bind()?;
+        check(unsafe { sys::cuGraphLaunch(self.exec, stream.raw()) }, "cuGraphLaunch")
     }
 }
 

@@ -13,15 +13,15 @@
 //! with the other publisher's progress, with the relay kernel's death (`DeviceFault`,
 //! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
-use cudarc::driver::sys::{self, CUfunction};
+use cudarc::driver::sys::CUfunction;
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_word};
 use resident_shared::{KernelParams, Task};
-use std::ffi::c_void;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::driver::{Context, check};
+use super::driver::Context;
 use super::memory::PinnedAlloc;
 use super::module::Module;
 use super::stream::{Stream, StreamState, Transfer};
@@ -86,12 +86,9 @@ impl Relay {
         if !self.enabled() {
             return Ok(());
         }
-        let mut p = *params;
-        let mut args = [&raw mut p as *mut c_void];
-        check(
-            unsafe { sys::cuLaunchKernel(self.kernel, 1, 1, 1, 32, 1, 1, 0, self.stream.raw(), args.as_mut_ptr(), std::ptr::null_mut()) },
-            "cuLaunchKernel(resident_relay)",
-        )
+        // SAFETY: the relay takes one `KernelParams`, the persistent kernel's, whose
+        // memory outlives both kernels.
+        unsafe { super::launch::launch_1d(self.kernel, self.stream.raw(), 1, 32, 0, params, "cuLaunchKernel(resident_relay)") }
     }
 
     /// The relay kernel's stream: busy while it runs.

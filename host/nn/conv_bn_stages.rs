@@ -3,7 +3,7 @@
 //! functions (`resident_device::nn::stages`), and those three launches captured once
 //! into a CUDA Graph and replayed. They run on the runtime's module and buffers, on a
 //! stream of their own; stop the persistent kernel first (`Runtime::close`), so that
-//! nothing resident shares the SMs with them (as `crate::baseline` does).
+//! nothing resident shares the SMs with them (as the benchmarks' baselines do).
 
 use cudarc::driver::sys::{self, CUfunction};
 use resident_device::nn::stages::ConvBnStageParams;

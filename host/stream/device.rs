@@ -27,8 +27,9 @@ pub(crate) struct GpuInner {
     pub(crate) internal_id: u64,
     pub(crate) sm_count: u32,
     pub(crate) priorities: Priorities,
-    // The kernels' functions belong to it.
-    _module: Module,
+    /// The runtime's own ordinary kernels (`KernelImage::builtin`); `pipeline` and
+    /// `spin_write` belong to it.
+    pub(crate) kernels: Arc<Module>,
     // Dropped last (the stream and the module hold clones too).
     pub(crate) ctx: Context,
 }
@@ -44,7 +45,14 @@ impl Gpu {
     pub fn new(ordinal: usize) -> Result<Self> {
         let ctx = Context::new(ordinal)?;
         ctx.bind()?;
-        let module = Module::load(&ctx, &crate::KernelImage::builtin())?;
+        let module = Arc::new(Module::load(&ctx, &crate::KernelImage::builtin())?);
+        Self::with_module(ctx, module)
+    }
+
+    /// A handle on `ctx`'s device whose built-in kernels come from `module` (the
+    /// runtime's, when it runs the built-in image: loaded once).
+    pub(crate) fn with_module(ctx: Context, module: Arc<Module>) -> Result<Self> {
+        ctx.bind()?;
         let pipeline = module.function("resident_pipeline")?;
         let spin_write = module.function("resident_spin_write")?;
         let (mut least, mut greatest) = (0, 0);
@@ -59,7 +67,7 @@ impl Gpu {
                 internal_id: next_stream_id(),
                 sm_count,
                 priorities: Priorities { least, greatest },
-                _module: module,
+                kernels: module,
                 ctx,
             }),
         })

@@ -2,16 +2,15 @@
 //! their device ranges tracked like copies.
 
 use bytemuck::Pod;
-use cudarc::driver::sys::{self, CUfunction};
+use cudarc::driver::sys::CUfunction;
 use resident_device::kernels::pipeline::PipelineParams;
 use resident_device::kernels::spin_write::SpinWriteParams;
-use std::ffi::c_void;
 use std::time::Duration;
 
 use super::device_buffer::DeviceView;
 use super::stream::Stream;
 use super::tracker::ordered;
-use crate::cuda::driver::check;
+use crate::cuda::launch::{self, RawLaunch};
 use crate::{Error, Result};
 
 /// Threads per block of the pipeline kernel.
@@ -37,7 +36,7 @@ impl Stream {
         let blocks = (input.len() as u64).div_ceil(BLOCK as u64).clamp(1, (self.gpu.sm_count() * BLOCKS_PER_SM) as u64) as u32;
         self.gpu.bind()?;
         ordered(self.on(), &[i, o], || unsafe {
-            self.launch(self.gpu.inner.pipeline, blocks, BLOCK, params, "cuLaunchKernel(resident_pipeline)")
+            self.launch_raw(self.gpu.inner.pipeline, blocks, BLOCK, params, "cuLaunchKernel(resident_pipeline)")
         })
     }
 
@@ -52,15 +51,15 @@ impl Stream {
         let params = SpinWriteParams { target: t.ptr(), nanos: duration.as_nanos() as u64, value, _pad: 0 };
         self.gpu.bind()?;
         ordered(self.on(), &[t.use_(true)], || unsafe {
-            self.launch(self.gpu.inner.spin_write, 1, 1, params, "cuLaunchKernel(resident_spin_write)")
+            self.launch_raw(self.gpu.inner.spin_write, 1, 1, params, "cuLaunchKernel(resident_spin_write)")
         })
     }
 
     /// # Safety
     /// `f` takes one by-value `P`, valid for these memory ranges (checked by callers).
-    unsafe fn launch<P: Pod>(&self, f: CUfunction, grid: u32, block: u32, params: P, call: &'static str) -> Result<()> {
+    unsafe fn launch_raw<P: Pod>(&self, f: CUfunction, grid: u32, block: u32, params: P, call: &'static str) -> Result<()> {
         let mut p = params;
-        let mut args = [&raw mut p as *mut c_void];
-        check(unsafe { sys::cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, self.raw(), args.as_mut_ptr(), std::ptr::null_mut()) }, call)
+        let cfg = RawLaunch { grid: (grid, 1, 1), block: (block, 1, 1), ..RawLaunch::default() };
+        unsafe { launch::launch(f, self.raw(), &cfg, (&raw mut p).cast(), call) }
     }
 }

@@ -74,6 +74,7 @@ mod device;
 mod device_buffer;
 mod event;
 mod kernels;
+mod launch;
 mod pinned;
 mod scoped;
 #[allow(clippy::module_inception)]
@@ -84,6 +85,7 @@ mod tracker;
 pub use device::Gpu;
 pub use device_buffer::{DeviceBuffer, DeviceView};
 pub use event::Event;
+pub use launch::{Function, Graph, LaunchConfig, Module};
 pub use pinned::{PinnedBuffer, PinnedView, PinnedViewMut};
 pub use scoped::{Scope, ScopedStream};
 pub use stream::{Priorities, Stream};

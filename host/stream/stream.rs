@@ -79,6 +79,10 @@ impl Stream {
         self.raw.raw()
     }
 
+    pub(crate) fn raw_stream(&self) -> &RawStream {
+        &self.raw
+    }
+
     /// Blocks until all work enqueued so far has completed.
     pub fn synchronize(&self) -> Result<()> {
         self.gpu.bind()?;

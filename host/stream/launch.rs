@@ -1,0 +1,235 @@
+//! The typed launch API for ordinary kernels, in the style of cudarc's launch builder:
+//! a kernel image's [`Module`] on a device, its kernels as [`Function`]s typed by their
+//! one by-value parameter struct, a [`LaunchConfig`], and [`Stream::launch`]. Launches
+//! can be captured into a [`Graph`] and replayed.
+//!
+//! ```no_run
+//! # fn main() -> resident::Result<()> {
+//! use resident::stream::{Gpu, LaunchConfig};
+//! use resident_device::kernels::pipeline::PipelineParams;
+//! let gpu = Gpu::first()?;
+//! let data = gpu.alloc_from(&vec![1.0f32; 1 << 20])?;
+//! let f = gpu.kernels().function::<PipelineParams>("resident_pipeline")?;
+//! let p = PipelineParams { input: data.device_ptr(), output: data.device_ptr(), len: 1 << 20, iters: 4, _pad: 0 };
+//! let s = gpu.stream()?;
+//! // SAFETY: both addresses hold 2^20 floats, alive until the stream is synchronized.
+//! unsafe { s.launch(&f, LaunchConfig::for_elements(1 << 20, 256), p) }?;
+//! s.synchronize()?;
+//! # Ok(()) }
+//! ```
+//!
+//! A launch is as unchecked as any CUDA kernel's: the parameters carry raw addresses,
+//! which nothing can check, hence `unsafe`. What is checked: the function belongs to
+//! the stream's device, the parameter struct has the size the kernel takes (the
+//! driver's `cuFuncGetParamInfo`), the shape is within the device's limits, and a
+//! cooperative grid fits the device at once. Launches are not ordered by the buffers'
+//! access tracking (their addresses are opaque): order them with events or one stream.
+
+use bytemuck::Pod;
+use cudarc::driver::sys::CUfunction;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::device::Gpu;
+use super::stream::Stream;
+use crate::cuda::graph::CapturedGraph;
+use crate::cuda::launch::{self, RawLaunch};
+use crate::cuda::module::Module as RawModule;
+use crate::{Error, KernelImage, Result};
+
+/// A kernel image's kernels, loaded on one device ([`Gpu::load`], [`Gpu::kernels`],
+/// `Runtime::module`). Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub(crate) raw: Arc<RawModule>,
+    pub(crate) image: &'static str,
+    pub(crate) gpu: Gpu,
+}
+
+impl Module {
+    /// The kernel `name`, typed by its parameter struct `P` (the `DeviceKernel::Params`
+    /// of a kernel built by `resident-build`). An error if the module has no such kernel
+    /// or the kernel takes other parameters than one `P`.
+    pub fn function<P: Pod>(&self, name: &str) -> Result<Function<P>> {
+        let raw = self.raw.function(name)?;
+        // SAFETY: a function of this module, loaded in its context.
+        if let Some((count, size)) = unsafe { launch::params(raw) }
+            && (count != 1 || size != size_of::<P>())
+        {
+            return Err(Error::Config(format!(
+                "kernel `{name}` of image `{}` takes {count} parameter(s), the first of {size} bytes; the launch passes one of {} bytes",
+                self.image,
+                size_of::<P>()
+            )));
+        }
+        Ok(Function { raw, name: name.to_string(), module: self.clone(), _params: PhantomData })
+    }
+
+    /// The image this module was loaded from.
+    pub fn image(&self) -> &'static str {
+        self.image
+    }
+}
+
+/// A kernel of a [`Module`], taking one `P` by value.
+pub struct Function<P> {
+    raw: CUfunction,
+    name: String,
+    module: Module,
+    _params: PhantomData<fn(P)>,
+}
+
+// SAFETY: a function handle is an immutable driver object, usable from any thread of
+// its context (bound before each use); the module it belongs to is kept alive.
+unsafe impl<P> Send for Function<P> {}
+unsafe impl<P> Sync for Function<P> {}
+
+impl<P> std::fmt::Debug for Function<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function").field("name", &self.name).field("image", &self.module.image).finish()
+    }
+}
+
+impl<P> Function<P> {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Blocks of this kernel, of `threads` threads and `shared_bytes` of dynamic shared
+    /// memory each, that fit on one SM at once (the occupancy query).
+    pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> Result<u32> {
+        self.module.gpu.bind()?;
+        // SAFETY: a loaded function of the bound context.
+        unsafe { launch::blocks_per_sm(self.raw, threads, shared_bytes) }
+    }
+}
+
+/// The shape of a launch: grid and block (x, y, z), dynamic shared memory, and whether
+/// it is cooperative or may overlap the previous kernel (programmatic dependent launch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block (above 48 KiB the launch opts in).
+    pub shared_bytes: u32,
+    /// Every block co-resident, so that blocks may wait for each other (grid barriers).
+    /// Refused if the grid does not fit the device at once.
+    pub cooperative: bool,
+    /// Programmatic dependent launch: the kernel may start while the stream's previous
+    /// kernel still runs (what "graph + PDL" measures). Only for kernels that do not
+    /// read what the previous one writes.
+    pub programmatic: bool,
+}
+
+impl LaunchConfig {
+    /// `grid` blocks of `block` threads, one-dimensional.
+    pub fn new(grid: u32, block: u32) -> Self {
+        Self { grid: (grid, 1, 1), block: (block, 1, 1), shared_bytes: 0, cooperative: false, programmatic: false }
+    }
+    /// Enough blocks of `block` threads for one thread per element.
+    pub fn for_elements(n: u32, block: u32) -> Self {
+        Self::new(n.div_ceil(block.max(1)).max(1), block)
+    }
+    pub fn shared_bytes(mut self, bytes: u32) -> Self {
+        self.shared_bytes = bytes;
+        self
+    }
+    pub fn cooperative(mut self) -> Self {
+        self.cooperative = true;
+        self
+    }
+    pub fn programmatic(mut self) -> Self {
+        self.programmatic = true;
+        self
+    }
+    fn threads(&self) -> u64 {
+        self.block.0 as u64 * self.block.1 as u64 * self.block.2 as u64
+    }
+    fn blocks(&self) -> u64 {
+        self.grid.0 as u64 * self.grid.1 as u64 * self.grid.2 as u64
+    }
+}
+
+impl Stream {
+    /// Launches `f` with `params` on this stream.
+    ///
+    /// # Safety
+    /// Whatever the kernel does with the parameters must be valid: every address it
+    /// reads or writes must lie in memory that lives until the launch has completed,
+    /// and nothing else may write what it reads meanwhile (as for any CUDA kernel).
+    pub unsafe fn launch<P: Pod>(&self, f: &Function<P>, cfg: LaunchConfig, params: P) -> Result<()> {
+        self.gpu.same_device(&f.module.gpu)?;
+        if cfg.threads() == 0 || cfg.threads() > 1024 || cfg.blocks() == 0 {
+            return Err(Error::Config(format!("launch of `{}`: {cfg:?}: blocks of 1 to 1024 threads, at least one block", f.name)));
+        }
+        self.gpu.bind()?;
+        if cfg.cooperative {
+            // SAFETY: a loaded function of the bound context.
+            let fit = unsafe { launch::blocks_per_sm(f.raw, cfg.threads() as u32, cfg.shared_bytes) }? as u64 * self.gpu.sm_count() as u64;
+            if cfg.blocks() > fit {
+                return Err(Error::Config(format!(
+                    "cooperative launch of `{}`: {} blocks, {fit} fit the device at once",
+                    f.name,
+                    cfg.blocks()
+                )));
+            }
+        }
+        let raw = RawLaunch {
+            grid: cfg.grid,
+            block: cfg.block,
+            shared_bytes: cfg.shared_bytes,
+            cooperative: cfg.cooperative,
+            programmatic: cfg.programmatic,
+        };
+        let mut p = params;
+        // SAFETY: the context is bound; `function` checked that the kernel takes one `P`
+        // (where the driver could say); the caller vouches for what `P` holds.
+        unsafe { launch::launch(f.raw, self.raw(), &raw, (&raw mut p).cast(), "cuLaunchKernel") }
+    }
+
+    /// Captures what `f` enqueues on this stream (launches, copies, event records)
+    /// into a [`Graph`]: nothing runs now; the graph runs it on each
+    /// [`Graph::launch`]. The capture is thread-local: other threads' work on other
+    /// streams is not swept in.
+    pub fn capture(&self, f: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph> {
+        self.gpu.bind()?;
+        let inner = CapturedGraph::capture(self.raw_stream(), || f(self))?;
+        Ok(Graph { inner, gpu: self.gpu.clone() })
+    }
+}
+
+/// A captured, instantiated graph of stream work ([`Stream::capture`]).
+pub struct Graph {
+    inner: CapturedGraph,
+    gpu: Gpu,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph").finish_non_exhaustive()
+    }
+}
+
+impl Graph {
+    /// Enqueues one run of the whole graph on `stream` (of the same device).
+    pub fn launch(&self, stream: &Stream) -> Result<()> {
+        self.gpu.same_device(&stream.gpu)?;
+        self.inner.launch(stream.raw_stream())
+    }
+}
+
+impl Gpu {
+    /// Loads a kernel image's kernels on this device. Load modules before a `Runtime`
+    /// starts its persistent kernel on the device: loading waits for the device's
+    /// running kernels (a `Runtime` has its own image loaded: `Runtime::module`).
+    pub fn load(&self, image: &KernelImage) -> Result<Module> {
+        self.bind()?;
+        Ok(Module { raw: Arc::new(RawModule::load(&self.inner.ctx, image)?), image: image.name(), gpu: self.clone() })
+    }
+
+    /// The runtime's own ordinary kernels (`resident_pipeline`, `resident_spin_write`,
+    /// `resident_axpy_flat`: `KernelImage::builtin`), loaded with this handle.
+    pub fn kernels(&self) -> Module {
+        Module { raw: self.inner.kernels.clone(), image: "resident", gpu: self.clone() }
+    }
+}
