@@ -62,12 +62,6 @@ impl<T: Element> Buffer<T> {
         self.handle
     }
 
-    /// The buffer's address in backend memory (device address on CUDA), for the
-    /// examples' baselines, which launch ordinary kernels on the same buffers.
-    pub(crate) fn addr(&self) -> u64 {
-        self.mem.as_ref().map_or(0, |m| m.addr())
-    }
-
     /// Address of element 0 in the backend's memory (a device address on CUDA, a host
     /// address on the CPU backend), for the raw-address tasks that only the `unsafe`
     /// `Runtime::submit_unchecked` accepts (`Task::axpy_raw`). Valid while the buffer

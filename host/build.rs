@@ -1,7 +1,6 @@
-//! Compiles the runtime's own kernel images with `resident-build` (the helper a user's
+//! Compiles the runtime's own kernel image with `resident-build` (the helper a user's
 //! build script calls for theirs): `resident`, the built-in task set with the runtime's
-//! ordinary kernels (`KernelImage::builtin`), and `resident_nn`, the fused-op examples'
-//! set and kernels (until they move into their own crate).
+//! ordinary kernels (`KernelImage::builtin`).
 //!
 //! A missing device toolchain: see `resident_build::toolchain` (fails on a machine with
 //! an NVIDIA driver, naming the fix; warns and builds without PTX elsewhere;
@@ -19,23 +18,6 @@ fn main() {
         .kernel("resident_spin_write", "resident_device::kernels::spin_write::SpinWrite")
         .kernel("resident_axpy_flat", "resident_device::kernels::axpy_flat::AxpyFlat")
         .max_registers(Some(80))
-        .runtime_crate("crate")
-        .build();
-    // Register cap of the `Nn` flavor's persistent kernel: uncapped it takes 164
-    // registers, so only three 128-thread blocks fit on an SM (two used, one left free);
-    // at 128, four fit. Measured on the H100: the fused conv + BN pass at three blocks per
-    // SM is 18-23% faster capped than uncapped at two (docs/benchmarks.md).
-    resident_build::KernelBuild::new("resident_nn")
-        .device_crate("device")
-        .task_set("resident_device::nn::NnTasks")
-        .kernel("resident_conv_stage", "resident_device::nn::stages::ConvStage")
-        .kernel("resident_bn_stats_stage", "resident_device::nn::stages::StatsStage")
-        .kernel("resident_bn_norm_stage", "resident_device::nn::stages::NormStage")
-        .kernel("resident_rnn", "resident_device::nn::rnn::PersistentRnn")
-        .kernel("resident_rnn_feed", "resident_device::nn::rnn::Feed")
-        .kernel("resident_rnn_step", "resident_device::nn::rnn::Step")
-        .block_threads(128)
-        .max_registers(Some(128))
         .runtime_crate("crate")
         .build();
     if image.ptx.is_empty() {

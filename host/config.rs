@@ -118,18 +118,6 @@ impl RuntimeConfig {
     pub fn cuda() -> Self {
         Self { backend: BackendKind::Cuda, ..Self::default() }
     }
-    /// The fused-op examples' image (its tasks) on the backend `backend`, with
-    /// 128-thread blocks: its persistent kernel needs more registers than the standard
-    /// kernel, and 256-thread blocks would leave no block slot free on an SM.
-    pub fn nn(backend: BackendKind) -> Self {
-        // Two blocks per SM, as for the standard kernel. The kernel is capped at 128
-        // registers (host/build.rs), so up to three fit with one slot left free: the
-        // conv-bound fused conv + BN example asks for three (20% faster on the H100),
-        // the record pipeline is 22% slower with three (more warps on its counters);
-        // docs/benchmarks.md.
-        Self { backend, image: KernelImage::nn(), block_threads: 128, ..Self::default() }
-    }
-
     /// Threads per block of the persistent kernel: the configured number, or the
     /// image's.
     pub(crate) fn block_threads(&self) -> u32 {

@@ -88,12 +88,6 @@ impl KernelImage {
         include!(concat!(env!("OUT_DIR"), "/resident.rs"))
     }
 
-    /// The fused-op examples' image (until they move into their own crate).
-    #[doc(hidden)]
-    pub fn nn() -> Self {
-        include!(concat!(env!("OUT_DIR"), "/resident_nn.rs"))
-    }
-
     /// The image `resident-build` made (called by the code [`crate::kernel_image!`]
     /// includes).
     #[doc(hidden)]

@@ -50,7 +50,6 @@ mod cpu;
 pub mod cuda;
 mod error;
 mod image;
-pub mod nn;
 mod queue;
 mod runtime;
 mod shutdown;

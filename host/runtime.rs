@@ -508,11 +508,6 @@ impl Runtime {
     pub fn close(&self) -> Result<()> {
         self.shared.shutdown()
     }
-
-    /// The runtime's shared state, for the crate's own helpers.
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
 }
 
 impl Drop for Runtime {

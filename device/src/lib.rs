@@ -33,7 +33,6 @@ pub mod entry;
 pub mod kernel;
 pub mod kernels;
 pub mod lists;
-pub mod nn;
 pub mod queue;
 #[cfg(target_arch = "nvptx64")]
 pub mod relay;

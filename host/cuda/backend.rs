@@ -464,11 +464,6 @@ impl CudaBackend {
         crate::stream::Module { raw: self.module.clone(), image, gpu: self.gpu.clone() }
     }
 
-    /// A kernel of the runtime's module (the examples' baselines launch their own).
-    pub(crate) fn function(&self, name: &str) -> Result<CUfunction> {
-        self.module.function(name)
-    }
-
     pub(crate) fn table_ptr(&self) -> u64 {
         self.table.ptr()
     }

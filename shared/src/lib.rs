@@ -16,7 +16,6 @@ mod completion;
 mod counter;
 mod declare;
 pub mod lists;
-pub mod nn;
 mod params;
 mod queue;
 pub mod relay;

@@ -5,5 +5,5 @@ cd "$(dirname "$0")/../.." && L=/tmp/logs-check && source tools/gpu/common.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$L/device.txt"
 step 240 gpu $T/gpu-* --include-ignored
 step 120 streams $T/streams_gpu-* --include-ignored --test-threads=1
-step 150 nn $T/nn_gpu-* --include-ignored
+step 150 nn $T/fused_ops_gpu-* --include-ignored
 step 300 faults $T/gpu_faults-* --include-ignored --test-threads=1 --nocapture

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU suite: memcheck and synccheck on `gpu`, `nn_gpu` and
+# compute-sanitizer over the GPU suite: memcheck and synccheck on `gpu`, `fused_ops_gpu` and
 # `streams_gpu` (all but `a_stream_follows_a_tickets_tasks`, whose ticket-wait kernel
 # must run beside the resident kernel: under a sanitizer it never started), not the
 # fault tests (their faults are errors by design). Each takes ~35 s on the gpu suite
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.." && L=/tmp/logs-sanitizers && source tools/gpu/common.
 export RESIDENT_TIME_SCALE=20 RESIDENT_BUFFER_ARENA_MB=3072
 tools=("$@"); [ ${#tools[@]} -eq 0 ] && tools=(memcheck synccheck)
 for tool in "${tools[@]}"; do
-  for b in gpu nn_gpu; do
+  for b in gpu fused_ops_gpu; do
     step 580 "$tool-$b" compute-sanitizer --tool "$tool" --error-exitcode 9 $T/$b-* --include-ignored --test-threads=1
   done
   step 300 "$tool-streams_gpu" compute-sanitizer --tool "$tool" --error-exitcode 9 $T/streams_gpu-* --include-ignored --test-threads=1 --skip a_stream_follows_a_tickets_tasks

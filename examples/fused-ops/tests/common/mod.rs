@@ -1,18 +1,18 @@
 //! Scenarios of the fused-op examples' tasks and kernels, run on both backends:
-//! `tests/nn_cpu.rs` (CI) and `tests/nn_gpu.rs` (on a GPU, `--include-ignored`). Fresh
+//! `tests/fused_ops_cpu.rs` (CI) and `tests/fused_ops_gpu.rs` (on a GPU, `--include-ignored`). Fresh
 //! random inputs each run, outputs poisoned with NaN first, results checked against the
-//! f64 references of `resident::nn::reference`.
+//! f64 references of `fused_ops::reference`.
 #![allow(dead_code)]
 
+use fused_ops::conv_bn::{ConvBn, ConvBnInputs};
+use fused_ops::records::{RecordPipeline, encode};
+use fused_ops::rnn::{Feed, Rnn, RnnShape, RnnWeights};
+use fused_ops::{ConvGeom, reference};
+use fused_ops_device::layout::{BnNormalize, ConvTile, PackedGeom};
 use rand::Rng;
 use resident::BufferHandle;
-use resident::nn::conv_bn::{ConvBn, ConvBnInputs};
-use resident::nn::records::{RecordPipeline, encode};
-use resident::nn::rnn::{Feed, Rnn, RnnShape, RnnWeights};
-use resident::nn::{ConvGeom, reference};
 use resident::{BackendKind, Error, Rejection, Runtime, Task};
 use resident_device::DeviceTask;
-use resident_shared::nn::{BnNormalize, ConvTile, PackedGeom};
 
 /// Random conv + BN inputs: x in [-1, 1], weights scaled by 1/sqrt(fan-in) (as
 /// PyTorch's default init), gamma in [0.5, 1.5], beta in [-0.5, 0.5].
@@ -108,7 +108,7 @@ pub fn nn_tasks_validated(rt: &Runtime) {
     assert!(matches!(rt.submit(&t), Err(Error::InvalidTask { reason: Rejection::OutOfRange { .. }, .. })));
 }
 
-/// A standard-flavor runtime refuses example tasks (its kernel does not run them).
+/// A runtime of the built-in image refuses the example's tasks, typed (its set does not hold them).
 pub fn standard_refuses_nn_tasks(standard: &Runtime) {
     let g = ConvGeom::checked(1, 2, 8, 4, 4).unwrap();
     let sx = standard.buffer::<f32>(g.y_len() as usize).unwrap();

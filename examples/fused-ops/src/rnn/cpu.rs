@@ -2,12 +2,12 @@
 //! threads, one per block (a block of one thread, a warp of one lane) plus the feeder,
 //! over host memory; the same orderings hold through `core::sync::atomic`.
 
-use resident_device::nn::rnn::{self, RnnParams, RnnSync, SmemLayout, rnn_status};
+use fused_ops_device::rnn::{self, RnnParams, RnnSync, SmemLayout, rnn_status};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use super::{Feed, RnnRun, RnnShape, RnnWeights};
-use crate::{Error, Result};
+use resident::{Error, Result};
 
 /// Blocks (threads) of the CPU persistent RNN.
 const BLOCKS: u32 = 4;

@@ -4,8 +4,8 @@
 //! normalize step per (channel, image chunk). Each kernel gives work items to warps
 //! grid-stride, one item per warp at a time, like the queue gives tasks.
 
+use crate::layout::ConvGeom;
 use bytemuck::{Pod, Zeroable};
-use resident_shared::nn::ConvGeom;
 
 use super::{bn, conv};
 
@@ -97,24 +97,24 @@ pub struct StatsStage;
 /// Stage 3 as a kernel (`resident_bn_norm_stage`): any grid.
 pub struct NormStage;
 
-impl crate::DeviceKernel for ConvStage {
+impl resident_device::DeviceKernel for ConvStage {
     type Params = ConvBnStageParams;
     #[inline(always)]
     unsafe fn run(p: &ConvBnStageParams) {
-        unsafe { conv(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+        unsafe { conv(p, resident_device::arch::global_warp_id(), resident_device::arch::global_warp_count()) }
     }
 }
-impl crate::DeviceKernel for StatsStage {
+impl resident_device::DeviceKernel for StatsStage {
     type Params = ConvBnStageParams;
     #[inline(always)]
     unsafe fn run(p: &ConvBnStageParams) {
-        unsafe { stats(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+        unsafe { stats(p, resident_device::arch::global_warp_id(), resident_device::arch::global_warp_count()) }
     }
 }
-impl crate::DeviceKernel for NormStage {
+impl resident_device::DeviceKernel for NormStage {
     type Params = ConvBnStageParams;
     #[inline(always)]
     unsafe fn run(p: &ConvBnStageParams) {
-        unsafe { normalize(p, crate::arch::global_warp_id(), crate::arch::global_warp_count()) }
+        unsafe { normalize(p, resident_device::arch::global_warp_id(), resident_device::arch::global_warp_count()) }
     }
 }

@@ -9,20 +9,18 @@
 //!    (wrapping `u32` atomics: exact, whatever the order).
 //!
 //! Every stage adds its task count and its record counts to the counts buffer
-//! (`resident_shared::nn::record_counts`), so the host checks each stage exactly.
+//! (`crate::layout::record_counts`), so the host checks each stage exactly.
 //!
 //! Ordering between stages: every lane's writes of the parsed buffer, then
 //! `bar.warp.sync`, then lane 0's push, whose release store (`st.release.gpu` of the
 //! slot's sequence word, `crate::spawn`) pairs with the popper's acquire in every lane:
 //! the next stage sees this stage's writes.
 
-use resident_shared::nn::{
-    self, MAX_RECORDS_PER_TASK, NO_KEY, RECORD_WORDS, RecordParse, RecordReduce, RecordTransform, record_counts, whole,
-};
-use resident_shared::{ArgError, Declare, Status, TaskId};
+use crate::layout::{self, MAX_RECORDS_PER_TASK, NO_KEY, RECORD_WORDS, RecordParse, RecordReduce, RecordTransform, record_counts, whole};
+use resident_device::{ArgError, Declare, Status, TaskId};
 
 use super::math::warp_sum_u32;
-use crate::{DeviceTask, TaskCx, arch};
+use resident_device::{DeviceTask, TaskCx, arch};
 
 /// Buffers and range of a pipeline task.
 struct Records {
@@ -38,7 +36,7 @@ struct Records {
 /// The checks of the records' arguments, shared by the host's declaration and the
 /// device's resolution: the end of the records and the table's length.
 #[inline(always)]
-fn lengths(a: &nn::Records) -> Option<(u32, u32)> {
+fn lengths(a: &layout::Records) -> Option<(u32, u32)> {
     let end = a.first as u64 + a.count as u64;
     if a.count > MAX_RECORDS_PER_TASK || a.keys == 0 || a.keys > u32::MAX / 2 || end * RECORD_WORDS as u64 > u32::MAX as u64 {
         return None;
@@ -47,7 +45,7 @@ fn lengths(a: &nn::Records) -> Option<(u32, u32)> {
 }
 
 /// What every stage declares: all four buffers (a stage's children touch the same).
-fn declare(a: &nn::Records, d: &mut Declare<'_>, next: Option<TaskId>) -> Result<(), ArgError> {
+fn declare(a: &layout::Records, d: &mut Declare<'_>, next: Option<TaskId>) -> Result<(), ArgError> {
     let (end, table) = lengths(a).ok_or(ArgError::Bad("records: at most 65536 per task, keys in 1..2^31, buffers below 2^32 words"))?;
     d.read(whole::<u32>(a.raw, end * RECORD_WORDS));
     d.write(whole::<u32>(a.parsed, end * 2));
@@ -61,7 +59,7 @@ fn declare(a: &nn::Records, d: &mut Declare<'_>, next: Option<TaskId>) -> Result
 
 /// The four buffers' views, checked (the pointers are the views' own).
 #[inline(always)]
-fn resolve(a: &nn::Records, cx: &TaskCx) -> Result<Records, Status> {
+fn resolve(a: &layout::Records, cx: &TaskCx) -> Result<Records, Status> {
     let (end, table) = lengths(a).ok_or(Status::BadArgs)?;
     let [raw, parsed, counts, table] = cx.views([
         whole::<u32>(a.raw, end * RECORD_WORDS),
@@ -143,7 +141,7 @@ fn next<C: DeviceTask>(cx: &TaskCx, child: &C) -> Result<(), Status> {
 }
 
 impl DeviceTask for RecordParse {
-    const ID: TaskId = nn::ids::RECORD_PARSE;
+    const ID: TaskId = layout::ids::RECORD_PARSE;
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         declare(&self.0, d, Some(RecordTransform::ID))
     }
@@ -179,7 +177,7 @@ impl DeviceTask for RecordParse {
 }
 
 impl DeviceTask for RecordTransform {
-    const ID: TaskId = nn::ids::RECORD_TRANSFORM;
+    const ID: TaskId = layout::ids::RECORD_TRANSFORM;
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         declare(&self.0, d, Some(RecordReduce::ID))
     }
@@ -213,7 +211,7 @@ impl DeviceTask for RecordTransform {
 }
 
 impl DeviceTask for RecordReduce {
-    const ID: TaskId = nn::ids::RECORD_REDUCE;
+    const ID: TaskId = layout::ids::RECORD_REDUCE;
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         declare(&self.0, d, None)
     }

@@ -10,10 +10,10 @@
 //! warp-uniform 32-byte vector: the packed layout puts them together) and does
 //! `PX × COB` fused multiply-adds into its accumulators.
 
-use resident_shared::nn::{CONV_COB, CONV_LANES, CONV_PX, CONV_TILE_PX, ConvGeom};
+use crate::layout::{CONV_COB, CONV_LANES, CONV_PX, CONV_TILE_PX, ConvGeom};
 
 use super::math::Moments;
-use crate::arch;
+use resident_device::arch;
 
 const COB: usize = CONV_COB as usize;
 const PX: usize = CONV_PX as usize;

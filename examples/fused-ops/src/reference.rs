@@ -2,7 +2,7 @@
 //! and the record pipeline, written independently of the device code (plain loops,
 //! `str::parse`), so that a shared mistake does not check itself.
 
-use resident_shared::nn::ConvGeom;
+use fused_ops_device::layout::ConvGeom;
 
 use super::conv_bn::ConvBnInputs;
 

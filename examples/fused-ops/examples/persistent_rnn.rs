@@ -9,14 +9,13 @@
 //! Batch sizes 1, 2, 4, 8. Outputs are checked against an f64 recurrence (the first
 //! steps) and the persistent kernel against the baseline (every step).
 //!
-//!     cargo run --release --example persistent_rnn [steps]
+//!     cargo run --release -p fused-ops --example persistent_rnn [steps]
 
-mod common;
-
+use fused_ops::reference;
+use fused_ops::rnn::{Feed, Rnn, RnnShape, RnnWeights};
+use fused_ops::timing;
 use rand::Rng;
 use resident::BackendKind;
-use resident::nn::reference;
-use resident::nn::rnn::{Feed, Rnn, RnnShape, RnnWeights};
 
 struct Size {
     hidden: u32,
@@ -100,12 +99,12 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
             }
         }
         let steps = size.steps as f64;
-        let per_step = |d: std::time::Duration| common::us(d) / steps;
-        let t_dev = common::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::Device).map(|r| r.elapsed))?;
-        let t_live = common::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::HostLive).map(|r| r.elapsed))?;
-        let t_launch = common::median_of(1, size.runs, || rnn.per_step(&h0, &xs).map(|r| r.elapsed))?;
+        let per_step = |d: std::time::Duration| timing::us(d) / steps;
+        let t_dev = timing::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::Device).map(|r| r.elapsed))?;
+        let t_live = timing::median_of(1, size.runs, || rnn.persistent(&h0, &xs, Feed::HostLive).map(|r| r.elapsed))?;
+        let t_launch = timing::median_of(1, size.runs, || rnn.per_step(&h0, &xs).map(|r| r.elapsed))?;
         let t_graph =
-            if rnn.is_cuda() { Some(common::median_of(1, size.runs, || rnn.per_step_graph(&h0, &xs).map(|r| r.elapsed))?) } else { None };
+            if rnn.is_cuda() { Some(timing::median_of(1, size.runs, || rnn.per_step_graph(&h0, &xs).map(|r| r.elapsed))?) } else { None };
         table.push((batch, per_step(t_dev), per_step(t_live), per_step(t_launch), t_graph.map(per_step)));
     }
     println!("µs per time step (median), and the persistent kernel's speedup (inputs in device memory):");
@@ -124,7 +123,7 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
 fn main() {
     let steps = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
     let (kind, size) = if resident::cuda_available() { (BackendKind::Cuda, gpu_size(steps)) } else { (BackendKind::Cpu, cpu_size()) };
-    common::exit_with(run(kind, &size));
+    timing::exit_with(run(kind, &size));
 }
 
 #[cfg(test)]

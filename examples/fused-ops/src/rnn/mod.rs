@@ -10,7 +10,7 @@
 //! block of one thread) plus one for the feeder.
 //!
 //! ```
-//! use resident::nn::rnn::{Feed, Rnn, RnnShape, RnnWeights};
+//! use fused_ops::rnn::{Feed, Rnn, RnnShape, RnnWeights};
 //! use resident::BackendKind;
 //! let shape = RnnShape { hidden: 16, input: 8, batch: 2, steps: 5 };
 //! let w = RnnWeights { w_hh: vec![0.01; 256], w_ih: vec![0.02; 128], bias: vec![0.1; 16] };
@@ -23,11 +23,11 @@
 mod cpu;
 mod cuda;
 
-pub use resident_device::nn::rnn::MAX_BATCH;
+pub use fused_ops_device::rnn::MAX_BATCH;
 
 use std::time::Duration;
 
-use crate::{BackendKind, Error, Result};
+use resident::{BackendKind, Error, Result};
 
 /// Sizes of one RNN run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //! `scale = gamma / sqrt(var + eps)` and `shift = beta - mean * scale`, over a range of
 //! images of that channel.
 
-use resident_shared::nn::{CONV_TILE_PX, ConvGeom};
+use crate::layout::{CONV_TILE_PX, ConvGeom};
 
 use super::math::Moments64;
-use crate::arch;
+use resident_device::arch;
 
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]

@@ -4,18 +4,17 @@
 //! (parse → transform → reduce, no host round trip between stages). Per-stage counts and
 //! the per-key reduction are checked exactly against the host's own pass over the text.
 //!
-//!     cargo run --release --example pipeline [records] [blocks per SM]
+//!     cargo run --release -p fused-ops --example pipeline [records] [blocks per SM]
 //!
-//! The second argument caps the persistent kernel's blocks per SM (default: the `Nn`
-//! flavor's, `RuntimeConfig::nn`), for measuring how the record tasks scale with
+//! The second argument caps the persistent kernel's blocks per SM (default: the example's
+//! image's, `fused_ops::config`), for measuring how the record tasks scale with
 //! resident warps.
 
-mod common;
-
+use fused_ops::records::{RecordPipeline, encode};
+use fused_ops::reference;
+use fused_ops::timing;
 use rand::Rng;
-use resident::nn::records::{RecordPipeline, encode};
-use resident::nn::reference;
-use resident::{BackendKind, Runtime, RuntimeConfig};
+use resident::{BackendKind, Runtime};
 use std::time::Instant;
 
 struct Size {
@@ -50,7 +49,7 @@ fn lines(n: usize, keys: u32) -> Vec<String> {
         .collect()
 }
 
-/// Runs the pipeline on `rt` (an `Nn`-flavor runtime); true if every count matches.
+/// Runs the pipeline on `rt` (a runtime that loads the example's image); true if every count matches.
 fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
     println!("{}", rt.backend());
     let text = lines(size.records, size.keys);
@@ -105,10 +104,10 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
     println!(
         "  end to end, median of {} passes after a warm-up: {:.2} ms ({:.1} M records/s; the host's writes and submits took {:.2} ms of it); the host's own pass over the text: {:.2} ms",
         passes.len(),
-        common::ms(elapsed),
+        timing::ms(elapsed),
         size.records as f64 / elapsed.as_secs_f64() / 1e6,
-        common::ms(submitted),
-        common::ms(host_time)
+        timing::ms(submitted),
+        timing::ms(host_time)
     );
     println!("  stage      tasks  records in  out        other");
     println!("  parse      {:>5}  {:>10}  {:>9} parsed  {:>6} rejected", got.parse_tasks, size.records, got.parsed, got.rejected);
@@ -124,7 +123,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
 }
 
 fn main() {
-    let mut config = RuntimeConfig::nn(BackendKind::Auto);
+    let mut config = fused_ops::config(BackendKind::Auto);
     if let Some(b) = std::env::args().nth(2).and_then(|a| a.parse().ok()) {
         config.max_blocks_per_sm = b;
     }
@@ -136,7 +135,7 @@ fn main() {
         };
         run(&rt, &size)
     });
-    common::exit_with(result);
+    timing::exit_with(result);
 }
 
 #[cfg(test)]
@@ -144,11 +143,9 @@ mod tests {
     /// The example's CPU variant, in CI.
     #[test]
     fn cpu_small() {
-        let rt = resident::Runtime::with_config(resident::RuntimeConfig {
-            cpu_workers: 4,
-            ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu)
-        })
-        .unwrap();
+        let rt =
+            resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..fused_ops::config(resident::BackendKind::Cpu) })
+                .unwrap();
         assert!(super::run(&rt, &super::cpu_size()).unwrap());
     }
 }

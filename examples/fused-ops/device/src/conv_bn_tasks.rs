@@ -1,33 +1,11 @@
-//! The fused-op examples' device code (issue 4): tasks for the `Nn` kernel flavor
-//! (`resident_persistent_nn`), and the kernels of the examples' baselines and of the
-//! persistent RNN.
-//!
-//! Owns: the conv tile ([`conv`]), batch-norm statistics and normalize ([`bn`]), the
-//! record pipeline's stages ([`records`]), the persistent RNN, its feeder and its
-//! per-step baseline ([`rnn`]), the unfused conv + BN stage kernels ([`stages`]), and
-//! the arithmetic they share ([`math`]). [`NnTasks`] dispatches opcodes 16..=31 and
-//! hands every other opcode to the standard set.
-//! Does not own: the queue, completion or dependency protocol (the persistent loop runs
-//! these tasks like any other), nor the argument layouts (`resident_shared::nn`).
+//! The conv tile and batch-norm normalize as task types: their declarations (every
+//! buffer used from element 0 with the length the shape implies) and their runs (the
+//! same checks again on the device, then [`crate::conv`] and [`crate::bn`]).
 
-pub mod bn;
-pub mod conv;
-pub mod math;
-pub mod records;
-pub mod rnn;
-pub mod stages;
+use resident_device::{ArgError, Declare, DeviceTask, Status, TaskCx, TaskId};
 
-use resident_shared::nn::{self as layout, BnNormalize, ConvTile, RecordParse, RecordReduce, RecordTransform, whole};
-use resident_shared::{ArgError, Declare, Status, TaskId};
-
-use crate::{Builtins, DeviceTask, TaskCx};
-
-crate::task_set! {
-    /// The standard tasks plus the examples': the task set of `resident_persistent_nn`
-    /// and of the CPU backend's workers when the runtime is configured with the `Nn`
-    /// flavor.
-    pub struct NnTasks: Builtins { ConvTile, BnNormalize, RecordParse, RecordTransform, RecordReduce }
-}
+use crate::layout::{self, BnNormalize, ConvTile, whole};
+use crate::{bn, conv};
 
 const BAD_SHAPE: ArgError =
     ArgError::Bad("conv shape: sizes nonzero, c_out a multiple of 8, sides below 2^16, buffers below 2^32 elements");

@@ -36,10 +36,10 @@
 //! same row computation, reading the weights from global memory each step.
 
 use bytemuck::{Pod, Zeroable};
-use resident_shared::CachePadded;
+use resident_device::shared::CachePadded;
 
 use super::math::{tanh_f32, warp_sum};
-use crate::arch;
+use resident_device::arch;
 
 /// Most sequences in a batch (accumulators per lane).
 pub const MAX_BATCH: u32 = 8;
@@ -543,7 +543,7 @@ pub struct Feed;
 /// launch with `SmemLayout::new(p, false).bytes()` of dynamic shared memory.
 pub struct Step;
 
-impl crate::DeviceKernel for PersistentRnn {
+impl resident_device::DeviceKernel for PersistentRnn {
     type Params = RnnParams;
     #[inline(always)]
     unsafe fn run(p: &RnnParams) {
@@ -551,7 +551,7 @@ impl crate::DeviceKernel for PersistentRnn {
         unsafe { persistent_block(p, smem, arch::block_idx(), arch::grid_dim(), arch::thread_idx(), arch::block_dim()) }
     }
 }
-impl crate::DeviceKernel for Feed {
+impl resident_device::DeviceKernel for Feed {
     type Params = RnnParams;
     #[inline(always)]
     unsafe fn run(p: &RnnParams) {
@@ -560,7 +560,7 @@ impl crate::DeviceKernel for Feed {
         }
     }
 }
-impl crate::DeviceKernel for Step {
+impl resident_device::DeviceKernel for Step {
     type Params = RnnParams;
     #[inline(always)]
     unsafe fn run(p: &RnnParams) {

@@ -1,14 +1,14 @@
 //! Fused 3×3 convolution + training-mode batch normalization + ReLU on the persistent
-//! queue (`KernelFlavor::Nn`): every conv tile is a task that also stores its
+//! queue (a runtime that loads the example's image, [`crate::config`]): every conv tile is a task that also stores its
 //! per-channel moments and signals a device counter; the normalize tasks wait on that
 //! counter (`Task::after`) and are released on the device once every tile is done.
 //! One submission, no launch and no host round trip between the stages.
 //!
 //! ```
-//! use resident::nn::conv_bn::{ConvBn, ConvBnInputs};
-//! use resident::nn::ConvGeom;
+//! use fused_ops::conv_bn::{ConvBn, ConvBnInputs};
+//! use fused_ops::ConvGeom;
 //! use resident::{BackendKind, Runtime, RuntimeConfig};
-//! let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cpu))?;
+//! let rt = Runtime::with_config(fused_ops::config(BackendKind::Cpu))?;
 //! let g = ConvGeom::checked(2, 3, 8, 5, 5).unwrap();
 //! let inputs = ConvBnInputs::filled(g, |i| (i % 7) as f32 * 0.1);
 //! let cb = ConvBn::new(&rt, &inputs, 1e-5)?;
@@ -19,11 +19,9 @@
 //! # Ok::<(), resident::Error>(())
 //! ```
 
+use fused_ops_device::layout::{BnNormalize, CONV_COB, ConvGeom, ConvTile, PackedGeom};
+use resident::{Buffer, Counter, CounterId, Error, Result, Runtime, Task};
 use resident_device::DeviceTask;
-use resident_shared::nn::{BnNormalize, CONV_COB, ConvGeom, ConvTile, PackedGeom};
-use resident_shared::{CounterId, Task};
-
-use crate::{Buffer, Counter, Error, Result, Runtime};
 
 /// Images per normalize task (a task normalizes one channel of this many images).
 pub const NORM_CHUNK: u32 = 4;

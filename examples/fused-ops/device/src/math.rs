@@ -2,7 +2,7 @@
 //! `libm` on nvptx): warp sums, mergeable moments (mean and sum of squared deviations,
 //! Chan et al.'s pairwise update), and `tanh` from a range-reduced `exp`.
 
-use crate::arch;
+use resident_device::arch;
 
 /// Sum over the warp's lanes; every lane gets the total (butterfly). On the CPU backend
 /// a warp has one lane: the identity.

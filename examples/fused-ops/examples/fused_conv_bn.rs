@@ -9,8 +9,8 @@
 //! statistics, normalize) as three launches, and those three launches replayed from a
 //! CUDA Graph. Every result is checked against an f64 reference on random inputs.
 //!
-//!     cargo run --release --example fused_conv_bn [runs]
-//!     cargo run --release --example fused_conv_bn sweep [runs]
+//!     cargo run --release -p fused-ops --example fused_conv_bn [runs]
+//!     cargo run --release -p fused-ops --example fused_conv_bn sweep [runs]
 //!
 //! `sweep` runs the same comparison over shapes from tiny to this size (CUDA only), a
 //! fresh runtime each, and ends with a table: where fusion pays (stage overheads
@@ -21,12 +21,11 @@
 //! shape, checked in full. With `RESIDENT_DUMP=dir`, writes the inputs, outputs and
 //! timings there for `examples/torch_conv_bn.py` (PyTorch/cuDNN comparison).
 
-mod common;
-
+use fused_ops::conv_bn::{ConvBn, ConvBnCost, ConvBnInputs};
+use fused_ops::conv_bn_stages::ConvBnStages;
+use fused_ops::timing;
+use fused_ops::{ConvGeom, reference};
 use rand::Rng;
-use resident::nn::conv_bn::{ConvBn, ConvBnCost, ConvBnInputs};
-use resident::nn::conv_bn_stages::ConvBnStages;
-use resident::nn::{ConvGeom, reference};
 use resident::{BackendKind, Runtime, RuntimeConfig};
 use std::time::Duration;
 
@@ -121,7 +120,7 @@ fn dump(dir: &str, inp: &ConvBnInputs, out: &[f32], mean: &[f32], var: &[f32], t
 /// Medians of one shape: fused, and (CUDA) three launches and their graph replay.
 type Times = Vec<(&'static str, Duration)>;
 
-/// Runs the example on `rt` (an `Nn`-flavor runtime); whether every check passed, and
+/// Runs the example on `rt` (a runtime that loads the example's image); whether every check passed, and
 /// the medians.
 fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     let g = size.geom;
@@ -135,7 +134,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
         g.h,
         g.w,
         g.tiles(),
-        g.c_out * g.n.div_ceil(resident::nn::conv_bn::NORM_CHUNK),
+        g.c_out * g.n.div_ceil(fused_ops::conv_bn::NORM_CHUNK),
         cost.flops / 1e9,
         cost.fused_bytes / 1e6,
         cost.unfused_bytes / 1e6
@@ -149,7 +148,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
         signaled = signaled.wrapping_add(g.tiles());
         r
     };
-    let fused = common::median(2, size.runs, &mut pass)?;
+    let fused = timing::median(2, size.runs, &mut pass)?;
     cb.poison()?;
     pass()?;
     let mut ok = check("fused (persistent kernel)", &inp, &cb, size)?;
@@ -163,7 +162,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
         let vs = if d == fused { String::new() } else { format!("  fused is {:.2}x faster", d.as_secs_f64() / fused.as_secs_f64()) };
         println!(
             "  {name:<34} {:>9.3} ms  {:>6.2} TFLOP/s  {:>7.1} GB/s{vs}",
-            common::ms(d),
+            timing::ms(d),
             cost.flops / d.as_secs_f64() / 1e12,
             bytes / d.as_secs_f64() / 1e9,
         )
@@ -175,12 +174,12 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     let mut stage_times = None;
     if is_cuda {
         let stages = ConvBnStages::new(rt, &cb)?;
-        let launches = common::median(2, size.runs, || stages.run())?;
+        let launches = timing::median(2, size.runs, || stages.run())?;
         cb.poison()?;
         stages.run()?;
         ok &= check("three launches", &inp, &cb, size)?;
         let graph = stages.capture()?;
-        let replay = common::median(2, size.runs, || graph.replay())?;
+        let replay = timing::median(2, size.runs, || graph.replay())?;
         cb.poison()?;
         graph.replay()?;
         ok &= check("graph replay", &inp, &cb, size)?;
@@ -206,11 +205,11 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     Ok((ok, times))
 }
 
-/// The `Nn` flavor with three blocks per SM (its register cap lets three fit): the conv
+/// The example's image with three blocks per SM (its register cap lets three fit): the conv
 /// tiles are compute-bound and gain from the extra warps (1.14 against 1.39 ms on the
 /// H100, docs/benchmarks.md).
 fn config(backend: BackendKind) -> RuntimeConfig {
-    RuntimeConfig { max_blocks_per_sm: 3, ..RuntimeConfig::nn(backend) }
+    RuntimeConfig { max_blocks_per_sm: 3, ..fused_ops::config(backend) }
 }
 
 /// Shapes of the sweep, from a few tiles to the example's size: (n, c_in, c_out, h, w).
@@ -257,13 +256,13 @@ fn main() {
     }
     let runs = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
     if sweeping {
-        return common::exit_with(sweep(runs));
+        return timing::exit_with(sweep(runs));
     }
     let result = Runtime::with_config(config(BackendKind::Auto)).and_then(|rt| {
         let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(runs) } else { cpu_size(runs) };
         run(&rt, &size).map(|(ok, _)| ok)
     });
-    common::exit_with(result);
+    timing::exit_with(result);
 }
 
 #[cfg(test)]
@@ -271,11 +270,9 @@ mod tests {
     /// The example's CPU variant, in CI (`cargo test` runs example tests: `test = true`).
     #[test]
     fn cpu_small() {
-        let rt = resident::Runtime::with_config(resident::RuntimeConfig {
-            cpu_workers: 4,
-            ..resident::RuntimeConfig::nn(resident::BackendKind::Cpu)
-        })
-        .unwrap();
+        let rt =
+            resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..fused_ops::config(resident::BackendKind::Cpu) })
+                .unwrap();
         assert!(super::run(&rt, &super::cpu_size(3)).unwrap().0);
     }
 }

@@ -1,53 +1,53 @@
 //! The fused-op examples' tasks and kernels on a CUDA GPU. Ignored by default (CI has
-//! no GPU); run with `cargo test --release --test nn_gpu -- --include-ignored
+//! no GPU); run with `cargo test --release -p fused-ops --test fused_ops_gpu -- --include-ignored
 //! --test-threads=1`. Without a GPU these tests fail.
 
 #[macro_use]
 mod gpu_turns;
-mod nn;
+mod common;
 
-use resident::nn::ConvGeom;
-use resident::nn::conv_bn::ConvBn;
-use resident::nn::conv_bn_stages::ConvBnStages;
-use resident::nn::reference;
-use resident::nn::rnn::RnnShape;
+use fused_ops::ConvGeom;
+use fused_ops::conv_bn::ConvBn;
+use fused_ops::conv_bn_stages::ConvBnStages;
+use fused_ops::reference;
+use fused_ops::rnn::RnnShape;
 use resident::{BackendKind, Runtime, RuntimeConfig};
 
 fn gpu_nn() -> Runtime {
-    let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cuda)).expect("a CUDA GPU");
+    let rt = Runtime::with_config(fused_ops::config(BackendKind::Cuda)).expect("a CUDA GPU");
     eprintln!("{}", rt.backend());
     rt
 }
 
 gpu_test!(
     conv_bn_fused_small_odd_shape,
-    nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000)
+    common::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000)
 );
 gpu_test!(
     conv_bn_fused_full_size,
-    nn::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000)
+    common::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000)
 );
-gpu_test!(nn_tasks_validated, nn::nn_tasks_validated(&gpu_nn()));
+gpu_test!(nn_tasks_validated, common::nn_tasks_validated(&gpu_nn()));
 // One persistent kernel at a time: two resident kernels leave no SM for a buffer's memset.
-gpu_test!(standard_refuses_nn_tasks, nn::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig::cuda()).unwrap()));
-gpu_test!(pipeline_counts_exact, nn::pipeline_counts_exact(&gpu_nn(), 1 << 20, 1 << 16, 256, 1009));
+gpu_test!(standard_refuses_nn_tasks, common::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig::cuda()).unwrap()));
+gpu_test!(pipeline_counts_exact, common::pipeline_counts_exact(&gpu_nn(), 1 << 20, 1 << 16, 256, 1009));
 gpu_test!(
     rnn_matches_reference_small,
-    nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 64, input: 16, batch: 3, steps: 12 })
+    common::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 64, input: 16, batch: 3, steps: 12 })
 );
 gpu_test!(rnn_matches_reference_h1024, {
     for batch in [1, 8] {
-        nn::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 1024, input: 256, batch, steps: 200 });
+        common::rnn_matches_reference(BackendKind::Cuda, RnnShape { hidden: 1024, input: 256, batch, steps: 200 });
     }
 });
-gpu_test!(rnn_rejects_bad_input, nn::rnn_rejects_bad_input(BackendKind::Cuda));
+gpu_test!(rnn_rejects_bad_input, common::rnn_rejects_bad_input(BackendKind::Cuda));
 
 // The unfused baselines compute the same thing as the fused pass (the benchmark
 // compares like with like): three launches, then the graph replayed twice.
 gpu_test!(conv_bn_stages_match_reference, {
     let g = ConvGeom::checked(4, 16, 32, 28, 28).unwrap();
     let rt = gpu_nn();
-    let inp = nn::random_conv_bn(g);
+    let inp = common::random_conv_bn(g);
     let cb = ConvBn::new(&rt, &inp, 1e-5).unwrap();
     rt.close().unwrap();
     let stages = ConvBnStages::new(&rt, &cb).unwrap();
@@ -60,7 +60,7 @@ gpu_test!(conv_bn_stages_match_reference, {
             graph.replay().unwrap()
         }
         let (mean, var) = cb.batch_stats().unwrap();
-        let (channels, s) = nn::pick(g, 4, 2_000);
+        let (channels, s) = common::pick(g, 4, 2_000);
         let r = reference::check_conv_bn(&inp, 1e-5, &cb.y.read().unwrap(), &cb.out.read().unwrap(), &mean, &var, &channels, &s);
         eprintln!("stages run {run}: {r:?}");
         assert!(r.ok(), "{r:?}");

@@ -1,8 +1,8 @@
-//! Argument layouts of the fused-op example tasks (ids 0x100..=0x104), which only the
-//! `Nn` kernel flavor runs (`resident_persistent_nn`): a conv tile that also computes
-//! per-channel partial statistics, the batch-norm normalize step, and the three stages
-//! of the record pipeline. The device code is `resident_device::nn`; the host builds
-//! these tasks through `resident::nn`.
+//! Argument layouts of the example's task types (ids `0x100..=0x104`, [`ids`]): a conv
+//! tile that also computes per-channel partial statistics, the batch-norm normalize
+//! step, and the three stages of the record pipeline; and the shape arithmetic the host
+//! and the device share. The device code is in this crate's other modules; the host
+//! builds these tasks in the `fused-ops` crate.
 //!
 //! Buffers are named by handle alone: each task uses its buffers from element 0, with
 //! the length its geometry implies, which both the host (at submit) and the device
@@ -10,7 +10,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::BufferHandle;
+use resident_device::shared::BufferHandle;
 
 /// Kernel side of the 3×3 convolution (stride 1, zero padding 1: output size = input).
 pub const CONV_K: u32 = 3;
@@ -117,8 +117,8 @@ impl ConvGeom {
 }
 
 /// The slice a task's handle names: elements `0 .. len` of a buffer of `T`.
-pub const fn whole<T>(handle: BufferHandle, len: u32) -> crate::Slice<T> {
-    crate::Slice::whole(handle, len)
+pub const fn whole<T>(handle: BufferHandle, len: u32) -> resident_device::Slice<T> {
+    resident_device::Slice::whole(handle, len)
 }
 
 /// Stage counters of the record pipeline, indices into its `u32` counts buffer.
@@ -233,7 +233,7 @@ pub struct RecordReduce(pub Records);
 
 /// Ids of the example tasks.
 pub mod ids {
-    use crate::TaskId;
+    use resident_device::TaskId;
     pub const CONV_TILE: TaskId = TaskId(0x100);
     pub const BN_NORMALIZE: TaskId = TaskId(0x101);
     pub const RECORD_PARSE: TaskId = TaskId(0x102);

@@ -1,13 +1,13 @@
-//! The record pipeline (`KernelFlavor::Nn`): the host writes raw text records into a
+//! The record pipeline (a runtime that loads the example's image, [`crate::config`]): the host writes raw text records into a
 //! buffer in batches and submits one parse task per slice of a batch; each parse task
 //! pushes a transform task for its records, which pushes a reduce task
 //! (`resident_device::nn::records` has the stages and their ordering). The ticket of a
 //! batch completes when all three stages of all its records have.
 //!
 //! ```
-//! use resident::nn::records::{RecordPipeline, encode};
+//! use fused_ops::records::{RecordPipeline, encode};
 //! use resident::{BackendKind, Runtime, RuntimeConfig};
-//! let rt = Runtime::with_config(RuntimeConfig::nn(BackendKind::Cpu))?;
+//! let rt = Runtime::with_config(fused_ops::config(BackendKind::Cpu))?;
 //! let p = RecordPipeline::new(&rt, 4, 10)?;
 //! let lines = ["3,5\n", "3,14\n", "bad\n", "9,-2\n"];
 //! p.write(0, &lines.iter().map(|l| encode(l).unwrap()).collect::<Vec<_>>())?;
@@ -18,11 +18,9 @@
 //! # Ok::<(), resident::Error>(())
 //! ```
 
+use fused_ops_device::layout::{MAX_RECORDS_PER_TASK, RECORD_WORDS, RecordParse, Records, record_counts};
+use resident::{Buffer, Error, Result, Runtime, Task};
 use resident_device::DeviceTask;
-use resident_shared::Task;
-use resident_shared::nn::{MAX_RECORDS_PER_TASK, RECORD_WORDS, RecordParse, Records, record_counts};
-
-use crate::{Buffer, Error, Result, Runtime};
 
 /// One raw record: 32 bytes of ASCII, zero-padded, as eight little-endian words.
 pub type RawRecord = [u32; RECORD_WORDS as usize];
