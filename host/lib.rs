@@ -70,9 +70,12 @@ pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __ImageParts, __cpu_kernel};
+/// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
+/// `resident_device`'s, for device crates).
+pub use resident_device::{DeviceTask, TaskSet};
 pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, OneTaskParams, Slice, Status,
-    Task, TaskId, builtin, worker_flags,
+    TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,
 };
 pub use runtime::{Runtime, cuda_available};
 pub use task_list::TaskList;

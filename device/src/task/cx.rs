@@ -77,6 +77,41 @@ impl TaskCx {
     pub fn lane_range(&self, n: u32) -> core::iter::StepBy<core::ops::Range<u32>> {
         (arch::lane_id()..n).step_by(arch::WARP as usize)
     }
+    /// Warp barrier: every lane's memory operations so far (global and scratch) happen
+    /// before every lane's later ones. Warp-collective.
+    #[inline(always)]
+    pub fn sync_warp(&self) {
+        arch::syncwarp()
+    }
+    /// The sum of `v` over the warp's lanes, in every lane (wrapping). Warp-collective.
+    #[inline(always)]
+    pub fn warp_sum_u32(&self, v: u32) -> u32 {
+        let mut v = v;
+        let mut step = arch::WARP / 2;
+        while step > 0 {
+            v = v.wrapping_add(arch::shfl_xor(v, step));
+            step /= 2;
+        }
+        v
+    }
+    /// The sum of `v` over the warp's lanes, in every lane (a butterfly: the same
+    /// rounding in every lane). Warp-collective.
+    #[inline(always)]
+    pub fn warp_sum_f32(&self, v: f32) -> f32 {
+        let mut v = v;
+        let mut step = arch::WARP / 2;
+        while step > 0 {
+            v += f32::from_bits(arch::shfl_xor(v.to_bits(), step));
+            step /= 2;
+        }
+        v
+    }
+    /// Lane `src`'s value of `v`, in every lane. Warp-collective.
+    #[inline(always)]
+    pub fn broadcast(&self, v: u32, src: u32) -> u32 {
+        arch::shfl_idx(v, src)
+    }
+
     /// The runtime asked every worker to stop: a long task should return
     /// `Err(Status::Aborted)` soon.
     #[inline(always)]
@@ -185,14 +220,24 @@ impl TaskCx {
     /// segment, so the host's ticket waits for it too. `Err(QueueFull)` if the spawn
     /// ring has no room: nothing was pushed. Declare the child's type
     /// (`Declare::spawns`) and what it touches.
+    ///
+    /// A type that says `UNCHECKED` (raw addresses, fault injection) cannot be pushed: a
+    /// compile-time error, so that no safe device code reaches what only the host's
+    /// `unsafe` `submit_unchecked` may send.
     #[inline(always)]
     pub fn spawn<C: DeviceTask>(&self, child: &C) -> Result<(), Status> {
-        self.spawn_task(&child.task())
+        const { assert!(!C::UNCHECKED, "TaskCx::spawn: an UNCHECKED task type cannot be pushed from the device") };
+        // The same refusal at run time too (folded away for every checked type): the
+        // assertion above fires when the kernel is compiled, not under `cargo check`.
+        if C::UNCHECKED {
+            return Err(Status::InvalidOpcode);
+        }
+        self.spawn_record(&child.task())
     }
 
-    /// [`TaskCx::spawn`] of a task record as built.
+    /// [`TaskCx::spawn`] of a task record as built (a checked type's: `spawn` only).
     #[inline(always)]
-    pub fn spawn_task(&self, child: &Task) -> Result<(), Status> {
+    fn spawn_record(&self, child: &Task) -> Result<(), Status> {
         if self.spawn.is_none() || self.counts.is_null() {
             return Err(Status::QueueFull);
         }

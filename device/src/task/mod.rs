@@ -52,6 +52,10 @@
 //!   memory, and pushes of follow-up tasks;
 //! - tasks that run at the same time and write the same elements race, as two CUDA
 //!   kernels would: use the atomic operations for shared results;
+//! - warp-collective calls (`sync_warp`, `warp_sum_*`, `broadcast`, `spawn`, `signal`)
+//!   must be reached by every lane: check what may fail first, uniformly, and do not
+//!   return from some lanes before a collective the others will reach (as for CUDA's
+//!   `__syncwarp`: lanes waiting at different barriers hang the warp);
 //! - a panic traps: on a GPU the persistent kernel dies (every ticket fails with a
 //!   device fault), on the CPU backend the worker threads stop the same way. Return an
 //!   error status instead; views never panic.

@@ -1,0 +1,84 @@
+//! A reduction across tasks, with a device counter between the two stages: every
+//! [`SumSquares`] task writes one partial and signals the counter; the [`Total`] task,
+//! submitted in the same batch, waits until the counter says every partial is written
+//! (`Task::after`), then adds them up. No host round trip between the stages.
+
+use bytemuck::{Pod, Zeroable};
+use resident_device::{ArgError, Declare, DeviceTask, Slice, Status, TaskCx, TaskId};
+
+/// `partials[index] = sum of x[i]^2` over `x` (f32: each lane sums its elements, then
+/// the warp adds its lanes up); result: the number of elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct SumSquares {
+    pub x: Slice<f32>,
+    pub partials: Slice<f32>,
+    pub index: u32,
+}
+
+impl DeviceTask for SumSquares {
+    const ID: TaskId = TaskId(0x202);
+
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        d.read(self.x);
+        d.write(self.partials);
+        if self.index >= self.partials.len {
+            return Err(ArgError::IndexOutOfRange { index: self.index, len: self.partials.len });
+        }
+        Ok(())
+    }
+
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let (x, partials) = (cx.lookup(self.x), cx.lookup(self.partials));
+        let (x, partials) = (x.view()?, partials.view()?);
+        if self.index >= partials.len() {
+            return Err(Status::OutOfRange);
+        }
+        let mut acc = 0f32;
+        for i in cx.lane_range(x.len()) {
+            let v = x.read(i)?;
+            acc += v * v;
+        }
+        let sum = cx.warp_sum_f32(acc);
+        if cx.lane() == 0 {
+            partials.write(self.index, sum)?;
+        }
+        Ok(x.len() as u64)
+    }
+}
+
+/// `total[0] = sum of partials`: run it after every partial is written (wait on the
+/// counter the [`SumSquares`] tasks signal); result: the number of partials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Total {
+    pub partials: Slice<f32>,
+    pub total: Slice<f32>,
+}
+
+impl DeviceTask for Total {
+    const ID: TaskId = TaskId(0x203);
+
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        d.read(self.partials);
+        d.write(self.total);
+        if self.total.len == 0 { Err(ArgError::Bad("total needs one element")) } else { Ok(()) }
+    }
+
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let (partials, total) = (cx.lookup(self.partials), cx.lookup(self.total));
+        let (partials, total) = (partials.view()?, total.view()?);
+        if total.is_empty() {
+            return Err(Status::BadArgs);
+        }
+        let mut acc = 0f32;
+        for i in cx.lane_range(partials.len()) {
+            acc += partials.read(i)?;
+        }
+        let sum = cx.warp_sum_f32(acc);
+        if cx.lane() == 0 {
+            total.write(0, sum)?;
+        }
+        Ok(partials.len() as u64)
+    }
+}
