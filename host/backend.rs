@@ -16,6 +16,7 @@ use crate::queue::placement::Placement;
 /// What runs the tasks, for display.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackendInfo {
+    /// CUDA or CPU.
     pub kind: crate::BackendKind,
     /// Device name, or "CPU".
     pub name: String,

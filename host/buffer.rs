@@ -52,12 +52,15 @@ impl<T: Element> Buffer<T> {
         Ok(Self { shared, handle, len: len32, mem: Some(mem), _t: PhantomData })
     }
 
+    /// Elements in the buffer.
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    /// Whether it holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Its handle in the runtime's buffer table (what slices carry).
     pub fn handle(&self) -> BufferHandle {
         self.handle
     }

@@ -18,6 +18,7 @@ pub enum BackendKind {
 /// How to build a [`crate::Runtime`]. `Default` suits most uses.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
+    /// Which backend (`Auto`: CUDA when a GPU and the image's PTX are there).
     pub backend: BackendKind,
     /// CUDA device ordinal.
     pub device: usize,
@@ -112,9 +113,11 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// The defaults, on the CPU backend.
     pub fn cpu() -> Self {
         Self { backend: BackendKind::Cpu, ..Self::default() }
     }
+    /// The defaults, on the CUDA backend.
     pub fn cuda() -> Self {
         Self { backend: BackendKind::Cuda, ..Self::default() }
     }

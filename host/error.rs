@@ -6,27 +6,39 @@ use resident_shared::{Status, TaskId};
 /// Why a task was refused at submit time (nothing of its batch was submitted).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
+    /// The task's id is not in the set of the runtime's kernel image.
     #[error("task id {:#x} is not in the runtime's task set", .0.0)]
     UnknownTask(TaskId),
+    /// The task's id is the runtime's own (the terminate sentinel).
     #[error("task id {:#x} is reserved for the runtime", .0.0)]
     ReservedTask(TaskId),
+    /// The task's type declares children of a type the set does not hold.
     #[error("the task may push tasks of id {:#x}, which is not in the runtime's task set", .0.0)]
     UnknownChild(TaskId),
+    /// The header words the runtime owns (`flags`, `seg`) are set.
     #[error("the runtime's header words (flags, seg) are not zero")]
     NonZeroReserved,
+    /// A counter (in the header or declared) is not live.
     #[error("counter {0} is not a live device counter")]
     BadCounter(u16),
-    /// `arg`: the slice's place among those the task's type declares, from 0.
+    /// A declared slice names no live buffer of its element type (`arg`: the slice's
+    /// place among those the task's type declares, from 0).
     #[error("declared slice {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
     BadBuffer { arg: usize, handle: u32 },
+    /// A declared slice reaches past its buffer (`arg`: its place among the declared
+    /// slices).
     #[error("declared slice {arg}: [{offset}, {offset}+{len}) is out of range")]
     OutOfRange { arg: usize, offset: u32, len: u32 },
+    /// The type's own check: two lengths that must agree.
     #[error("slices have different lengths ({0} and {1})")]
     LengthMismatch(u32, u32),
+    /// The type's own check: an index out of its range.
     #[error("index {index} is outside a slice of {len} elements")]
     IndexOutOfRange { index: u32, len: u32 },
+    /// The type's own check, in words.
     #[error("inconsistent arguments: {0}")]
     BadArgs(&'static str),
+    /// The type says `UNCHECKED`: only `submit_unchecked` accepts it.
     #[error("task id {:#x} carries raw addresses or injects a fault: only `submit_unchecked` accepts it", .0.0)]
     RequiresUnchecked(TaskId),
 }

@@ -121,6 +121,7 @@ impl KernelImage {
     pub fn ptx(&self) -> &str {
         &self.ptx
     }
+    /// Whether the image carries PTX (the CUDA backend can run it).
     pub fn has_ptx(&self) -> bool {
         !self.ptx.is_empty()
     }

@@ -12,6 +12,8 @@ use crate::backend::Memory;
 use crate::queue::placement::Placement;
 use crate::runtime::Shared;
 
+/// A batch of tasks validated once and kept in device memory ([`crate::Runtime::upload_tasks`]),
+/// submitted again and again with [`crate::Runtime::submit_list`].
 pub struct TaskList {
     /// `None` only after a drop that had to leak it.
     mem: Option<Memory>,
@@ -47,9 +49,11 @@ impl TaskList {
         Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), handles })
     }
 
+    /// Tasks in the list.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether it holds no task.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -33,6 +33,7 @@ impl Ticket {
         (self.state.end - self.state.first) as usize
     }
 
+    /// Whether the ticket covers no task.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

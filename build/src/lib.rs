@@ -72,15 +72,18 @@ pub struct Image {
     /// The PTX text; empty when the build carries none (no toolchain, or
     /// `RESIDENT_NO_PTX`).
     pub ptx: String,
-    /// `OUT_DIR/<name>.ptx` and `OUT_DIR/<name>.rs` (what `kernel_image!` includes).
+    /// `OUT_DIR/<name>.ptx`.
     pub ptx_path: PathBuf,
+    /// `OUT_DIR/<name>.rs`: what `kernel_image!` includes.
     pub rs_path: PathBuf,
     /// The entry points: `resident_persistent`, `resident_relay`, `resident_one_task`,
     /// `resident_wait_ticket`, then the ordinary kernels.
     pub entries: Vec<String>,
+    /// Threads per block the persistent kernel was built for.
     pub block_threads: u32,
     /// The register cap of `resident_persistent` (0: none).
     pub max_registers: u32,
+    /// Scratch shared memory per warp.
     pub scratch_bytes_per_warp: u32,
 }
 

@@ -19,7 +19,9 @@ pub const ASSUME_DRIVER: &str = "RESIDENT_BUILD_ASSUME_DRIVER";
 /// What the build does about PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
+    /// Compile the device code.
     Build,
+    /// Write an image without PTX (the CPU backend runs it).
     NoPtx,
 }
 

@@ -10,6 +10,7 @@
 /// block is one thread (`block_dim() == 1`, a warp of one lane), so write bodies that
 /// stride over their work by the grid's size rather than assume a block shape.
 pub trait DeviceKernel: 'static {
+    /// The one parameter struct, passed by value (what the host's typed launch passes).
     type Params: bytemuck::Pod;
 
     /// The body, run by every thread of the launch.

@@ -21,12 +21,15 @@ pub const MAX_BUFFERS: usize = 1 << 16;
 pub struct BufferHandle(pub u32);
 
 impl BufferHandle {
+    /// The handle of table entry `index` at `generation`.
     pub const fn new(index: u16, generation: u16) -> Self {
         Self(index as u32 | (generation as u32) << 16)
     }
+    /// The table entry it names.
     pub const fn index(self) -> usize {
         (self.0 & 0xffff) as usize
     }
+    /// The generation it must find there.
     pub const fn generation(self) -> u32 {
         self.0 >> 16
     }
@@ -56,8 +59,11 @@ impl ElemType {
     pub const fn kind(self) -> u8 {
         (self.0 >> 8) as u8
     }
+    /// `f32`'s code (the built-in tasks use these three).
     pub const F32: Self = Self::of::<f32>();
+    /// `u32`'s code.
     pub const U32: Self = Self::of::<u32>();
+    /// `i32`'s code.
     pub const I32: Self = Self::of::<i32>();
 }
 
@@ -88,6 +94,7 @@ primitive_elements!(f32 => 1, u32 => 2, i32 => 3, f64 => 4, u64 => 5, i64 => 6, 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct BufSlice {
+    /// The buffer.
     pub handle: BufferHandle,
     /// First element.
     pub offset: u32,
@@ -102,6 +109,7 @@ pub struct BufSlice {
 /// task touches memory.
 #[repr(C)]
 pub struct Slice<T> {
+    /// The buffer.
     pub handle: BufferHandle,
     /// First element.
     pub offset: u32,
@@ -166,6 +174,7 @@ impl<T> Slice<T> {
     pub const fn with_len(self, len: u32) -> Self {
         Self::new(self.handle, self.offset, len)
     }
+    /// Whether it holds no element.
     pub const fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -187,6 +196,7 @@ pub struct BufferEntry {
 const _: () = assert!(core::mem::size_of::<BufferEntry>() == 16);
 
 impl BufferEntry {
+    /// A free entry: no buffer names it.
     pub const EMPTY: Self = Self { ptr: 0, len: 0, elem: 0, generation: 0 };
 
     /// `slice`'s handle names this live entry and its element type is `elem`.

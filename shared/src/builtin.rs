@@ -14,6 +14,7 @@ use crate::{Slice, TASK_ARGS, Task, TaskId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Noop {
+    /// Echoed as the result.
     pub tag: u64,
 }
 
@@ -21,8 +22,11 @@ pub struct Noop {
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Axpy {
+    /// The scale of `x`.
     pub alpha: f32,
+    /// Read.
     pub x: Slice<f32>,
+    /// Read and written; as long as `x`.
     pub y: Slice<f32>,
 }
 
@@ -31,6 +35,7 @@ pub struct Axpy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Spin {
+    /// How long.
     pub nanos: u64,
 }
 
@@ -39,7 +44,9 @@ pub struct Spin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Mark {
+    /// The counters (updated atomically).
     pub marks: Slice<u32>,
+    /// Which one, below `marks.len`.
     pub index: u32,
 }
 
@@ -48,9 +55,13 @@ pub struct Mark {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Tree {
+    /// One counter per node of the whole tree (updated atomically).
     pub marks: Slice<u32>,
+    /// This node, numbered breadth-first from 0.
     pub node: u32,
+    /// Levels below this node.
     pub depth: u32,
+    /// Children per node, 1 to [`MAX_TREE_FANOUT`].
     pub fanout: u32,
 }
 
@@ -59,6 +70,7 @@ pub struct Tree {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct FaultTrap {
+    /// Nothing (a `Pod` struct needs a field).
     pub _unused: u32,
 }
 
@@ -67,6 +79,7 @@ pub struct FaultTrap {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct FaultIllegalAddress {
+    /// Where to store (unchecked).
     pub addr: u64,
 }
 
@@ -75,22 +88,34 @@ pub struct FaultIllegalAddress {
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct AxpyRaw {
+    /// Address of `len` f32s, read.
     pub x: u64,
+    /// Address of `len` f32s, read and written.
     pub y: u64,
+    /// The scale of `x`.
     pub alpha: f32,
+    /// Elements.
     pub len: u32,
 }
 
 /// Ids of the built-in tasks.
 pub mod ids {
     use crate::TaskId;
+    /// [`super::Noop`].
     pub const NOOP: TaskId = TaskId(1);
+    /// [`super::Axpy`].
     pub const AXPY: TaskId = TaskId(2);
+    /// [`super::Spin`].
     pub const SPIN: TaskId = TaskId(3);
+    /// [`super::Mark`].
     pub const MARK: TaskId = TaskId(4);
+    /// [`super::Tree`].
     pub const TREE: TaskId = TaskId(5);
+    /// [`super::FaultTrap`].
     pub const FAULT_TRAP: TaskId = TaskId(32);
+    /// [`super::FaultIllegalAddress`].
     pub const FAULT_ILLEGAL_ADDRESS: TaskId = TaskId(33);
+    /// [`super::AxpyRaw`].
     pub const AXPY_RAW: TaskId = TaskId(34);
 }
 

@@ -14,7 +14,9 @@ use crate::{BufSlice, CounterId, ElemType, Element, Slice, TaskId};
 /// How a task uses a slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AccessMode {
+    /// Read only.
     Read,
+    /// Written (and maybe read).
     Write,
     /// Read and written by atomic operations only.
     Atomic,
@@ -25,7 +27,14 @@ pub enum AccessMode {
 pub enum Access {
     /// A slice of a buffer of `elem`: it must name a live buffer of that element type
     /// and lie within it.
-    Slice { slice: BufSlice, elem: ElemType, mode: AccessMode },
+    Slice {
+        /// The elements.
+        slice: BufSlice,
+        /// Their type (size and kind).
+        elem: ElemType,
+        /// How the task uses them.
+        mode: AccessMode,
+    },
     /// A device counter: it must be live.
     Counter(CounterId),
     /// The task may push tasks of this type: it must be in the runtime's set.
@@ -42,7 +51,12 @@ pub enum ArgError {
     /// Two lengths that must agree do not.
     LengthMismatch(u32, u32),
     /// An index lies outside a range of `len`.
-    IndexOutOfRange { index: u32, len: u32 },
+    IndexOutOfRange {
+        /// The index.
+        index: u32,
+        /// The length it must be below.
+        len: u32,
+    },
     /// Any other inconsistency, in words.
     Bad(&'static str),
 }

@@ -4,6 +4,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Status {
+    /// The task ran and succeeded.
     Ok = 0,
     /// The task's id is not in the runtime's task set.
     InvalidOpcode = 1,
@@ -26,6 +27,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status of a raw code, if it is one.
     pub const fn from_u32(raw: u32) -> Option<Self> {
         match raw {
             0 => Some(Self::Ok),
@@ -41,6 +43,7 @@ impl Status {
         }
     }
 
+    /// The status in words.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Ok => "ok",

@@ -58,7 +58,9 @@ pub struct Task {
     /// After the task ran (and its writes are visible at GPU scope), one is added to
     /// `counters[signal_counter]` (0: no signal).
     pub signal_counter: u16,
+    /// The value `wait_counter` must reach (see `after`).
     pub wait_value: u32,
+    /// The task type's argument struct, in 48 bytes ([`Task::args_as`]).
     pub args: [u32; TASK_ARGS],
 }
 const _: () = assert!(core::mem::size_of::<Task>() == 64);

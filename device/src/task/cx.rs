@@ -56,11 +56,12 @@ impl TaskCx {
     pub fn warp_width(&self) -> u32 {
         arch::WARP
     }
-    /// This warp's index in its block, and the block's warp count.
+    /// This warp's index in its block.
     #[inline(always)]
     pub fn warp_in_block(&self) -> u32 {
         arch::block_warp_id()
     }
+    /// Warps in this warp's block.
     #[inline(always)]
     pub fn warps_per_block(&self) -> u32 {
         arch::block_warps()

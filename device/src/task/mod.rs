@@ -122,14 +122,18 @@ pub trait DeviceTask: bytemuck::Pod {
 /// What a task reports: a status and a small inline result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// How the task ended.
     pub status: Status,
+    /// Its inline result (0 on failure).
     pub result: u64,
 }
 
 impl Outcome {
+    /// Success, with `result`.
     pub const fn ok(result: u64) -> Self {
         Self { status: Status::Ok, result }
     }
+    /// Failure with `status`.
     pub const fn err(status: Status) -> Self {
         Self { status, result: 0 }
     }

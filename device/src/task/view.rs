@@ -27,10 +27,12 @@ impl<T: Element> View<T> {
         Self { ptr, len }
     }
 
+    /// Elements in the view.
     #[inline(always)]
     pub fn len(&self) -> u32 {
         self.len
     }
+    /// Whether it holds no element.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
