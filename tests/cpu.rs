@@ -2,6 +2,7 @@
 //! GPU, run by worker threads. These run in CI.
 
 mod common;
+mod elements;
 
 use resident::{Runtime, RuntimeConfig};
 use std::time::Duration;
@@ -241,4 +242,20 @@ fn typed_errors_for_refusals() {
 #[test]
 fn raw_axpy_through_unsafe_api() {
     common::faults::raw_axpy_through_unsafe_api(&cpu_with(|_| {}));
+}
+
+#[test]
+fn any_pod_elements() {
+    elements::any_pod_elements(&cpu(1 << 10));
+}
+
+#[test]
+fn many_buffers_and_counters() {
+    // Past the old cap of 4096 of each; the tables hold every 16-bit id.
+    elements::many_buffers_and_counters(&cpu(1 << 10), 10_000);
+    // The buffer table's own limit is a typed error, not a crash.
+    let rt = cpu(1 << 10);
+    let held: Vec<_> = (0..resident_shared::MAX_BUFFERS).map_while(|_| rt.buffer::<u8>(1).ok()).collect();
+    assert_eq!(held.len(), resident_shared::MAX_BUFFERS);
+    assert!(matches!(rt.buffer::<u8>(1), Err(resident::Error::TooManyBuffers(_))));
 }

@@ -5,6 +5,7 @@
 //! One persistent kernel fills the GPU, so the tests take turns (`GPU` lock).
 
 mod common;
+mod elements;
 #[macro_use]
 mod gpu_turns;
 
@@ -237,3 +238,7 @@ gpu_test!(buffer_arena_carves_reuses_and_refuses, {
     let c = rt.buffer::<f32>(3 << 20).unwrap(); // 12 MiB: the freed blocks merged
     assert_eq!(c.len(), 3 << 20);
 });
+
+// Buffers of any Pod element type; buffers and counters past the old cap of 4096.
+gpu_test!(any_pod_elements, elements::any_pod_elements(&gpu(1 << 16)));
+gpu_test!(many_buffers_and_counters, elements::many_buffers_and_counters(&gpu(1 << 16), 6_000));
