@@ -142,8 +142,26 @@ fn package_names(dir: &Path) -> (String, String) {
     (package, lib)
 }
 
+/// `p` as an absolute path with `.` and `..` removed lexically, symbolic links left as
+/// they are: cargo identifies a path dependency by its path as written, so the kernel
+/// crate must name `resident-device` (and the device crate) the way the user's crates
+/// reach them, through a symlinked checkout too.
 fn canonical(p: &Path) -> String {
-    p.canonicalize().unwrap_or_else(|e| panic!("resident-build: {}: {e}", p.display())).display().to_string()
+    let abs = std::path::absolute(p).unwrap_or_else(|e| panic!("resident-build: {}: {e}", p.display()));
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    if !out.exists() {
+        panic!("resident-build: {} does not exist", out.display());
+    }
+    out.display().to_string()
 }
 
 /// Writes only if the text differs: an unchanged kernel crate keeps its mtime, so the
