@@ -165,6 +165,10 @@ impl Backend {
     pub fn wait_exit(&self, timeout: Duration) -> bool {
         each!(self, b => b.wait_exit(timeout))
     }
+    /// The buffer table's address, as the workers (and `resident_one_task`) read it.
+    pub fn table_ptr(&self) -> u64 {
+        each!(self, b => b.table_ptr())
+    }
     pub fn cuda(&self) -> Option<&CudaBackend> {
         match self {
             Backend::Cuda(b) => Some(b),

@@ -34,6 +34,19 @@ pub unsafe fn __cpu_kernel<K: DeviceKernel>(bytes: &[u8]) {
     unsafe { K::run(&p) }
 }
 
+/// The size of an ordinary kernel's parameter struct: the kernel table's third column,
+/// which `Module::function` checks a launch's parameter type against on the CPU (the
+/// driver's `cuFuncGetParamInfo` says it on a GPU).
+#[doc(hidden)]
+pub const fn __cpu_kernel_param_bytes<K: DeviceKernel>() -> usize {
+    size_of::<K::Params>()
+}
+
+/// One row of an image's table of ordinary kernels compiled for the host: the entry
+/// name, the body, and the bytes of its one parameter.
+#[doc(hidden)]
+pub type __CpuKernelRow = (&'static str, __CpuKernelFn, usize);
+
 /// What `resident-build` writes for an image (the generated code's argument to
 /// [`KernelImage::__from_build`]).
 #[doc(hidden)]
@@ -43,7 +56,7 @@ pub struct __ImageParts {
     pub block_threads: u32,
     pub max_registers: u32,
     pub scratch_bytes_per_warp: u32,
-    pub kernels: &'static [(&'static str, __CpuKernelFn)],
+    pub kernels: &'static [__CpuKernelRow],
 }
 
 /// A kernel image: the PTX of one task set's persistent kernel (and ordinary kernels),
@@ -57,7 +70,7 @@ pub struct KernelImage {
     pub(crate) block_threads: u32,
     pub(crate) max_registers: u32,
     pub(crate) scratch_bytes_per_warp: u32,
-    pub(crate) kernels: &'static [(&'static str, __CpuKernelFn)],
+    pub(crate) kernels: &'static [__CpuKernelRow],
 }
 
 impl std::fmt::Debug for KernelImage {
@@ -142,9 +155,10 @@ impl KernelImage {
     pub fn kernels(&self) -> impl Iterator<Item = &'static str> {
         self.kernels.iter().map(|k| k.0)
     }
-    #[allow(dead_code)] // the CPU backend's stream launches
-    pub(crate) fn cpu_kernel(&self, name: &str) -> Option<__CpuKernelFn> {
-        self.kernels.iter().find(|k| k.0 == name).map(|k| k.1)
+    /// Its ordinary kernels compiled for the host, with their parameter sizes (the
+    /// stream API's CPU launches).
+    pub(crate) fn cpu_kernels(&self) -> &'static [__CpuKernelRow] {
+        self.kernels
     }
 }
 

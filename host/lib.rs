@@ -47,7 +47,7 @@ mod builder;
 mod config;
 mod counter;
 mod cpu;
-pub mod cuda;
+mod cuda;
 mod error;
 mod image;
 mod queue;
@@ -69,7 +69,7 @@ pub use counter::Counter;
 pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
-pub use image::{__CpuKernelFn, __ImageParts, __cpu_kernel};
+pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};

@@ -278,8 +278,8 @@ impl Runtime {
         if config.backend == BackendKind::Cpu {
             return Err(Error::Config("a transfer stream needs the CUDA backend".into()));
         }
-        if stream.gpu().inner.ctx.ordinal() != config.device {
-            return Err(Error::Config("the transfer stream belongs to another device".into()));
+        if stream.gpu().cuda_context().map(|c| c.ordinal()) != Some(config.device) {
+            return Err(Error::Config("the transfer stream belongs to another device (or the CPU device)".into()));
         }
         Self::build(RuntimeConfig { backend: BackendKind::Cuda, ..config }, Some(stream))
     }
@@ -348,29 +348,38 @@ impl Runtime {
 
     /// A stream-API handle on this runtime's device: streams, events, device buffers and
     /// launches of ordinary kernels beside the persistent kernel, on the same context
-    /// ([`crate::stream`]). [`Error::NoDevice`] on the CPU backend.
+    /// ([`crate::stream`]). On the CPU backend, the CPU device (`Gpu::cpu`), the same
+    /// handle every time.
     pub fn gpu(&self) -> Result<crate::stream::Gpu> {
-        Ok(self.shared.backend.cuda().ok_or(Error::NoDevice)?.gpu().clone())
+        match &*self.shared.backend {
+            Backend::Cuda(c) => Ok(c.gpu().clone()),
+            Backend::Cpu(c) => Ok(c.gpu()),
+        }
     }
 
     /// The kernel image's module on this runtime's device (loaded when the runtime
-    /// started): its ordinary kernels, and `resident_one_task`, which runs one task of
-    /// the set on one warp (the launch-per-task baseline; [`Runtime::one_task_params`]).
+    /// started; on the CPU backend, the image's kernels compiled for the host): its
+    /// ordinary kernels, and `resident_one_task`, which runs one task of the set on one
+    /// warp (the launch-per-task baseline; [`Runtime::one_task_params`]).
     pub fn module(&self) -> Result<crate::stream::Module> {
-        Ok(self.shared.backend.cuda().ok_or(Error::NoDevice)?.module(self.shared.config.image.name()))
+        let image = &self.shared.config.image;
+        match &*self.shared.backend {
+            Backend::Cuda(c) => Ok(c.module(image.name())),
+            Backend::Cpu(c) => c.gpu().load(image),
+        }
     }
 
     /// The parameters of `resident_one_task` for `task` (checked as [`Runtime::submit`]
     /// checks it): the task runs alone on one warp and writes its completion record at
-    /// `completion` (a device address of 16 writable bytes) with sequence number `seq`.
-    /// The launch-per-task baseline a persistent runtime is measured against.
+    /// `completion` (a device address of 16 writable bytes; a host address on the CPU
+    /// backend) with sequence number `seq`. The launch-per-task baseline a persistent
+    /// runtime is measured against.
     pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
-        let cuda = self.shared.backend.cuda().ok_or(Error::NoDevice)?;
         {
             let p = self.shared.producer.lock().unwrap();
             crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &p.registry, &p.counters)?;
         }
-        Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: cuda.table_ptr(), seq, _pad: [0; 11] })
+        Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
     }
 
     /// Which backend runs the tasks, with its layout.

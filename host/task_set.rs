@@ -1,10 +1,13 @@
 //! The host's view of a task set (`resident_device::TaskSet`): its ids, its
-//! declarations (for [`crate::validate`]), and its persistent loop compiled for the host
-//! (the CPU backend's workers). Function pointers, so that a runtime is not generic
+//! declarations (for [`crate::validate`]), its persistent loop compiled for the host
+//! (the CPU backend's workers), and its one-task body compiled for the host (the stream
+//! API's CPU `resident_one_task`). Function pointers, so that a runtime is not generic
 //! over its set: the set comes with the kernel image it loads.
 
 use resident_device::TaskSet;
-use resident_shared::{ArgError, Declare, KernelParams, Task, TaskId};
+use resident_shared::{ArgError, Declare, KernelParams, OneTaskParams, Task, TaskId};
+
+use crate::image::__CpuKernelFn;
 
 #[derive(Clone, Copy)]
 pub(crate) struct SetInfo {
@@ -13,11 +16,31 @@ pub(crate) struct SetInfo {
     pub declare: fn(&Task, &mut Declare<'_>) -> Option<Result<(), ArgError>>,
     /// The persistent loop over the set, for the CPU backend's worker threads.
     pub cpu_loop: unsafe fn(&KernelParams),
+    /// `resident_one_task` over the set, as a kernel of the host's kernel table (its
+    /// parameter is one `OneTaskParams`): one task on a one-lane warp.
+    pub cpu_one_task: __CpuKernelFn,
+}
+
+/// The host body of `resident_one_task` for the set `S`.
+///
+/// # Safety
+/// `bytes` must hold a `OneTaskParams` whose buffer table and completion record are
+/// valid (as for the GPU kernel).
+unsafe fn one_task<S: TaskSet>(bytes: &[u8]) {
+    let p: OneTaskParams = bytemuck::pod_read_unaligned(bytes);
+    // SAFETY: the caller's contract.
+    unsafe { resident_device::entry::one_task::<S>(&p) }
 }
 
 impl SetInfo {
     pub fn of<S: TaskSet>() -> Self {
-        Self { name: S::NAME, ids: S::IDS, declare: S::declare, cpu_loop: resident_device::entry::persistent::<S> }
+        Self {
+            name: S::NAME,
+            ids: S::IDS,
+            declare: S::declare,
+            cpu_loop: resident_device::entry::persistent::<S>,
+            cpu_one_task: one_task::<S>,
+        }
     }
 }
 

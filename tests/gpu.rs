@@ -214,12 +214,12 @@ gpu_test!(typed_errors_for_refusals, common::faults::typed_errors_for_refusals(g
 
 gpu_test!(raw_axpy_through_unsafe_api, common::faults::raw_axpy_through_unsafe_api(&gpu_with(|_| {})));
 
-// Device memory (cuMemGetInfo, through a context this test holds so that the primary
-// context and its pools stay put), pinned and device allocations, threads: flat across
-// runtimes.
+// Device memory (cuMemGetInfo, through a stream-API handle this test holds so that the
+// primary context and its pools stay put), pinned and device allocations, threads: flat
+// across runtimes.
 gpu_test!(no_leaks_across_runtimes, {
-    let ctx = resident::cuda::driver::Context::new(0).expect("a CUDA GPU");
-    let used = || ctx.memory_info().ok().map(|(free, total)| (total - free) as u64);
+    let gpu = resident::stream::Gpu::first().expect("a CUDA GPU");
+    let used = || gpu.memory_info().map(|(free, total)| (total - free) as u64);
     common::leaks::no_leaks_across_runtimes(|| gpu_with(|c| c.capacity = 1 << 16), 4, false, used, 64 << 20);
 });
 

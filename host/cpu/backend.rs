@@ -3,7 +3,7 @@
 use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,9 @@ pub(crate) struct CpuBackend {
     n_workers: usize,
     exited: Arc<AtomicUsize>,
     fault: Arc<Mutex<Option<String>>>,
+    /// The stream API's CPU device of this runtime (`Runtime::gpu`), made at the first
+    /// ask.
+    gpu: OnceLock<crate::stream::Gpu>,
 }
 
 impl CpuBackend {
@@ -113,6 +116,7 @@ impl CpuBackend {
             n_workers,
             exited,
             fault,
+            gpu: OnceLock::new(),
         })
     }
 
@@ -128,6 +132,17 @@ impl CpuBackend {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// The stream-API handle on the CPU device (`Runtime::gpu`): the same one every
+    /// time, so that its streams, buffers and events mix.
+    pub fn gpu(&self) -> crate::stream::Gpu {
+        self.gpu.get_or_init(crate::stream::Gpu::cpu).clone()
+    }
+
+    /// The buffer table's address: `resident_one_task`'s `buffers` (`Runtime::one_task_params`).
+    pub fn table_ptr(&self) -> u64 {
+        self.table.ptr() as u64
     }
 
     fn header(&self) -> *mut QueueHeader {

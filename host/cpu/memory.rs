@@ -22,7 +22,9 @@ impl HostAlloc {
         // SAFETY: non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            // A typed error, not an abort: the size may come from a user (a buffer of
+            // the stream API's CPU device).
+            return Err(crate::Error::Config(format!("out of host memory: {} bytes could not be allocated", layout.size())));
         }
         crate::accounting::count(crate::accounting::Kind::Host, layout.size(), true);
         Ok(Self { ptr, layout, leaked: false })

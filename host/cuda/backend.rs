@@ -461,7 +461,7 @@ impl CudaBackend {
 
     /// The image's module as the stream API's (`Runtime::module`).
     pub(crate) fn module(&self, image: &'static str) -> crate::stream::Module {
-        crate::stream::Module { raw: self.module.clone(), image, gpu: self.gpu.clone() }
+        crate::stream::Module { raw: crate::stream::RawModule::Cuda(self.module.clone()), image, gpu: self.gpu.clone() }
     }
 
     pub(crate) fn table_ptr(&self) -> u64 {

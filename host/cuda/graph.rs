@@ -34,8 +34,13 @@ impl CapturedGraph {
         let launched = launch();
         let mut graph: CUgraph = std::ptr::null_mut();
         let ended = check(unsafe { sys::cuStreamEndCapture(s, &mut graph) }, "cuStreamEndCapture");
-        launched?;
-        ended?;
+        if let Err(e) = launched.and(ended) {
+            if !graph.is_null() {
+                // SAFETY: the graph the capture returned, used by nothing.
+                unsafe { sys::cuGraphDestroy(graph) };
+            }
+            return Err(e);
+        }
         let mut exec: CUgraphExec = std::ptr::null_mut();
         if let Err(e) = check(unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) }, "cuGraphInstantiate") {
             unsafe { sys::cuGraphDestroy(graph) };
@@ -45,12 +50,6 @@ impl CapturedGraph {
         check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
         stream.synchronize()?;
         Ok(g)
-    }
-
-    /// Replays the graph once on `stream` and waits for it.
-    pub fn replay(&self, stream: &Stream) -> Result<()> {
-        self.launch(stream)?;
-        stream.synchronize()
     }
 
     /// Enqueues one replay of the graph on `stream` (a stream of its context).

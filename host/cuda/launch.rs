@@ -114,6 +114,17 @@ pub unsafe fn params(f: CUfunction) -> Option<(usize, usize)> {
 /// # Safety
 /// `f` must be a loaded function of the current context.
 pub unsafe fn blocks_per_sm(f: CUfunction, threads: u32, shared: u32) -> Result<u32> {
+    if shared > DEFAULT_SHARED {
+        // The query counts blocks of what the function may use, and above 48 KiB that is
+        // what it opted in to: opt in now, as the launch will (else the answer is 0, and
+        // a cooperative launch of such blocks is refused: seen on the H100 with the
+        // fused-ops RNN's 80 KiB blocks). Refused: more than a block may have, none fit.
+        let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: a loaded function of the current context (the caller's contract).
+        if unsafe { sys::cuFuncSetAttribute(f, attr, shared as i32) } != sys::CUresult::CUDA_SUCCESS {
+            return Ok(0);
+        }
+    }
     let mut n = 0;
     check(
         unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, threads as i32, shared as usize) },

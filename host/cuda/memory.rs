@@ -65,9 +65,6 @@ impl DeviceAlloc {
     pub fn ptr(&self) -> CUdeviceptr {
         self.ptr
     }
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 impl Drop for DeviceAlloc {
@@ -136,9 +133,6 @@ impl PinnedAlloc {
     }
     pub fn device_ptr(&self) -> CUdeviceptr {
         self.device
-    }
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 }
 

@@ -58,6 +58,20 @@ impl Stream {
             r => StreamState::Failed(check(r, "cuStreamQuery").unwrap_err()),
         }
     }
+
+    /// `Err` if the stream is capturing a graph: `what` must not be captured, since a
+    /// graph replays it later and again (a host callback's `FnOnce` would run twice, a
+    /// copy would touch pinned memory lent only until its scope ended).
+    pub fn refuse_capture(&self, what: &str) -> Result<()> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: a live stream; the driver writes the status (allowed during capture).
+        check(unsafe { sys::cuStreamIsCapturing(self.raw, &mut status) }, "cuStreamIsCapturing")?;
+        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            Ok(())
+        } else {
+            Err(crate::Error::Config(format!("{what} cannot be captured into a graph")))
+        }
+    }
 }
 
 impl Drop for Stream {

@@ -1,16 +1,19 @@
 //! Async copies: device to device on any [`Stream`]; host to device and device to host
 //! only on a [`ScopedStream`], from and into pinned buffers borrowed for the scope.
 //! Every copy is ordered after conflicting accesses of other streams to its device
-//! ranges (see `tracker`).
+//! ranges (see `tracker`). On the CPU device a copy is a memcpy run by the stream's
+//! thread.
 
 use bytemuck::Pod;
 use cudarc::driver::sys;
+use std::sync::Arc;
 
 use super::device_buffer::DeviceView;
 use super::pinned::{PinnedView, PinnedViewMut};
+use super::raw::RawStream;
 use super::scoped::ScopedStream;
 use super::stream::Stream;
-use super::tracker::{On, ordered};
+use super::tracker::ordered;
 use crate::cuda::driver::check;
 use crate::{Error, Result};
 
@@ -18,11 +21,17 @@ fn same_len(expected: usize, got: usize) -> Result<()> {
     if expected == got { Ok(()) } else { Err(Error::LengthMismatch { expected, got }) }
 }
 
-impl Stream {
-    pub(crate) fn on(&self) -> On {
-        On { id: self.id, raw: self.raw() }
-    }
+/// A memcpy of `bytes` between host addresses, as a CPU stream runs it.
+///
+/// # Safety
+/// Both ranges must be valid and not overlap, and nothing else may write them (or read
+/// the destination) meanwhile: what the tracker's waits and the scope's borrows ensure.
+unsafe fn memcpy(src: u64, dst: u64, bytes: usize) -> Result<()> {
+    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
+    Ok(())
+}
 
+impl Stream {
     /// Copies `src` into `dst` on the device, in stream order. The views may be of one
     /// buffer (then they must not overlap).
     pub fn copy_d2d<'a, 'b, T: Pod + 'a + 'b>(&self, src: impl Into<DeviceView<'a, T>>, dst: impl Into<DeviceView<'b, T>>) -> Result<()> {
@@ -31,13 +40,19 @@ impl Stream {
         self.gpu.same_device(src.gpu())?;
         self.gpu.same_device(dst.gpu())?;
         let (s, d) = (src.use_(false), dst.use_(true));
-        if std::ptr::eq(s.tracker, d.tracker) && s.bytes.start < d.bytes.end && d.bytes.start < s.bytes.end {
+        if Arc::ptr_eq(s.mem, d.mem) && s.bytes.start < d.bytes.end && d.bytes.start < s.bytes.end {
             return Err(Error::Config("copy_d2d: source and destination overlap".into()));
         }
         self.gpu.bind()?;
-        ordered(self.on(), &[s, d], || {
-            check(unsafe { sys::cuMemcpyDtoDAsync_v2(dst.ptr(), src.ptr(), dst.bytes(), self.raw()) }, "cuMemcpyDtoDAsync")
-        })
+        let (from, to, bytes) = (src.ptr(), dst.ptr(), dst.bytes());
+        match &self.raw {
+            RawStream::Cuda(st) => {
+                ordered(self.on(), &[s, d], || check(unsafe { sys::cuMemcpyDtoDAsync_v2(to, from, bytes, st.raw()) }, "cuMemcpyDtoDAsync"))
+            }
+            // SAFETY: both ranges lie in allocations the operation holds; they do not
+            // overlap (checked above); the tracker orders other streams' accesses.
+            RawStream::Cpu(q) => self.cpu_tracked(q, &[s, d], Arc::new(move || unsafe { memcpy(from, to, bytes) })),
+        }
     }
 }
 
@@ -48,9 +63,18 @@ impl<'scope> ScopedStream<'scope> {
         same_len(dst.len(), src.len())?;
         self.gpu.same_device(dst.gpu())?;
         self.gpu.bind()?;
-        ordered(self.on(), &[dst.use_(true)], || {
-            check(unsafe { sys::cuMemcpyHtoDAsync_v2(dst.ptr(), src.ptr().cast(), dst.bytes(), self.raw()) }, "cuMemcpyHtoDAsync")
-        })
+        let (from, to, bytes) = (src.ptr() as u64, dst.ptr(), dst.bytes());
+        match &self.raw {
+            RawStream::Cuda(st) => {
+                st.refuse_capture("copy_h2d")?;
+                ordered(self.on(), &[dst.use_(true)], || {
+                    check(unsafe { sys::cuMemcpyHtoDAsync_v2(to, from as *const _, bytes, st.raw()) }, "cuMemcpyHtoDAsync")
+                })
+            }
+            // SAFETY: the pinned source is borrowed until the scope has synchronized this
+            // stream; the destination's allocation is held by the operation.
+            RawStream::Cpu(q) => self.cpu_tracked_once(q, "copy_h2d", &[dst.use_(true)], move || unsafe { memcpy(from, to, bytes) }),
+        }
     }
 
     /// Downloads `src` into `dst` (pinned, mutably borrowed until the scope ends),
@@ -60,8 +84,17 @@ impl<'scope> ScopedStream<'scope> {
         same_len(src.len(), dst.len())?;
         self.gpu.same_device(src.gpu())?;
         self.gpu.bind()?;
-        ordered(self.on(), &[src.use_(false)], || {
-            check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst.ptr().cast(), src.ptr(), src.bytes(), self.raw()) }, "cuMemcpyDtoHAsync")
-        })
+        let (from, to, bytes) = (src.ptr(), dst.ptr() as u64, src.bytes());
+        match &self.raw {
+            RawStream::Cuda(st) => {
+                st.refuse_capture("copy_d2h")?;
+                ordered(self.on(), &[src.use_(false)], || {
+                    check(unsafe { sys::cuMemcpyDtoHAsync_v2(to as *mut _, from, bytes, st.raw()) }, "cuMemcpyDtoHAsync")
+                })
+            }
+            // SAFETY: the pinned destination is mutably borrowed until the scope has
+            // synchronized this stream; the source's allocation is held by the operation.
+            RawStream::Cpu(q) => self.cpu_tracked_once(q, "copy_d2h", &[src.use_(false)], move || unsafe { memcpy(from, to, bytes) }),
+        }
     }
 }

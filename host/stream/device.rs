@@ -1,17 +1,26 @@
-//! [`Gpu`]: one device's context, the embedded kernels, and an internal stream for
-//! allocation, frees and synchronous host transfers. Everything else in
+//! [`Gpu`]: one device, CUDA or the CPU, with its built-in kernels and an internal
+//! stream for allocation, frees and synchronous host transfers. Everything else in
 //! [`crate::stream`] is created from a `Gpu` and keeps it alive.
 
-use cudarc::driver::sys::{self, CUfunction};
+use cudarc::driver::sys::{self, CUstream};
 use std::sync::Arc;
 
+use super::cpu::{CpuModule, CpuStream};
+use super::raw::{RawKernel, RawModule, RawStream};
 use super::stream::{Priorities, Stream, next_stream_id};
 use crate::cuda::driver::{Context, check};
-use crate::cuda::module::Module;
-use crate::cuda::stream::Stream as RawStream;
-use crate::{Error, Result};
+use crate::cuda::module::Module as CudaModule;
+use crate::cuda::stream::Stream as CudaStream;
+use crate::{Error, KernelImage, Result};
 
-/// A handle to one CUDA device. Cheap to clone (one `Arc`).
+/// The priority range a CPU device reports: accepted and recorded, not applied (a CPU
+/// stream is a thread of ordinary priority).
+const CPU_PRIORITIES: Priorities = Priorities { least: 0, greatest: -1 };
+
+/// A handle to one device: a CUDA GPU ([`Gpu::first`], [`Gpu::new`]) or the CPU
+/// ([`Gpu::cpu`]), on which the same API runs its streams as threads and its kernels
+/// compiled for the host (docs/streams.md, "The CPU device"). Cheap to clone (one
+/// `Arc`).
 #[derive(Clone, Debug)]
 pub struct Gpu {
     pub(crate) inner: Arc<GpuInner>,
@@ -19,8 +28,8 @@ pub struct Gpu {
 
 #[derive(Debug)]
 pub(crate) struct GpuInner {
-    pub(crate) pipeline: CUfunction,
-    pub(crate) spin_write: CUfunction,
+    pub(crate) pipeline: RawKernel,
+    pub(crate) spin_write: RawKernel,
     /// Allocation, frees and the synchronous `to_vec`/`copy_from_slice` go here, ordered
     /// after the buffer's earlier uses by events (see `tracker`).
     pub(crate) internal: RawStream,
@@ -29,36 +38,42 @@ pub(crate) struct GpuInner {
     pub(crate) priorities: Priorities,
     /// The runtime's own ordinary kernels (`KernelImage::builtin`); `pipeline` and
     /// `spin_write` belong to it.
-    pub(crate) kernels: Arc<Module>,
+    pub(crate) kernels: RawModule,
     // Dropped last (the stream and the module hold clones too).
-    pub(crate) ctx: Context,
+    pub(crate) device: Device,
 }
 
-// SAFETY: the function handles belong to the module, usable from any thread of the
+#[derive(Debug)]
+pub(crate) enum Device {
+    Cuda(Context),
+    Cpu,
+}
+
+// SAFETY: the CUDA function handles belong to the module, usable from any thread of the
 // context; the rest is Send + Sync already.
 unsafe impl Send for GpuInner {}
 unsafe impl Sync for GpuInner {}
 
 impl Gpu {
-    /// The device with this ordinal. Needs the driver, a device and the embedded PTX
-    /// (`crate::cuda_available()` says whether all three are there).
+    /// The CUDA device with this ordinal. Needs the driver, a device and the embedded
+    /// PTX (`crate::cuda_available()` says whether all three are there).
     pub fn new(ordinal: usize) -> Result<Self> {
         let ctx = Context::new(ordinal)?;
         ctx.bind()?;
-        let module = Arc::new(Module::load(&ctx, &crate::KernelImage::builtin())?);
+        let module = Arc::new(CudaModule::load(&ctx, &KernelImage::builtin())?);
         Self::with_module(ctx, module)
     }
 
     /// A handle on `ctx`'s device whose built-in kernels come from `module` (the
     /// runtime's, when it runs the built-in image: loaded once).
-    pub(crate) fn with_module(ctx: Context, module: Arc<Module>) -> Result<Self> {
+    pub(crate) fn with_module(ctx: Context, module: Arc<CudaModule>) -> Result<Self> {
         ctx.bind()?;
-        let pipeline = module.function("resident_pipeline")?;
-        let spin_write = module.function("resident_spin_write")?;
+        let pipeline = RawKernel::Cuda(module.function("resident_pipeline")?);
+        let spin_write = RawKernel::Cuda(module.function("resident_spin_write")?);
         let (mut least, mut greatest) = (0, 0);
         check(unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) }, "cuCtxGetStreamPriorityRange")?;
         let sm_count = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let internal = RawStream::non_blocking(&ctx, least)?;
+        let internal = RawStream::Cuda(CudaStream::non_blocking(&ctx, least)?);
         Ok(Self {
             inner: Arc::new(GpuInner {
                 pipeline,
@@ -67,28 +82,89 @@ impl Gpu {
                 internal_id: next_stream_id(),
                 sm_count,
                 priorities: Priorities { least, greatest },
-                kernels: module,
-                ctx,
+                kernels: RawModule::Cuda(module),
+                device: Device::Cuda(ctx),
             }),
         })
     }
 
-    /// Device 0.
+    /// CUDA device 0.
     pub fn first() -> Result<Self> {
         Self::new(0)
     }
 
-    pub fn name(&self) -> String {
-        self.inner.ctx.name()
+    /// The CPU device: streams are threads, device memory is host memory, kernels run
+    /// their host build (the image's kernels compiled for the host). Always available;
+    /// each call is a device of its own (its streams, buffers and events do not mix
+    /// with another handle's, as two `Gpu::new(0)` handles do not).
+    ///
+    /// ```
+    /// # fn main() -> resident::Result<()> {
+    /// use resident::stream::Gpu;
+    /// let gpu = Gpu::cpu();
+    /// let x = gpu.alloc_from(&[1.0f32, 2.0, 3.0])?;
+    /// let s = gpu.stream()?;
+    /// s.pipeline(x.view(), x.view(), 0)?;     // 0 iterations: a copy in place
+    /// assert_eq!(x.to_vec()?, [1.0, 2.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn cpu() -> Self {
+        let kernels = Arc::new(CpuModule::new(&KernelImage::builtin()));
+        // The built-in image always holds both: `host/build.rs` names them.
+        let kernel = |name| kernels.function(name).map(RawKernel::Cpu);
+        let (pipeline, spin_write) = (kernel("resident_pipeline"), kernel("resident_spin_write"));
+        let internal_id = next_stream_id();
+        Self {
+            inner: Arc::new(GpuInner {
+                pipeline: pipeline.expect("the built-in image holds resident_pipeline"),
+                spin_write: spin_write.expect("the built-in image holds resident_spin_write"),
+                internal: RawStream::Cpu(CpuStream::new(format!("resident-stream-{internal_id}"))),
+                internal_id,
+                sm_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+                priorities: CPU_PRIORITIES,
+                kernels: RawModule::Cpu(kernels),
+                device: Device::Cpu,
+            }),
+        }
     }
 
+    /// CUDA device 0 if this process can use it (a driver, a device, and PTX in the
+    /// runtime's image: [`crate::cuda_available`]), else the CPU device.
+    pub fn auto() -> Result<Self> {
+        if crate::cuda_available() { Self::first() } else { Ok(Self::cpu()) }
+    }
+
+    /// Whether this is the CPU device.
+    pub fn is_cpu(&self) -> bool {
+        matches!(self.inner.device, Device::Cpu)
+    }
+
+    /// The device's name; "CPU" for the CPU device.
+    pub fn name(&self) -> String {
+        match &self.inner.device {
+            Device::Cuda(ctx) => ctx.name(),
+            Device::Cpu => "CPU".into(),
+        }
+    }
+
+    /// Streaming multiprocessors; on the CPU device, the cores this process may use.
     pub fn sm_count(&self) -> u32 {
         self.inner.sm_count
     }
 
-    /// The stream priorities this device supports (`cuCtxGetStreamPriorityRange`).
+    /// The stream priorities this device supports (`cuCtxGetStreamPriorityRange`). The
+    /// CPU device reports least 0, greatest -1, and its streams ignore them.
     pub fn priorities(&self) -> Priorities {
         self.inner.priorities
+    }
+
+    /// Free and total device memory in bytes (`cuMemGetInfo`); `None` on the CPU device,
+    /// or if the driver cannot say (after a fault).
+    pub fn memory_info(&self) -> Option<(usize, usize)> {
+        match &self.inner.device {
+            Device::Cuda(ctx) => ctx.memory_info().ok(),
+            Device::Cpu => None,
+        }
     }
 
     /// A new non-blocking stream of the lowest (default) priority.
@@ -102,9 +178,29 @@ impl Gpu {
         Stream::new(self, priority)
     }
 
-    /// Makes the context current on this thread (every entry point does this first).
+    /// Makes the CUDA context current on this thread (every entry point does this
+    /// first); nothing on the CPU device.
     pub(crate) fn bind(&self) -> Result<()> {
-        self.inner.ctx.bind()
+        match &self.inner.device {
+            Device::Cuda(ctx) => ctx.bind(),
+            Device::Cpu => Ok(()),
+        }
+    }
+
+    /// The CUDA context, if this is a CUDA device.
+    pub(crate) fn cuda_context(&self) -> Option<&Context> {
+        match &self.inner.device {
+            Device::Cuda(ctx) => Some(ctx),
+            Device::Cpu => None,
+        }
+    }
+
+    /// The internal stream's CUDA handle, if this is a CUDA device.
+    pub(crate) fn cuda_internal(&self) -> Option<CUstream> {
+        match &self.inner.internal {
+            RawStream::Cuda(s) => Some(s.raw()),
+            RawStream::Cpu(_) => None,
+        }
     }
 
     pub(crate) fn same_device(&self, other: &Gpu) -> Result<()> {
@@ -120,7 +216,10 @@ impl Drop for GpuInner {
     fn drop(&mut self) {
         // Every Stream synchronizes when dropped and holds this Gpu, so only the internal
         // stream (pending frees) can still have work: finish it before the module goes.
-        if self.ctx.bind().is_ok() {
+        // (A CPU internal stream finishes its queue in its own drop.)
+        if let Device::Cuda(ctx) = &self.device
+            && ctx.bind().is_ok()
+        {
             let _ = self.internal.synchronize();
         }
     }

@@ -5,45 +5,43 @@
 //! The host never dereferences device memory, so operations take shared views even
 //! when the device writes through them: what orders the device's accesses is the
 //! tracker's events, not Rust's borrows. What the borrows do guarantee is that a
-//! buffer is not dropped while a view of it is being enqueued; the free itself is
-//! stream-ordered after every pending access (`cuMemFreeAsync` on the internal stream,
-//! after waits on their events), so dropping a buffer never blocks and never frees
-//! memory a stream still uses.
+//! buffer is not dropped while a view of it is being enqueued; the free itself comes
+//! after every pending access (CUDA: `cuMemFreeAsync` on the internal stream, after
+//! waits on their events; CPU: the queued operations hold the allocation until they
+//! have run), so dropping a buffer never blocks and never frees memory a stream still
+//! uses.
+//!
+//! On the CPU device the memory is zeroed host memory (256-byte aligned) and
+//! [`DeviceBuffer::device_ptr`] is its host address: what kernels compiled for the host
+//! dereference.
 
 use bytemuck::Pod;
-use cudarc::driver::sys::{self, CUdeviceptr};
 use std::marker::PhantomData;
 use std::ops::{Bound, Range, RangeBounds};
+use std::sync::Arc;
 
 use super::device::Gpu;
-use super::tracker::{On, Tracker, Use, ordered};
+use super::device_memory::{DeviceMem, bytes_of};
+use super::raw::RawStream;
+use super::tracker::{On, Use, ordered};
 use crate::cuda::driver::check;
 use crate::{Error, Result};
+use cudarc::driver::sys;
 
-/// `len` elements of `T` in device memory (stream-ordered allocator), zeroed at birth.
+/// `len` elements of `T` in device memory (stream-ordered allocator; host memory on the
+/// CPU device), zeroed at birth.
 #[derive(Debug)]
 pub struct DeviceBuffer<T: Pod> {
-    ptr: CUdeviceptr,
+    pub(crate) mem: Arc<DeviceMem>,
     len: usize,
-    /// Events of pending accesses: destroyed before `gpu` (whose context they belong to).
-    pub(crate) tracker: Tracker,
     pub(crate) gpu: Gpu,
     _t: PhantomData<T>,
 }
 
 impl<T: Pod> DeviceBuffer<T> {
     pub(crate) fn zeroed(gpu: &Gpu, len: usize) -> Result<Self> {
-        gpu.bind()?;
-        let bytes = (len * size_of::<T>()).max(1);
-        let raw = gpu.inner.internal.raw();
-        let mut ptr = 0;
-        check(unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, raw) }, "cuMemAllocAsync")?;
-        let this = Self { ptr, len, tracker: Tracker::default(), gpu: gpu.clone(), _t: PhantomData };
-        check(unsafe { sys::cuMemsetD8Async(ptr, 0, bytes, raw) }, "cuMemsetD8Async")?;
-        // Other streams may use the buffer as soon as this returns: the allocation and
-        // the zeroing must be complete, not just enqueued.
-        gpu.inner.internal.synchronize()?;
-        Ok(this)
+        let mem = DeviceMem::zeroed(gpu, bytes_of::<T>(len)?)?;
+        Ok(Self { mem, len, gpu: gpu.clone(), _t: PhantomData })
     }
 
     pub fn len(&self) -> usize {
@@ -54,9 +52,10 @@ impl<T: Pod> DeviceBuffer<T> {
         self.len == 0
     }
 
-    /// The device address (for interop; accesses through it are not tracked).
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
+    /// The device address (for interop and launches; accesses through it are not
+    /// tracked). On the CPU device, the host address.
+    pub fn device_ptr(&self) -> u64 {
+        self.mem.ptr()
     }
 
     /// The whole buffer as a view.
@@ -79,20 +78,6 @@ impl<T: Pod> DeviceBuffer<T> {
     /// Overwrites the buffer from `src`, after every pending access to it (blocks).
     pub fn copy_from_slice(&self, src: &[T]) -> Result<()> {
         self.view().write_from(src)
-    }
-}
-
-impl<T: Pod> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if self.gpu.bind().is_err() {
-            return;
-        }
-        let raw = self.gpu.inner.internal.raw();
-        // Free in stream order after every pending access. If a wait cannot be
-        // enqueued, leak the memory rather than free it under a running copy.
-        if self.tracker.wait_all(raw).is_ok() {
-            unsafe { sys::cuMemFreeAsync(self.ptr, raw) };
-        }
     }
 }
 
@@ -157,8 +142,8 @@ impl<'a, T: Pod> DeviceView<'a, T> {
         &self.buf.gpu
     }
 
-    pub(crate) fn ptr(&self) -> CUdeviceptr {
-        self.buf.ptr + (self.start * size_of::<T>()) as u64
+    pub(crate) fn ptr(&self) -> u64 {
+        self.buf.mem.ptr() + (self.start * size_of::<T>()) as u64
     }
 
     pub(crate) fn bytes(&self) -> usize {
@@ -168,7 +153,7 @@ impl<'a, T: Pod> DeviceView<'a, T> {
     /// This view as a tracked use.
     pub(crate) fn use_(&self, write: bool) -> Use<'a> {
         let s = self.start * size_of::<T>();
-        Use { tracker: &self.buf.tracker, bytes: s..s + self.bytes(), write }
+        Use { mem: &self.buf.mem, bytes: s..s + self.bytes(), write }
     }
 
     /// Blocking copy into `dst` (pageable host memory), after pending writes.
@@ -176,14 +161,18 @@ impl<'a, T: Pod> DeviceView<'a, T> {
         if dst.len() != self.len {
             return Err(Error::LengthMismatch { expected: self.len, got: dst.len() });
         }
-        let g = &self.buf.gpu.inner;
-        self.buf.gpu.bind()?;
-        let on = On { id: g.internal_id, raw: g.internal.raw() };
-        ordered(on, &[self.use_(false)], || {
-            check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), self.ptr(), self.bytes(), on.raw) }, "cuMemcpyDtoHAsync")
-        })?;
-        // The destination is an ordinary borrow that ends when this returns: wait.
-        g.internal.synchronize()
+        let (dst, src, bytes) = (dst.as_mut_ptr() as usize, self.ptr(), self.bytes());
+        self.host_transfer(self.use_(false), "DeviceBuffer::to_vec / read_into", move |on| match on {
+            // SAFETY: `dst` is `bytes` writable bytes, borrowed until the copy is
+            // complete (`host_transfer` waits); `src` lies in this view.
+            RawStream::Cuda(s) => check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut _, src, bytes, s.raw()) }, "cuMemcpyDtoHAsync"),
+            RawStream::Cpu(q) => q.run(move || {
+                // SAFETY: as above; the view's buffer is borrowed until `host_transfer`
+                // returns, after this copy.
+                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }),
+        })
     }
 
     /// Blocking copy from `src` (pageable host memory), after pending accesses.
@@ -191,13 +180,31 @@ impl<'a, T: Pod> DeviceView<'a, T> {
         if src.len() != self.len {
             return Err(Error::LengthMismatch { expected: self.len, got: src.len() });
         }
-        let g = &self.buf.gpu.inner;
-        self.buf.gpu.bind()?;
-        let on = On { id: g.internal_id, raw: g.internal.raw() };
-        ordered(on, &[self.use_(true)], || {
-            check(unsafe { sys::cuMemcpyHtoDAsync_v2(self.ptr(), src.as_ptr().cast(), self.bytes(), on.raw) }, "cuMemcpyHtoDAsync")
-        })?;
-        g.internal.synchronize()
+        let (src, dst, bytes) = (src.as_ptr() as usize, self.ptr(), self.bytes());
+        self.host_transfer(self.use_(true), "DeviceBuffer::copy_from_slice / write_from", move |on| match on {
+            // SAFETY: `src` is `bytes` readable bytes, borrowed until the copy is
+            // complete (`host_transfer` waits); `dst` lies in this view.
+            RawStream::Cuda(s) => check(unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, bytes, s.raw()) }, "cuMemcpyHtoDAsync"),
+            RawStream::Cpu(q) => q.run(move || {
+                // SAFETY: as above.
+                unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
+                Ok(())
+            }),
+        })
+    }
+
+    /// Enqueues `copy` on the device's internal stream after the conflicting pending
+    /// accesses (`use_`), then waits for it: the host memory it touches is an ordinary
+    /// borrow that ends when this returns.
+    fn host_transfer(&self, use_: Use<'_>, what: &str, copy: impl FnOnce(&RawStream) -> Result<()>) -> Result<()> {
+        let g = &self.buf.gpu;
+        let internal = &g.inner.internal;
+        if let RawStream::Cpu(_) = internal {
+            super::cpu::refuse_blocking(what)?;
+        }
+        g.bind()?;
+        ordered(On { id: g.inner.internal_id, stream: internal }, &[use_], || copy(internal))?;
+        internal.synchronize()
     }
 }
 

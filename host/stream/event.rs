@@ -3,12 +3,14 @@
 
 use std::time::Duration;
 
+use super::cpu::CpuEvent;
 use super::device::Gpu;
-use crate::Result;
-use crate::cuda::event::Event as RawEvent;
+use super::raw::RawEvent;
+use crate::{Error, Result};
 
-/// A CUDA event with timing enabled. Record it with [`super::Stream::record`]; it
-/// completes when the work enqueued before the record has.
+/// An event with timing. Record it with [`super::Stream::record`]; it completes when
+/// the work enqueued before the record has. A CUDA event on a GPU; on the CPU device,
+/// the instant the stream's thread reached the record.
 #[derive(Debug)]
 pub struct Event {
     pub(crate) raw: RawEvent,
@@ -18,7 +20,12 @@ pub struct Event {
 impl Event {
     pub fn new(gpu: &Gpu) -> Result<Self> {
         gpu.bind()?;
-        Ok(Self { raw: unsafe { RawEvent::new(true)? }, gpu: gpu.clone() })
+        let raw = match gpu.cuda_context() {
+            // SAFETY: the context is current (bound above).
+            Some(_) => RawEvent::Cuda(unsafe { crate::cuda::event::Event::new(true)? }),
+            None => RawEvent::Cpu(CpuEvent::new()),
+        };
+        Ok(Self { raw, gpu: gpu.clone() })
     }
 
     /// Whether the work before the last record has completed (true if never recorded).
@@ -27,19 +34,23 @@ impl Event {
         self.raw.query()
     }
 
-    /// Blocks until the work before the last record has completed.
+    /// Blocks until the work before the last record has completed. On the CPU device
+    /// an error if called from a CPU stream's thread (a host callback).
     pub fn synchronize(&self) -> Result<()> {
         self.gpu.bind()?;
         self.raw.synchronize()
     }
 
-    /// GPU time from `start` to `self` (both recorded and complete), about 0.5 µs
-    /// resolution.
+    /// Time from `start` to `self` (both recorded and complete, `start` first): GPU
+    /// time, about 0.5 µs resolution; on the CPU device, host time.
     pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
-        Ok(Duration::from_secs_f64(self.elapsed_ms_since(start)? as f64 / 1e3))
+        let ms = self.elapsed_ms_since(start)?;
+        Duration::try_from_secs_f64(ms as f64 / 1e3)
+            .map_err(|_| Error::Config(format!("elapsed_since: the end event completed {ms} ms after the start event")))
     }
 
-    /// [`Event::elapsed_since`] in milliseconds, as the driver reports it.
+    /// [`Event::elapsed_since`] in milliseconds, as the driver reports it (negative if
+    /// `start` completed later).
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
         self.gpu.same_device(&start.gpu)?;
         self.gpu.bind()?;

@@ -3,11 +3,11 @@
 //! one by-value parameter struct, a [`LaunchConfig`], and [`Stream::launch`]. Launches
 //! can be captured into a [`Graph`] and replayed.
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> resident::Result<()> {
 //! use resident::stream::{Gpu, LaunchConfig};
 //! use resident_device::kernels::pipeline::PipelineParams;
-//! let gpu = Gpu::first()?;
+//! let gpu = Gpu::auto()?;
 //! let data = gpu.alloc_from(&vec![1.0f32; 1 << 20])?;
 //! let f = gpu.kernels().function::<PipelineParams>("resident_pipeline")?;
 //! let p = PipelineParams { input: data.device_ptr(), output: data.device_ptr(), len: 1 << 20, iters: 4, _pad: 0 };
@@ -21,27 +21,37 @@
 //! A launch is as unchecked as any CUDA kernel's: the parameters carry raw addresses,
 //! which nothing can check, hence `unsafe`. What is checked: the function belongs to
 //! the stream's device, the parameter struct has the size the kernel takes (the
-//! driver's `cuFuncGetParamInfo`), the shape is within the device's limits, and a
-//! cooperative grid fits the device at once. Launches are not ordered by the buffers'
-//! access tracking (their addresses are opaque): order them with events or one stream.
+//! driver's `cuFuncGetParamInfo`; on the CPU, the image's kernel table), the shape is
+//! within the device's limits, and a cooperative grid fits the device at once.
+//! Launches are not ordered by the buffers' access tracking (their addresses are
+//! opaque): order them with events or one stream.
+//!
+//! On the CPU device (`Gpu::cpu`) a kernel runs its host build: a block is one thread
+//! with a warp of one lane (`block_dim() == 1`), the grid one-dimensional; an ordinary
+//! launch runs its blocks one after another on the stream's thread, a cooperative one
+//! every block on a thread of its own at once (at most 1024 blocks). `shared_bytes` is
+//! the block's `dyn_smem_bytes()` (at most `arch::CPU_SMEM_BYTES`); the block's `block`
+//! shape is checked as on a GPU and otherwise unused; `programmatic` means nothing.
 
 use bytemuck::Pod;
-use cudarc::driver::sys::CUfunction;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::cpu::{Captured, CpuLaunch, CpuModule, MAX_COOPERATIVE_BLOCKS};
 use super::device::Gpu;
+use super::raw::{RawKernel, RawModule, RawStream};
 use super::stream::Stream;
 use crate::cuda::graph::CapturedGraph;
 use crate::cuda::launch::{self, RawLaunch};
-use crate::cuda::module::Module as RawModule;
+use crate::cuda::module::Module as CudaModule;
 use crate::{Error, KernelImage, Result};
 
 /// A kernel image's kernels, loaded on one device ([`Gpu::load`], [`Gpu::kernels`],
-/// `Runtime::module`). Cheap to clone.
+/// `Runtime::module`): a CUDA module, or on the CPU device the image's kernels compiled
+/// for the host. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Module {
-    pub(crate) raw: Arc<RawModule>,
+    pub(crate) raw: RawModule,
     pub(crate) image: &'static str,
     pub(crate) gpu: Gpu,
 }
@@ -51,9 +61,20 @@ impl Module {
     /// of a kernel built by `resident-build`). An error if the module has no such kernel
     /// or the kernel takes other parameters than one `P`.
     pub fn function<P: Pod>(&self, name: &str) -> Result<Function<P>> {
-        let raw = self.raw.function(name)?;
-        // SAFETY: a function of this module, loaded in its context.
-        if let Some((count, size)) = unsafe { launch::params(raw) }
+        let (raw, params) = match &self.raw {
+            RawModule::Cuda(m) => {
+                let f = m.function(name)?;
+                // SAFETY: a function of this module, loaded in its context.
+                (RawKernel::Cuda(f), unsafe { launch::params(f) })
+            }
+            RawModule::Cpu(m) => {
+                let k = m
+                    .function(name)
+                    .ok_or_else(|| Error::Config(format!("kernel image `{}` has no kernel `{name}` compiled for the host", self.image)))?;
+                (RawKernel::Cpu(k), Some((1, k.param_bytes)))
+            }
+        };
+        if let Some((count, size)) = params
             && (count != 1 || size != size_of::<P>())
         {
             return Err(Error::Config(format!(
@@ -62,25 +83,31 @@ impl Module {
                 size_of::<P>()
             )));
         }
-        Ok(Function { raw, name: name.to_string(), module: self.clone(), _params: PhantomData })
+        Ok(Function { raw, name: name.into(), module: self.clone(), _params: PhantomData })
     }
 
     /// The image this module was loaded from.
     pub fn image(&self) -> &'static str {
         self.image
     }
+
+    /// A kernel image's kernels on the CPU device `gpu`.
+    pub(crate) fn cpu(image: &KernelImage, gpu: &Gpu) -> Self {
+        Module { raw: RawModule::Cpu(Arc::new(CpuModule::new(image))), image: image.name(), gpu: gpu.clone() }
+    }
 }
 
 /// A kernel of a [`Module`], taking one `P` by value.
 pub struct Function<P> {
-    raw: CUfunction,
-    name: String,
+    raw: RawKernel,
+    name: Arc<str>,
     module: Module,
     _params: PhantomData<fn(P)>,
 }
 
-// SAFETY: a function handle is an immutable driver object, usable from any thread of
-// its context (bound before each use); the module it belongs to is kept alive.
+// SAFETY: a CUDA function handle is an immutable driver object, usable from any thread
+// of its context (bound before each use); the module it belongs to is kept alive. A CPU
+// kernel is a function pointer.
 unsafe impl<P> Send for Function<P> {}
 unsafe impl<P> Sync for Function<P> {}
 
@@ -96,11 +123,18 @@ impl<P> Function<P> {
     }
 
     /// Blocks of this kernel, of `threads` threads and `shared_bytes` of dynamic shared
-    /// memory each, that fit on one SM at once (the occupancy query).
+    /// memory each, that fit on one SM at once (the occupancy query). On the CPU device
+    /// a core runs one block at a time: 1, or 0 if `shared_bytes` exceeds what a CPU
+    /// block has (`arch::CPU_SMEM_BYTES`).
     pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> Result<u32> {
-        self.module.gpu.bind()?;
-        // SAFETY: a loaded function of the bound context.
-        unsafe { launch::blocks_per_sm(self.raw, threads, shared_bytes) }
+        match self.raw {
+            RawKernel::Cuda(f) => {
+                self.module.gpu.bind()?;
+                // SAFETY: a loaded function of the bound context.
+                unsafe { launch::blocks_per_sm(f, threads, shared_bytes) }
+            }
+            RawKernel::Cpu(_) => Ok((shared_bytes as usize <= resident_device::arch::CPU_SMEM_BYTES) as u32),
+        }
     }
 }
 
@@ -156,16 +190,28 @@ impl Stream {
     /// # Safety
     /// Whatever the kernel does with the parameters must be valid: every address it
     /// reads or writes must lie in memory that lives until the launch has completed,
-    /// and nothing else may write what it reads meanwhile (as for any CUDA kernel).
+    /// and nothing else may write what it reads meanwhile (as for any CUDA kernel). A
+    /// launch captured into a [`Graph`] runs again at each replay: the same must then
+    /// hold for every replay.
     pub unsafe fn launch<P: Pod>(&self, f: &Function<P>, cfg: LaunchConfig, params: P) -> Result<()> {
         self.gpu.same_device(&f.module.gpu)?;
         if cfg.threads() == 0 || cfg.threads() > 1024 || cfg.blocks() == 0 {
             return Err(Error::Config(format!("launch of `{}`: {cfg:?}: blocks of 1 to 1024 threads, at least one block", f.name)));
         }
+        let (s, f_raw) = match (&self.raw, f.raw) {
+            (RawStream::Cuda(s), RawKernel::Cuda(raw)) => (s, raw),
+            (RawStream::Cpu(q), RawKernel::Cpu(k)) => {
+                let l = cpu_launch(f, k.body, &cfg, bytemuck::bytes_of(&params).to_vec())?;
+                // SAFETY: the caller vouches for the parameters, for this run and every
+                // replay of a graph that captures it.
+                return self.cpu_launch(q, Arc::new(move || unsafe { l.execute() }));
+            }
+            _ => return Err(Error::Config(format!("launch of `{}`: a kernel of another backend than the stream's", f.name))),
+        };
         self.gpu.bind()?;
         if cfg.cooperative {
             // SAFETY: a loaded function of the bound context.
-            let fit = unsafe { launch::blocks_per_sm(f.raw, cfg.threads() as u32, cfg.shared_bytes) }? as u64 * self.gpu.sm_count() as u64;
+            let fit = unsafe { launch::blocks_per_sm(f_raw, cfg.threads() as u32, cfg.shared_bytes) }? as u64 * self.gpu.sm_count() as u64;
             if cfg.blocks() > fit {
                 return Err(Error::Config(format!(
                     "cooperative launch of `{}`: {} blocks, {fit} fit the device at once",
@@ -184,24 +230,64 @@ impl Stream {
         let mut p = params;
         // SAFETY: the context is bound; `function` checked that the kernel takes one `P`
         // (where the driver could say); the caller vouches for what `P` holds.
-        unsafe { launch::launch(f.raw, self.raw(), &raw, (&raw mut p).cast(), "cuLaunchKernel") }
+        unsafe { launch::launch(f_raw, s.raw(), &raw, (&raw mut p).cast(), "cuLaunchKernel") }
     }
 
     /// Captures what `f` enqueues on this stream (launches, copies, event records)
     /// into a [`Graph`]: nothing runs now; the graph runs it on each
-    /// [`Graph::launch`]. The capture is thread-local: other threads' work on other
-    /// streams is not swept in.
+    /// [`Graph::launch`]. The capture is thread-local on a GPU: other threads' work on
+    /// other streams is not swept in. On the CPU device every operation enqueued on this
+    /// stream while `f` runs is captured, and host callbacks, pinned copies and ticket
+    /// waits are refused (docs/streams.md).
     pub fn capture(&self, f: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph> {
         self.gpu.bind()?;
-        let inner = CapturedGraph::capture(self.raw_stream(), || f(self))?;
+        let inner = match &self.raw {
+            RawStream::Cuda(s) => GraphInner::Cuda(CapturedGraph::capture(s, || f(self))?),
+            RawStream::Cpu(q) => {
+                q.begin_capture()?;
+                // End the capture whatever `f` does (an error, a panic), or the stream
+                // would go on recording instead of running.
+                struct End<'a>(&'a super::cpu::CpuStream);
+                impl Drop for End<'_> {
+                    fn drop(&mut self) {
+                        self.0.end_capture();
+                    }
+                }
+                let end = End(q);
+                f(self)?;
+                std::mem::forget(end);
+                GraphInner::Cpu(q.end_capture())
+            }
+        };
         Ok(Graph { inner, gpu: self.gpu.clone() })
     }
 }
 
-/// A captured, instantiated graph of stream work ([`Stream::capture`]).
+/// A CPU launch of `f`, with the checks a CPU device makes.
+fn cpu_launch<P>(f: &Function<P>, body: crate::image::__CpuKernelFn, cfg: &LaunchConfig, params: Vec<u8>) -> Result<CpuLaunch> {
+    let refuse = |why: String| Err(Error::Config(format!("launch of `{}` on the CPU device: {why}", f.name)));
+    if cfg.grid.1 != 1 || cfg.grid.2 != 1 {
+        return refuse(format!("grid {:?}: the CPU runs one-dimensional grids", cfg.grid));
+    }
+    if cfg.shared_bytes as usize > resident_device::arch::CPU_SMEM_BYTES {
+        return refuse(format!("{} bytes of shared memory, a CPU block has {}", cfg.shared_bytes, resident_device::arch::CPU_SMEM_BYTES));
+    }
+    if cfg.cooperative && cfg.grid.0 > MAX_COOPERATIVE_BLOCKS {
+        return refuse(format!("a cooperative grid of {} blocks, at most {MAX_COOPERATIVE_BLOCKS} (one thread each)", cfg.grid.0));
+    }
+    Ok(CpuLaunch { name: f.name.clone(), body, grid: cfg.grid.0, shared_bytes: cfg.shared_bytes, cooperative: cfg.cooperative, params })
+}
+
+/// A captured graph of stream work ([`Stream::capture`]): an instantiated CUDA graph,
+/// or on the CPU device the recorded operations.
 pub struct Graph {
-    inner: CapturedGraph,
+    inner: GraphInner,
     gpu: Gpu,
+}
+
+enum GraphInner {
+    Cuda(CapturedGraph),
+    Cpu(Vec<Captured>),
 }
 
 impl std::fmt::Debug for Graph {
@@ -214,21 +300,28 @@ impl Graph {
     /// Enqueues one run of the whole graph on `stream` (of the same device).
     pub fn launch(&self, stream: &Stream) -> Result<()> {
         self.gpu.same_device(&stream.gpu)?;
-        self.inner.launch(stream.raw_stream())
+        match (&self.inner, &stream.raw) {
+            (GraphInner::Cuda(g), RawStream::Cuda(s)) => g.launch(s),
+            (GraphInner::Cpu(ops), RawStream::Cpu(q)) => ops.iter().try_for_each(|op| stream.cpu_replay(q, op)),
+            _ => Err(Error::Config("a graph of another backend than the stream's".into())),
+        }
     }
 }
 
 impl Gpu {
     /// Loads a kernel image's kernels on this device. Load modules before a `Runtime`
     /// starts its persistent kernel on the device: loading waits for the device's
-    /// running kernels (a `Runtime` has its own image loaded: `Runtime::module`).
+    /// running kernels (a `Runtime` has its own image loaded: `Runtime::module`). On the
+    /// CPU device this is a lookup of the image's kernels compiled for the host.
     pub fn load(&self, image: &KernelImage) -> Result<Module> {
+        let Some(ctx) = self.cuda_context() else { return Ok(Module::cpu(image, self)) };
         self.bind()?;
-        Ok(Module { raw: Arc::new(RawModule::load(&self.inner.ctx, image)?), image: image.name(), gpu: self.clone() })
+        Ok(Module { raw: RawModule::Cuda(Arc::new(CudaModule::load(ctx, image)?)), image: image.name(), gpu: self.clone() })
     }
 
     /// The runtime's own ordinary kernels (`resident_pipeline`, `resident_spin_write`,
-    /// `resident_axpy_flat`: `KernelImage::builtin`), loaded with this handle.
+    /// `resident_axpy_flat`: `KernelImage::builtin`; and `resident_one_task` over the
+    /// built-in tasks), loaded with this handle.
     pub fn kernels(&self) -> Module {
         Module { raw: self.inner.kernels.clone(), image: "resident", gpu: self.clone() }
     }

@@ -12,6 +12,10 @@
 //! Freeing pinned memory (`cuMemFreeHost`) synchronizes the context: while the
 //! persistent runtime's kernel is resident it never returns. Drop pinned buffers of
 //! this API while no `Runtime` on the same device is running, or keep them alive.
+//!
+//! On the CPU device a pinned buffer is plain host memory (256-byte aligned, zeroed),
+//! never write-combined; its "device" address is its host address, and copies are
+//! memcpys run by the stream's thread, under the same borrow rules.
 
 use bytemuck::Pod;
 use std::marker::PhantomData;
@@ -19,13 +23,30 @@ use std::ops::{Deref, DerefMut, RangeBounds};
 
 use super::device::Gpu;
 use super::device_buffer::bounds;
+use super::device_memory::bytes_of;
 use crate::Result;
+use crate::cpu::HostAlloc;
 use crate::cuda::memory::PinnedAlloc;
+
+#[derive(Debug)]
+enum Backing {
+    Cuda(PinnedAlloc),
+    Cpu(HostAlloc),
+}
+
+impl Backing {
+    fn host_ptr(&self) -> *mut u8 {
+        match self {
+            Backing::Cuda(a) => a.host_ptr(),
+            Backing::Cpu(a) => a.ptr(),
+        }
+    }
+}
 
 /// `len` elements of `T` in pinned, mapped host memory, zeroed at birth.
 #[derive(Debug)]
 pub struct PinnedBuffer<T: Pod> {
-    alloc: PinnedAlloc,
+    alloc: Backing,
     len: usize,
     write_combined: bool,
     _gpu: Gpu,
@@ -34,10 +55,21 @@ pub struct PinnedBuffer<T: Pod> {
 
 impl<T: Pod> PinnedBuffer<T> {
     pub(crate) fn zeroed(gpu: &Gpu, len: usize, write_combined: bool) -> Result<Self> {
+        let bytes = bytes_of::<T>(len)?;
+        let Some(ctx) = gpu.cuda_context() else {
+            // 256-byte aligned: aligned for any Pod T.
+            return Ok(Self {
+                alloc: Backing::Cpu(HostAlloc::zeroed(bytes)?),
+                len,
+                write_combined: false,
+                _gpu: gpu.clone(),
+                _t: PhantomData,
+            });
+        };
         gpu.bind()?;
         // cuMemHostAlloc returns page-aligned memory: aligned for any Pod T.
-        let alloc = unsafe { PinnedAlloc::zeroed(&gpu.inner.ctx, len * size_of::<T>(), write_combined)? };
-        Ok(Self { alloc, len, write_combined, _gpu: gpu.clone(), _t: PhantomData })
+        let alloc = unsafe { PinnedAlloc::zeroed(ctx, bytes, write_combined)? };
+        Ok(Self { alloc: Backing::Cuda(alloc), len, write_combined, _gpu: gpu.clone(), _t: PhantomData })
     }
 
     pub fn len(&self) -> usize {
@@ -49,14 +81,18 @@ impl<T: Pod> PinnedBuffer<T> {
     }
 
     /// Whether the memory is write-combined: fast for the host to write and the device
-    /// to read over PCIe, very slow for the host to read.
+    /// to read over PCIe, very slow for the host to read (never on the CPU device).
     pub fn is_write_combined(&self) -> bool {
         self.write_combined
     }
 
-    /// The address under which kernels can read and write this memory over PCIe.
+    /// The address under which kernels can read and write this memory over PCIe (on
+    /// the CPU device, its host address).
     pub fn device_ptr(&self) -> u64 {
-        self.alloc.device_ptr()
+        match &self.alloc {
+            Backing::Cuda(a) => a.device_ptr(),
+            Backing::Cpu(a) => a.ptr() as u64,
+        }
     }
 
     /// The whole buffer, for a copy's source.
@@ -73,7 +109,9 @@ impl<T: Pod> PinnedBuffer<T> {
 impl<T: Pod> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
         // cuMemFreeHost (in the field's drop, right after this) wants the context current.
-        let _ = self._gpu.bind();
+        if let Backing::Cuda(_) = self.alloc {
+            let _ = self._gpu.bind();
+        }
     }
 }
 

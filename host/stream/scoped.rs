@@ -19,6 +19,11 @@
 //! A scope cannot be forgotten halfway: the borrow ends only when `scope` returns, and
 //! `scope` returns only after its synchronization.
 //!
+//! On the CPU device the same holds: a copy is a memcpy queued on the stream's thread,
+//! and the synchronization waits until that thread is past every queued operation,
+//! also after a failure. A scope is refused on a CPU stream's own thread (a host
+//! callback), where waiting for streams could mean waiting for itself.
+//!
 //! Streams made by [`Scope::stream`] first wait for the scope's origin (the stream
 //! passed to [`Gpu::scope_after`], if any), and [`ScopedStream::fork`] makes a stream
 //! that waits for the one it was forked from, like NVIDIA Warp's `ScopedStream`: work
@@ -31,9 +36,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
 
 use super::device::Gpu;
+use super::raw::RawEvent;
 use super::stream::Stream;
 use crate::Result;
-use crate::cuda::event::Event as RawEvent;
 
 enum Member<'scope> {
     Owned(Arc<Stream>),
@@ -94,7 +99,7 @@ impl<'scope> Scope<'scope, '_> {
     pub fn stream_with_priority(&'scope self, priority: i32) -> Result<ScopedStream<'scope>> {
         let s = Arc::new(self.gpu.stream_with_priority(priority)?);
         if let Some(origin) = &self.origin {
-            s.wait_raw(origin)?;
+            s.raw.wait(origin)?;
         }
         self.members.lock().unwrap_or_else(|p| p.into_inner()).push(Member::Owned(s.clone()));
         Ok(ScopedStream { stream: StreamRef::Owned(s), _scope: PhantomData })
@@ -116,7 +121,9 @@ impl<'scope> Scope<'scope, '_> {
         for m in members.iter() {
             // An error here means the stream's work has failed, and the context with
             // it: no copy of it is still running (CUDA errors of async work are sticky
-            // and stop the context). So returning, and ending the borrows, is sound.
+            // and stop the context; a CPU stream reports its failure only once its
+            // thread is past everything queued). So returning, and ending the borrows,
+            // is sound.
             let r = m.stream().synchronize();
             if first.is_ok() {
                 first = r;
@@ -140,10 +147,10 @@ impl Gpu {
     /// Runs `f` with a [`Scope`] whose streams may borrow pinned host buffers for async
     /// copies; synchronizes all of them before returning (also if `f` fails or panics).
     ///
-    /// ```no_run
+    /// ```
     /// # fn main() -> resident::Result<()> {
     /// use resident::stream::Gpu;
-    /// let gpu = Gpu::first()?;
+    /// let gpu = Gpu::auto()?;
     /// let mut host = gpu.pinned::<f32>(1 << 20)?;
     /// host.fill(1.0);
     /// let dev = gpu.alloc_zeroed::<f32>(1 << 20)?;
@@ -160,7 +167,14 @@ impl Gpu {
     where
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
     {
+        self.refuse_scope_on_stream_thread()?;
         self.run_scope(None, f)
+    }
+
+    /// A scope's end waits for its streams: on a CPU stream's thread that could be
+    /// waiting for itself, so a CPU scope is refused there before it lends anything.
+    fn refuse_scope_on_stream_thread(&self) -> Result<()> {
+        if self.is_cpu() { super::cpu::refuse_blocking("Gpu::scope") } else { Ok(()) }
     }
 
     /// [`Gpu::scope`], where every stream made by the scope first waits for the work
@@ -170,9 +184,10 @@ impl Gpu {
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
     {
         self.same_device(&origin.gpu)?;
+        self.refuse_scope_on_stream_thread()?;
         self.bind()?;
-        let e = unsafe { RawEvent::new(false)? };
-        unsafe { e.record(origin.raw())? };
+        let e = RawEvent::ordering(&origin.raw)?;
+        e.record(&origin.raw)?;
         self.run_scope(Some(e), f)
     }
 

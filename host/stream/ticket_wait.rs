@@ -1,10 +1,13 @@
 //! From the persistent queue to streams: a stream waits for a [`Ticket`]'s tasks the way
 //! it waits for another stream's event, so kernels, copies and events enqueued after
-//! the wait follow the tasks, with no host in between. The wait is a one-thread kernel
-//! (`resident_device::kernels::wait_ticket`) that polls the batch's segment records;
-//! docs/protocol.md has its ordering.
+//! the wait follow the tasks. On a GPU the wait is a one-thread kernel
+//! (`resident_device::kernels::wait_ticket`) that polls the batch's segment records,
+//! with no host in between; docs/protocol.md has its ordering. On the CPU device the
+//! stream's thread waits for the ticket as `Ticket::wait` does (the ticket's state is
+//! shared: the stream holds its own handle on it), so any runtime's tickets will do.
 
 use super::event::Event;
+use super::raw::RawStream;
 use super::stream::Stream;
 use crate::{Error, Result, Ticket};
 
@@ -12,11 +15,29 @@ impl Stream {
     /// Work enqueued here after this call starts only after every task of `ticket` has
     /// completed (its writes visible). If the runtime aborts or shuts down first, the
     /// wait ends early; the ticket then reports why. A ticket that is already done
-    /// needs no wait, and none is enqueued.
+    /// needs no wait, and none is enqueued. On the CPU device it cannot be captured into a
+    /// graph (an error while the stream captures).
     pub fn wait_ticket(&self, ticket: &Ticket) -> Result<()> {
         let shared = &ticket.shared;
-        let cuda = shared.backend.cuda().ok_or(Error::NoDevice)?;
-        if cuda.context().ordinal() != self.gpu.inner.ctx.ordinal() {
+        match &self.raw {
+            RawStream::Cuda(_) => {}
+            RawStream::Cpu(q) => {
+                if ticket.try_wait().is_some() {
+                    return Ok(());
+                }
+                let t = Ticket { state: ticket.state.clone(), shared: shared.clone() };
+                // The wait's outcome is the ticket's to report, not the stream's: a
+                // failed batch does not fail the stream (as on a GPU).
+                return self.cpu_once(q, "Stream::wait_ticket", move || {
+                    let _ = t.wait();
+                    Ok(())
+                });
+            }
+        }
+        let cuda = shared.backend.cuda().ok_or_else(|| {
+            Error::Config("the ticket's runtime runs on the CPU backend: wait for it from a stream of the CPU device".into())
+        })?;
+        if Some(cuda.context().ordinal()) != self.gpu.cuda_context().map(|c| c.ordinal()) {
             return Err(Error::Config("the ticket's runtime runs on another device".into()));
         }
         if ticket.try_wait().is_some() {

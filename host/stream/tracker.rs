@@ -1,9 +1,11 @@
-//! Access tracking for device memory: how the API inserts the cross-stream waits.
+//! Access tracking for device memory: how the API inserts the cross-stream waits, on
+//! both backends.
 //!
-//! Each [`super::DeviceBuffer`] keeps the recent accesses to its bytes: a byte range,
-//! read or write, the stream, and an event recorded right after the access. Before an
-//! operation on stream `S` touches range `r`, `S` waits (`cuStreamWaitEvent`, no host
-//! wait) on every still-pending access of another stream that overlaps `r` and
+//! Each allocation ([`super::device_memory::DeviceMem`]) keeps the recent accesses to
+//! its bytes: a byte range, read or write, the stream, and an event recorded right
+//! after the access. Before an operation on stream `S` touches range `r`, `S` waits (an
+//! event wait, no host wait: `cuStreamWaitEvent` on CUDA, a wait in the stream's queue
+//! on the CPU) on every still-pending access of another stream that overlaps `r` and
 //! conflicts with it (either side a write). So a buffer written on one stream and read
 //! on another is ordered without the user's help, and chunks of one buffer used by
 //! different streams (disjoint ranges) still overlap freely. Work on one stream needs
@@ -11,16 +13,15 @@
 //!
 //! The buffers a call touches are locked in address order, and the waits, the
 //! operation and its event are enqueued under those locks, so two host threads using
-//! one buffer see each other's accesses in one order.
+//! one buffer see each other's accesses in one order. Enqueueing never blocks (on the
+//! CPU it is a push onto a queue), so no lock here is held across a wait.
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::sys::CUstream;
-
+use super::device_memory::DeviceMem;
+use super::raw::{RawEvent, RawStream};
 use crate::Result;
-use crate::cuda::driver::check;
-use crate::cuda::event::Event as RawEvent;
 
 #[derive(Debug)]
 struct Access {
@@ -38,16 +39,22 @@ pub(crate) struct Tracker {
 
 /// One range an operation touches.
 pub(crate) struct Use<'a> {
-    pub tracker: &'a Tracker,
+    pub mem: &'a Arc<DeviceMem>,
     pub bytes: Range<usize>,
     pub write: bool,
 }
 
-/// The stream an operation is enqueued on: its tracker id and raw handle.
+impl Use<'_> {
+    fn tracker(&self) -> &Tracker {
+        &self.mem.tracker
+    }
+}
+
+/// The stream an operation is enqueued on: its tracker id and handle.
 #[derive(Clone, Copy)]
-pub(crate) struct On {
+pub(crate) struct On<'s> {
     pub id: u64,
-    pub raw: CUstream,
+    pub stream: &'s RawStream,
 }
 
 fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
@@ -55,9 +62,9 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 }
 
 /// Enqueues `op` on `on` after the conflicting accesses of other streams, then records
-/// its own access. The context must be current.
-pub(crate) fn ordered<R>(on: On, uses: &[Use<'_>], op: impl FnOnce() -> Result<R>) -> Result<R> {
-    let mut order: Vec<&Tracker> = uses.iter().map(|u| u.tracker).collect();
+/// its own access. A CUDA context must be current.
+pub(crate) fn ordered<R>(on: On<'_>, uses: &[Use<'_>], op: impl FnOnce() -> Result<R>) -> Result<R> {
+    let mut order: Vec<&Tracker> = uses.iter().map(|u| u.tracker()).collect();
     order.sort_by_key(|t| *t as *const Tracker as usize);
     order.dedup_by_key(|t| *t as *const Tracker as usize);
     let mut locked: Vec<(&Tracker, MutexGuard<'_, Vec<Access>>)> =
@@ -65,7 +72,7 @@ pub(crate) fn ordered<R>(on: On, uses: &[Use<'_>], op: impl FnOnce() -> Result<R
 
     let mut waited: Vec<*const RawEvent> = vec![];
     for u in uses {
-        let (_, list) = locked.iter().find(|(t, _)| std::ptr::eq(*t, u.tracker)).expect("locked above");
+        let (_, list) = locked.iter().find(|(t, _)| std::ptr::eq(*t, u.tracker())).expect("locked above");
         for a in list.iter() {
             if a.stream == on.id || !(a.write || u.write) || !overlaps(&a.bytes, &u.bytes) {
                 continue;
@@ -74,17 +81,17 @@ pub(crate) fn ordered<R>(on: On, uses: &[Use<'_>], op: impl FnOnce() -> Result<R
             if waited.contains(&p) || a.done.query()? {
                 continue;
             }
-            check(unsafe { cudarc::driver::sys::cuStreamWaitEvent(on.raw, a.done.raw(), 0) }, "cuStreamWaitEvent")?;
+            on.stream.wait(&a.done)?;
             waited.push(p);
         }
     }
 
     let r = op()?;
 
-    let done = Arc::new(unsafe { RawEvent::new(false)? });
-    unsafe { done.record(on.raw)? };
+    let done = Arc::new(RawEvent::ordering(on.stream)?);
+    done.record(on.stream)?;
     for u in uses {
-        let (_, list) = locked.iter_mut().find(|(t, _)| std::ptr::eq(*t, u.tracker)).expect("locked above");
+        let (_, list) = locked.iter_mut().find(|(t, _)| std::ptr::eq(*t, u.tracker())).expect("locked above");
         // Forget what is complete, and what this access covers: a later access on the
         // same stream to a superset of bytes that is a write (or a read covering a
         // read) completes after it, so waiting on the new one waits on both.
@@ -98,12 +105,12 @@ pub(crate) fn ordered<R>(on: On, uses: &[Use<'_>], op: impl FnOnce() -> Result<R
 }
 
 impl Tracker {
-    /// Makes `raw` wait for every pending access (before a free or a host write).
-    pub(crate) fn wait_all(&self, raw: CUstream) -> Result<()> {
+    /// Makes `stream` wait for every pending access (before a free).
+    pub(crate) fn wait_all(&self, stream: &RawStream) -> Result<()> {
         let list = self.accesses.lock().unwrap_or_else(|p| p.into_inner());
         for a in list.iter() {
             if !a.done.query().unwrap_or(false) {
-                check(unsafe { cudarc::driver::sys::cuStreamWaitEvent(raw, a.done.raw(), 0) }, "cuStreamWaitEvent")?;
+                stream.wait(&a.done)?;
             }
         }
         Ok(())

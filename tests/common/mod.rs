@@ -1,11 +1,13 @@
 //! Scenarios run on both backends: `tests/cpu.rs` (CI) and `tests/gpu.rs` (on a GPU,
-//! `--include-ignored`). Each takes a fresh runtime, draws fresh random inputs, and
+//! `--include-ignored`); `streams` those of the stream API (`tests/streams_cpu.rs`,
+//! `tests/streams_gpu.rs`). Each takes a fresh runtime, draws fresh random inputs, and
 //! checks against a reference computed on the host in f64.
 #![allow(dead_code)]
 
 pub mod faults;
 pub mod leaks;
 pub mod soak;
+pub mod streams;
 pub mod stress;
 
 use rand::Rng;

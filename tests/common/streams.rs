@@ -1,0 +1,392 @@
+//! Scenarios of `resident::stream` run on both devices: tests/streams_cpu.rs (CI, on
+//! `Gpu::cpu()`) and tests/streams_gpu.rs (a CUDA GPU, `--include-ignored`), so that the
+//! CPU run and the GPU run check the same things. Each takes the device (and, where
+//! the persistent runtime takes part, a runtime on it), draws fresh random inputs where
+//! it computes, and checks against the host.
+
+use rand::Rng;
+use resident::stream::{Gpu, LaunchConfig};
+use resident::{Completion, Error, Runtime, Task};
+use resident_device::kernels::pipeline::{PipelineParams, element};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const SPIN: Duration = Duration::from_millis(20);
+
+fn random(n: usize) -> Vec<f32> {
+    let mut rng = rand::rng();
+    (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect()
+}
+
+/// `got` is `element(x, iters)` of `input` for every element, to a float's rounding.
+fn assert_pipeline(got: &[f32], input: &[f32], iters: u32) {
+    assert_eq!(got.len(), input.len());
+    for (i, (&o, &x)) in got.iter().zip(input).enumerate() {
+        let want = element(x, iters);
+        assert!((o - want).abs() <= 1e-6 * want.abs().max(1.0), "element {i}: {o} != {want}");
+    }
+}
+
+pub fn a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait(gpu: &Gpu) {
+    let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let seen = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    a.record(&start).unwrap();
+    a.spin_write(flag.view(), 42, SPIN).unwrap();
+    // No explicit wait: the tracker makes b wait for a's write of `flag`.
+    b.copy_d2d(&flag, &seen).unwrap();
+    b.record(&end).unwrap();
+    b.synchronize().unwrap();
+    assert_eq!(seen.to_vec().unwrap(), vec![42]);
+    assert!(end.elapsed_since(&start).unwrap() >= SPIN, "b's copy ended before a's spin could have");
+}
+
+/// Read after write and write after read across streams, with no explicit wait: a
+/// kernel on `a` writes `x`, a copy on `b` reads it; then a kernel on `a` reads `x`
+/// while a copy on `b` overwrites it, which must wait for the read.
+pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Gpu) {
+    let n = 1 << 16;
+    let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let input = random(n);
+    let x = gpu.alloc_from(&input).unwrap();
+    let (y, z) = (gpu.alloc_zeroed::<f32>(n).unwrap(), gpu.alloc_zeroed::<f32>(n).unwrap());
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    // Write on a (after a spin, so that b would run first if nothing ordered it), read on b.
+    a.spin_write(flag.view(), 1, SPIN).unwrap();
+    a.pipeline(x.view(), x.view(), 50).unwrap();
+    b.copy_d2d(&x, &y).unwrap();
+    b.synchronize().unwrap();
+    assert_pipeline(&y.to_vec().unwrap(), &input, 50);
+    // Read on a (after a spin), write on b: b's copy must not overwrite x before a's read.
+    let once = x.to_vec().unwrap();
+    a.spin_write(flag.view(), 2, SPIN).unwrap();
+    a.pipeline(x.view(), z.view(), 3).unwrap();
+    b.copy_d2d(&y, &x).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    assert_pipeline(&z.to_vec().unwrap(), &once, 3);
+    assert_eq!(x.to_vec().unwrap(), y.to_vec().unwrap());
+}
+
+pub fn wait_event_orders_one_stream_after_another(gpu: &Gpu) {
+    let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let a_done = Arc::new(AtomicBool::new(false));
+    let b_saw = Arc::new(Mutex::new(None));
+    let ev = gpu.event().unwrap();
+    a.spin_write(flag.view(), 1, SPIN).unwrap();
+    let d = a_done.clone();
+    a.on_host(move || d.store(true, Ordering::SeqCst)).unwrap();
+    a.record(&ev).unwrap();
+    b.wait_event(&ev).unwrap();
+    let (d, saw) = (a_done.clone(), b_saw.clone());
+    b.on_host(move || *saw.lock().unwrap() = Some(d.load(Ordering::SeqCst))).unwrap();
+    b.synchronize().unwrap();
+    assert_eq!(*b_saw.lock().unwrap(), Some(true), "b's callback ran before a's work it waited for");
+}
+
+pub fn wait_stream_orders_one_stream_after_another(gpu: &Gpu) {
+    let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let a_done = Arc::new(AtomicBool::new(false));
+    let b_saw = Arc::new(Mutex::new(None));
+    a.spin_write(flag.view(), 1, SPIN).unwrap();
+    let d = a_done.clone();
+    a.on_host(move || d.store(true, Ordering::SeqCst)).unwrap();
+    b.wait_stream(&a).unwrap();
+    let (d, saw) = (a_done.clone(), b_saw.clone());
+    b.on_host(move || *saw.lock().unwrap() = Some(d.load(Ordering::SeqCst))).unwrap();
+    b.synchronize().unwrap();
+    assert_eq!(*b_saw.lock().unwrap(), Some(true));
+}
+
+pub fn callbacks_run_in_stream_order(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let x = gpu.alloc_zeroed::<f32>(1 << 16).unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    for i in 0..200 {
+        if i % 10 == 0 {
+            st.pipeline(x.view(), x.view(), 50).unwrap();
+        }
+        let o = order.clone();
+        st.on_host(move || o.lock().unwrap().push(i)).unwrap();
+    }
+    st.synchronize().unwrap();
+    assert_eq!(*order.lock().unwrap(), (0..200).collect::<Vec<_>>());
+}
+
+pub fn events_time_a_known_spin(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    assert!(end.is_complete().unwrap(), "an event never recorded counts as complete");
+    st.record(&start).unwrap();
+    st.spin_write(flag.view(), 3, SPIN).unwrap();
+    st.record(&end).unwrap();
+    end.synchronize().unwrap();
+    assert!(end.is_complete().unwrap());
+    let t = end.elapsed_since(&start).unwrap();
+    assert!(t >= SPIN && t < SPIN * 20, "elapsed {t:?} for a {SPIN:?} spin");
+    // Measured the wrong way round: a typed error, not a panic.
+    assert!(start.elapsed_since(&end).is_err());
+}
+
+pub fn to_vec_waits_for_a_pending_write(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    st.spin_write(flag.view(), 9, SPIN).unwrap();
+    assert_eq!(flag.to_vec().unwrap(), vec![9]);
+}
+
+/// Upload, kernel, download in 8 chunks over 4 streams of a scope (examples/overlap.rs).
+pub fn chunked_scoped_pipeline_matches_the_host(gpu: &Gpu, n: usize) {
+    let mut input = gpu.pinned_write_combined::<f32>(n).unwrap();
+    let mut output = gpu.pinned::<f32>(n).unwrap();
+    let host = random(n);
+    input.copy_from_slice(&host);
+    let (din, dout) = (gpu.alloc_zeroed::<f32>(n).unwrap(), gpu.alloc_zeroed::<f32>(n).unwrap());
+    let chunk = n.div_ceil(8);
+    gpu.scope(|s| {
+        let streams: Vec<_> = (0..4).map(|_| s.stream()).collect::<Result<_, _>>()?;
+        let pieces = input.view().chunks(chunk).zip(output.view_mut().chunks(chunk));
+        for (k, (src, dst)) in pieces.enumerate() {
+            let st = &streams[k % 4];
+            let r = k * chunk..k * chunk + src.len();
+            st.copy_h2d(src, din.slice(r.clone()))?;
+            st.pipeline(din.slice(r.clone()), dout.slice(r.clone()), 10)?;
+            st.copy_d2h(dout.slice(r), dst)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_pipeline(&output, &host, 10);
+}
+
+pub fn scope_after_and_fork_wait_for_earlier_work(gpu: &Gpu) {
+    let origin = gpu.stream().unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let origin_done = Arc::new(AtomicBool::new(false));
+    origin.spin_write(flag.view(), 1, SPIN).unwrap();
+    let d = origin_done.clone();
+    origin.on_host(move || d.store(true, Ordering::SeqCst)).unwrap();
+    let saw = Arc::new(Mutex::new(Vec::new()));
+    let mut host = gpu.pinned::<u32>(1).unwrap();
+    gpu.scope_after(&origin, |s| {
+        let st = s.stream()?;
+        let (d, w) = (origin_done.clone(), saw.clone());
+        st.on_host(move || w.lock().unwrap().push(d.load(Ordering::SeqCst)))?;
+        let marker = Arc::new(AtomicBool::new(false));
+        let m = marker.clone();
+        st.spin_write(flag.view(), 2, SPIN)?;
+        st.on_host(move || m.store(true, Ordering::SeqCst))?;
+        let child = st.fork(s)?;
+        let w = saw.clone();
+        child.on_host(move || w.lock().unwrap().push(marker.load(Ordering::SeqCst)))?;
+        child.copy_d2h(&flag, &mut host)?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(*saw.lock().unwrap(), vec![true, true], "a scoped stream ran before the work it should wait for");
+    assert_eq!(host[0], 2);
+}
+
+pub fn priorities_are_reported_and_clamped(gpu: &Gpu) {
+    let p = gpu.priorities();
+    assert!(p.greatest <= p.least, "{p:?}");
+    assert_eq!(gpu.stream().unwrap().priority(), p.low());
+    assert_eq!(gpu.stream_with_priority(p.high()).unwrap().priority(), p.high());
+    assert_eq!(gpu.stream_with_priority(p.greatest - 100).unwrap().priority(), p.high());
+}
+
+pub fn dropping_a_buffer_in_use_frees_it_after_the_use(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let out = gpu.alloc_zeroed::<u32>(1).unwrap();
+    for round in 0..20u32 {
+        let tmp = gpu.alloc_zeroed::<u32>(1 << 20).unwrap();
+        st.spin_write(tmp.view(), round, Duration::from_micros(200)).unwrap();
+        st.copy_d2d(tmp.slice(0..1), &out).unwrap();
+        drop(tmp); // freed after the copy, without a host wait
+    }
+    st.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![19]);
+}
+
+pub fn length_mismatches_are_errors(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let (a, b) = (gpu.alloc_zeroed::<f32>(10).unwrap(), gpu.alloc_zeroed::<f32>(11).unwrap());
+    assert!(matches!(st.copy_d2d(&a, &b), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(st.pipeline(a.view(), b.view(), 1), Err(Error::LengthMismatch { .. })));
+    let pinned = gpu.pinned::<f32>(9).unwrap();
+    let r = gpu.scope(|s| s.stream()?.copy_h2d(&pinned, &a));
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })));
+    assert!(matches!(a.copy_from_slice(&[0.0; 3]), Err(Error::LengthMismatch { .. })));
+}
+
+/// `resident_pipeline` through the typed launch API, on fresh random inputs, in a grid
+/// sized in threads (each thread strides over the array).
+pub fn launches_of_the_builtin_pipeline_match_the_host(gpu: &Gpu) {
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let st = gpu.stream().unwrap();
+    for (n, iters) in [(1usize, 7u32), (1000, 0), (123_457, 25)] {
+        let input = random(n);
+        let x = gpu.alloc_from(&input).unwrap();
+        let y = gpu.alloc_zeroed::<f32>(n).unwrap();
+        let p = PipelineParams { input: x.device_ptr(), output: y.device_ptr(), len: n as u64, iters, _pad: 0 };
+        // SAFETY: both addresses hold n floats, alive until the stream is synchronized.
+        unsafe { st.launch(&f, LaunchConfig::for_elements(n as u32, 256), p) }.unwrap();
+        st.synchronize().unwrap();
+        assert_pipeline(&y.to_vec().unwrap(), &input, iters);
+    }
+}
+
+/// A function typed by a parameter struct of the wrong size, or a name the image lacks,
+/// is refused before any launch.
+pub fn a_parameter_size_mismatch_is_refused(gpu: &Gpu) {
+    let k = gpu.kernels();
+    assert!(matches!(k.function::<[u64; 3]>("resident_pipeline"), Err(Error::Config(_))));
+    assert!(matches!(k.function::<u32>("resident_spin_write"), Err(Error::Config(_))));
+    assert!(k.function::<PipelineParams>("no_such_kernel").is_err());
+    assert!(k.function::<resident::OneTaskParams>("resident_one_task").is_ok());
+}
+
+/// A cooperative launch of blocks with 64 KiB of shared memory each (above the 48 KiB a
+/// GPU block gets without opting in), one per SM: the occupancy query counts them, the
+/// launch runs them, and the kernel computes what the host does.
+pub fn cooperative_launches_with_large_shared_memory(gpu: &Gpu) {
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let smem = 64 * 1024;
+    assert!(f.blocks_per_sm(64, smem).unwrap() >= 1, "a block of 64 KiB of shared memory does not fit an SM");
+    let n = 50_000;
+    let input = random(n);
+    let x = gpu.alloc_from(&input).unwrap();
+    let st = gpu.stream().unwrap();
+    let p = PipelineParams { input: x.device_ptr(), output: x.device_ptr(), len: n as u64, iters: 3, _pad: 0 };
+    // SAFETY: x holds n floats, alive until the stream is synchronized.
+    unsafe { st.launch(&f, LaunchConfig::new(gpu.sm_count(), 64).shared_bytes(smem).cooperative(), p) }.unwrap();
+    st.synchronize().unwrap();
+    assert_pipeline(&x.to_vec().unwrap(), &input, 3);
+}
+
+/// Launches captured once into a graph, replayed twice: the graph runs them each time
+/// (in place, so the second run sees the first's result).
+pub fn captured_launches_replay(gpu: &Gpu) {
+    let n = 10_000;
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let st = gpu.stream().unwrap();
+    let input = random(n);
+    let x = gpu.alloc_from(&input).unwrap();
+    let p = PipelineParams { input: x.device_ptr(), output: x.device_ptr(), len: n as u64, iters: 5, _pad: 0 };
+    let graph = st
+        .capture(|s| {
+            // SAFETY: x holds n floats and outlives every replay (synchronized below).
+            unsafe { s.launch(&f, LaunchConfig::for_elements(n as u32, 128), p) }?;
+            unsafe { s.launch(&f, LaunchConfig::new(3, 64), p) }
+        })
+        .unwrap();
+    st.synchronize().unwrap();
+    assert_eq!(x.to_vec().unwrap(), input, "a capture ran its launches");
+    let mut want = input.clone();
+    for _ in 0..2 {
+        graph.launch(&st).unwrap();
+        st.synchronize().unwrap();
+        want = want.iter().map(|&v| element(element(v, 5), 5)).collect();
+        assert_pipeline(&x.to_vec().unwrap(), &want, 0);
+    }
+}
+
+/// Capturing what a graph cannot replay safely is refused with a typed error: a host
+/// callback (its `FnOnce` would run at every replay) and pinned copies (the memory is
+/// lent only for the scope; a graph may outlive it).
+pub fn capture_refuses_callbacks_and_pinned_copies(gpu: &Gpu) {
+    let dev = gpu.alloc_zeroed::<f32>(16).unwrap();
+    let mut host = gpu.pinned::<f32>(16).unwrap();
+    let st = gpu.stream().unwrap();
+    assert!(matches!(st.capture(|s| s.on_host(|| ())), Err(Error::Config(_))));
+    let up = gpu.scope(|s| {
+        let st = s.stream()?;
+        st.capture(|_| st.copy_h2d(&host, &dev)).map(|_| ())
+    });
+    assert!(matches!(up, Err(Error::Config(_))), "{up:?}");
+    let down = gpu.scope(|s| {
+        let st = s.stream()?;
+        st.capture(|_| st.copy_d2h(&dev, &mut host)).map(|_| ())
+    });
+    assert!(matches!(down, Err(Error::Config(_))), "{down:?}");
+    // The stream captures no more after a refused capture: its work runs.
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    st.spin_write(flag.view(), 5, Duration::ZERO).unwrap();
+    st.synchronize().unwrap();
+    assert_eq!(flag.to_vec().unwrap(), vec![5]);
+}
+
+/// A stream waits for a ticket's tasks (a spin, then axpys) before it copies their
+/// output: the copy sees every task's write, and the stream's events span the spin.
+/// `gpu` must be on the runtime's device (on a GPU, made before the runtime).
+pub fn a_stream_follows_a_tickets_tasks(gpu: &Gpu, rt: &Runtime) {
+    let n = 64 * 1024;
+    let s = gpu.stream().unwrap();
+    let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
+    let (xs, ys) = (random(n), random(n));
+    let x = rt.buffer_from(&xs).unwrap();
+    let y = rt.buffer_from(&ys).unwrap();
+    let copy = gpu.alloc_zeroed::<f32>(n).unwrap();
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    // Reached before the tasks start (a CPU stream's thread may start late).
+    s.record(&start).unwrap();
+    start.synchronize().unwrap();
+    // A spin of SPIN first, then axpy tasks: the stream must wait for all of them.
+    let mut tasks = vec![Task::spin(SPIN.as_nanos() as u64)];
+    tasks.extend((0..64).map(|i| Task::axpy(2.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))));
+    let ticket = rt.submit(&tasks).unwrap();
+    let done = ticket.record_event(&s).unwrap();
+    // The runtime's y, copied by the stream (a 0-iteration pipeline) after the wait.
+    let p = PipelineParams { input: y.raw_address(), output: copy.device_ptr(), len: n as u64, iters: 0, _pad: 0 };
+    // SAFETY: y (n floats) and copy outlive the stream's work (synchronized below).
+    unsafe { s.launch(&f, LaunchConfig::for_elements(n as u32, 256), p) }.unwrap();
+    s.record(&end).unwrap();
+    done.synchronize().unwrap();
+    // The event completed only after every task did: the ticket is done without waiting.
+    assert!(matches!(ticket.try_wait(), Some(Ok(()))), "the event completed before the tasks");
+    s.synchronize().unwrap();
+    let want: Vec<f32> = xs.iter().zip(&ys).map(|(&x, &y)| 2.0 * x + y).collect();
+    assert_eq!(copy.to_vec().unwrap(), want, "the stream's copy ran before the tasks' writes");
+    assert_eq!(y.read().unwrap(), want);
+    assert!(end.elapsed_since(&start).unwrap() >= SPIN, "the stream did not wait for the spin task");
+    // A finished ticket needs no wait.
+    s.wait_ticket(&ticket).unwrap();
+    s.synchronize().unwrap();
+}
+
+/// `resident_one_task` launched with `Runtime::one_task_params` computes what `submit`
+/// computes, and writes the completion record `submit`'s workers would.
+pub fn one_task_launches_match_submit(rt: &Runtime) {
+    let n = 4096;
+    let gpu = rt.gpu().unwrap();
+    let f = rt.module().unwrap().function::<resident::OneTaskParams>("resident_one_task").unwrap();
+    let (xs, ys) = (random(n), random(n));
+    let x = rt.buffer_from(&xs).unwrap();
+    let (y_launch, y_submit) = (rt.buffer_from(&ys).unwrap(), rt.buffer_from(&ys).unwrap());
+    let records = gpu.alloc_zeroed::<Completion>(2).unwrap();
+    let s = gpu.stream().unwrap();
+    for (i, (lo, hi)) in [(0, n / 2), (n / 2, n)].into_iter().enumerate() {
+        let t = Task::axpy(-1.5, x.slice(lo..hi), y_launch.slice(lo..hi));
+        let p = rt.one_task_params(&t, 7 + i as u32, records.device_ptr() + (i * size_of::<Completion>()) as u64).unwrap();
+        // SAFETY: the task was checked against the runtime's live buffers, which outlive
+        // the launch (synchronized below); the record is one of `records`.
+        unsafe { s.launch(&f, LaunchConfig::new(1, 32), p) }.unwrap();
+    }
+    s.synchronize().unwrap();
+    let tasks: Vec<Task> =
+        [(0, n / 2), (n / 2, n)].iter().map(|&(lo, hi)| Task::axpy(-1.5, x.slice(lo..hi), y_submit.slice(lo..hi))).collect();
+    rt.submit(&tasks).unwrap().wait().unwrap();
+    assert_eq!(y_launch.read().unwrap(), y_submit.read().unwrap());
+    for (i, c) in records.to_vec().unwrap().iter().enumerate() {
+        assert_eq!(c.status, 0, "record {i}: {c:?}");
+        assert_eq!(c.stamp, 7 + i as u32 + 1, "record {i} is not the one of sequence number {}", 7 + i);
+    }
+    // A task submit would refuse is refused here too.
+    let bad = Task::axpy(1.0, x.slice(0..8), y_launch.slice(0..16));
+    assert!(matches!(rt.one_task_params(&bad, 0, records.device_ptr()), Err(Error::InvalidTask { .. })));
+}
