@@ -27,6 +27,7 @@ fn same_len(expected: usize, got: usize) -> Result<()> {
 /// Both ranges must be valid and not overlap, and nothing else may write them (or read
 /// the destination) meanwhile: what the tracker's waits and the scope's borrows ensure.
 unsafe fn memcpy(src: u64, dst: u64, bytes: usize) -> Result<()> {
+    // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
     Ok(())
 }
@@ -46,9 +47,11 @@ impl Stream {
         self.gpu.bind()?;
         let (from, to, bytes) = (src.ptr(), dst.ptr(), dst.bytes());
         match &self.raw {
-            RawStream::Cuda(st) => {
-                ordered(self.on(), &[s, d], || check(unsafe { sys::cuMemcpyDtoDAsync_v2(to, from, bytes, st.raw()) }, "cuMemcpyDtoDAsync"))
-            }
+            RawStream::Cuda(st) => ordered(self.on(), &[s, d], || {
+                // SAFETY: both ranges lie in live device buffers of this context (bound
+                // above), borrowed while the copy is enqueued and freed only after it.
+                check(unsafe { sys::cuMemcpyDtoDAsync_v2(to, from, bytes, st.raw()) }, "cuMemcpyDtoDAsync")
+            }),
             // SAFETY: both ranges lie in allocations the operation holds; they do not
             // overlap (checked above); the tracker orders other streams' accesses.
             RawStream::Cpu(q) => self.cpu_tracked(q, &[s, d], Arc::new(move || unsafe { memcpy(from, to, bytes) })),
@@ -68,6 +71,8 @@ impl<'scope> ScopedStream<'scope> {
             RawStream::Cuda(st) => {
                 st.refuse_capture("copy_h2d")?;
                 ordered(self.on(), &[dst.use_(true)], || {
+                    // SAFETY: the pinned source is borrowed until the scope has
+                    // synchronized this stream; the destination is a live device range.
                     check(unsafe { sys::cuMemcpyHtoDAsync_v2(to, from as *const _, bytes, st.raw()) }, "cuMemcpyHtoDAsync")
                 })
             }
@@ -89,6 +94,8 @@ impl<'scope> ScopedStream<'scope> {
             RawStream::Cuda(st) => {
                 st.refuse_capture("copy_d2h")?;
                 ordered(self.on(), &[src.use_(false)], || {
+                    // SAFETY: the pinned destination is mutably borrowed until the scope
+                    // has synchronized this stream; the source is a live device range.
                     check(unsafe { sys::cuMemcpyDtoHAsync_v2(to as *mut _, from, bytes, st.raw()) }, "cuMemcpyDtoHAsync")
                 })
             }
