@@ -205,11 +205,14 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
     Ok((ok, times))
 }
 
-/// The example's image with three blocks per SM (its register cap lets three fit): the conv
-/// tiles are compute-bound and gain from the extra warps (1.14 against 1.39 ms on the
-/// H100, docs/benchmarks.md).
+/// The conv + BN image (the conv tile and normalize alone) with three blocks per SM;
+/// `RESIDENT_CONV_BN_IMAGE=fused_ops` runs the fused pass on the image of every example
+/// task instead (its kernel spills ten times more: the comparison in docs/benchmarks.md).
 fn config(backend: BackendKind) -> RuntimeConfig {
-    RuntimeConfig { max_blocks_per_sm: 3, ..fused_ops::config(backend) }
+    match std::env::var("RESIDENT_CONV_BN_IMAGE").as_deref() {
+        Ok("fused_ops") => RuntimeConfig { max_blocks_per_sm: 3, ..fused_ops::config(backend) },
+        _ => fused_ops::conv_bn_config(backend),
+    }
 }
 
 /// Shapes of the sweep, from a few tiles to the example's size: (n, c_in, c_out, h, w).
@@ -270,9 +273,11 @@ mod tests {
     /// The example's CPU variant, in CI (`cargo test` runs example tests: `test = true`).
     #[test]
     fn cpu_small() {
-        let rt =
-            resident::Runtime::with_config(resident::RuntimeConfig { cpu_workers: 4, ..fused_ops::config(resident::BackendKind::Cpu) })
-                .unwrap();
+        let rt = resident::Runtime::with_config(resident::RuntimeConfig {
+            cpu_workers: 4,
+            ..fused_ops::conv_bn_config(resident::BackendKind::Cpu)
+        })
+        .unwrap();
         assert!(super::run(&rt, &super::cpu_size(3)).unwrap().0);
     }
 }

@@ -1,8 +1,9 @@
 //! The unfused baselines of [`super::conv_bn`]: the three stages (conv, statistics,
 //! normalize) as three ordinary kernel launches from the same device functions
 //! (`fused_ops_device::stages`), and those three launches captured once into a CUDA
-//! Graph and replayed. They run on the runtime's module (`Runtime::module`) and
-//! buffers, on a stream of their own, launched with the typed launch API; stop the
+//! Graph and replayed. Their kernels are the `conv_bn` image's ([`crate::conv_bn_image`]),
+//! loaded on the runtime's device (`Runtime::gpu`); they run on the runtime's buffers, on
+//! a stream of their own, launched with the typed launch API; stop the
 //! persistent kernel first (`Runtime::close`), so that nothing resident shares the SMs
 //! with them.
 
@@ -25,10 +26,11 @@ pub struct ConvBnStages<'a> {
 }
 
 impl<'a> ConvBnStages<'a> {
-    /// The stages of `cb`'s problem on `rt`'s device. `Error::NoDevice` on the CPU
-    /// backend.
+    /// The stages of `cb`'s problem on `rt`'s device (the GPU, or on a CPU runtime the
+    /// CPU device, where the kernels run compiled for the host).
     pub fn new(rt: &Runtime, cb: &'a ConvBn) -> Result<Self> {
-        let (module, gpu) = (rt.module()?, rt.gpu()?);
+        let gpu = rt.gpu()?;
+        let module = gpu.load(&crate::conv_bn_image())?;
         let g = cb.geom;
         let params = ConvBnStageParams {
             x: cb.x.raw_address(),

@@ -27,6 +27,20 @@ fn nn_tasks_validated() {
     common::nn_tasks_validated(&cpu_nn());
 }
 
+fn cpu_conv_bn() -> Runtime {
+    Runtime::with_config(RuntimeConfig { cpu_workers: 4, ..fused_ops::conv_bn_config(BackendKind::Cpu) }).unwrap()
+}
+
+#[test]
+fn conv_bn_image_matches_reference() {
+    common::conv_bn_fused_matches_reference(&cpu_conv_bn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 500);
+}
+
+#[test]
+fn conv_bn_image_validated() {
+    common::conv_bn_image_validated(&cpu_conv_bn());
+}
+
 #[test]
 fn standard_refuses_nn_tasks() {
     common::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig { cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap());
@@ -45,4 +59,10 @@ fn rnn_matches_reference() {
 #[test]
 fn rnn_rejects_bad_input() {
     common::rnn_rejects_bad_input(BackendKind::Cpu);
+}
+
+// The unfused stage kernels on the CPU device: three launches, then the graph replayed.
+#[test]
+fn conv_bn_stages_match_reference() {
+    common::conv_bn_stages_match_reference(&cpu_conv_bn(), ConvGeom::checked(2, 5, 16, 13, 11).unwrap(), 500);
 }

@@ -7,14 +7,17 @@ mod gpu_turns;
 mod common;
 
 use fused_ops::ConvGeom;
-use fused_ops::conv_bn::ConvBn;
-use fused_ops::conv_bn_stages::ConvBnStages;
-use fused_ops::reference;
 use fused_ops::rnn::RnnShape;
 use resident::{BackendKind, Runtime, RuntimeConfig};
 
 fn gpu_nn() -> Runtime {
     let rt = Runtime::with_config(fused_ops::config(BackendKind::Cuda)).expect("a CUDA GPU");
+    eprintln!("{}", rt.backend());
+    rt
+}
+
+fn gpu_conv_bn() -> Runtime {
+    let rt = Runtime::with_config(fused_ops::conv_bn_config(BackendKind::Cuda)).expect("a CUDA GPU");
     eprintln!("{}", rt.backend());
     rt
 }
@@ -27,6 +30,14 @@ gpu_test!(
     conv_bn_fused_full_size,
     common::conv_bn_fused_matches_reference(&gpu_nn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000)
 );
+// The same tasks on the image of the conv tile and normalize alone.
+gpu_test!(conv_bn_image_small_odd_shape, {
+    common::conv_bn_fused_matches_reference(&gpu_conv_bn(), ConvGeom::checked(3, 5, 16, 13, 11).unwrap(), 16, 2_000)
+});
+gpu_test!(conv_bn_image_full_size, {
+    common::conv_bn_fused_matches_reference(&gpu_conv_bn(), ConvGeom::checked(32, 64, 64, 56, 56).unwrap(), 3, 4_000)
+});
+gpu_test!(conv_bn_image_validated, common::conv_bn_image_validated(&gpu_conv_bn()));
 gpu_test!(nn_tasks_validated, common::nn_tasks_validated(&gpu_nn()));
 // One persistent kernel at a time: two resident kernels leave no SM for a buffer's memset.
 gpu_test!(standard_refuses_nn_tasks, common::standard_refuses_nn_tasks(&Runtime::with_config(RuntimeConfig::cuda()).unwrap()));
@@ -44,25 +55,7 @@ gpu_test!(rnn_rejects_bad_input, common::rnn_rejects_bad_input(BackendKind::Cuda
 
 // The unfused baselines compute the same thing as the fused pass (the benchmark
 // compares like with like): three launches, then the graph replayed twice.
-gpu_test!(conv_bn_stages_match_reference, {
-    let g = ConvGeom::checked(4, 16, 32, 28, 28).unwrap();
-    let rt = gpu_nn();
-    let inp = common::random_conv_bn(g);
-    let cb = ConvBn::new(&rt, &inp, 1e-5).unwrap();
-    rt.close().unwrap();
-    let stages = ConvBnStages::new(&rt, &cb).unwrap();
-    let graph = stages.capture().unwrap();
-    for run in 0..3 {
-        cb.poison().unwrap();
-        if run == 0 {
-            stages.run().unwrap()
-        } else {
-            graph.replay().unwrap()
-        }
-        let (mean, var) = cb.batch_stats().unwrap();
-        let (channels, s) = common::pick(g, 4, 2_000);
-        let r = reference::check_conv_bn(&inp, 1e-5, &cb.y.read().unwrap(), &cb.out.read().unwrap(), &mean, &var, &channels, &s);
-        eprintln!("stages run {run}: {r:?}");
-        assert!(r.ok(), "{r:?}");
-    }
-});
+gpu_test!(
+    conv_bn_stages_match_reference,
+    common::conv_bn_stages_match_reference(&gpu_conv_bn(), ConvGeom::checked(4, 16, 32, 28, 28).unwrap(), 2_000)
+);

@@ -33,3 +33,9 @@ resident_device::task_set! {
     /// the record pipeline's three stages (ids `0x100..=0x104`, [`layout::ids`]).
     pub struct FusedOps: Builtins { ConvTile, BnNormalize, RecordParse, RecordTransform, RecordReduce }
 }
+
+resident_device::task_set! {
+    /// The conv tile and batch-norm normalize alone: the set of the image `conv_bn`, whose
+    /// persistent kernel carries no other task's code.
+    pub struct ConvBn { ConvTile, BnNormalize }
+}

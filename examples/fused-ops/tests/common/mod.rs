@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use fused_ops::conv_bn::{ConvBn, ConvBnInputs};
+use fused_ops::conv_bn_stages::ConvBnStages;
 use fused_ops::records::{RecordPipeline, encode};
 use fused_ops::rnn::{Feed, Rnn, RnnShape, RnnWeights};
 use fused_ops::{ConvGeom, reference};
@@ -66,8 +67,52 @@ pub fn conv_tile(g: ConvGeom, x: BufferHandle, w: BufferHandle, y: BufferHandle,
     ConvTile { x, w, y, partials, geom: PackedGeom::of(&g), tile }.task()
 }
 
+/// The unfused baselines compute the same thing as the fused pass (the benchmark
+/// compares like with like): three launches, then the graph replayed twice, each
+/// checked against the f64 reference at `samples` points of 4 channels.
+pub fn conv_bn_stages_match_reference(rt: &Runtime, g: ConvGeom, samples: usize) {
+    let inp = random_conv_bn(g);
+    let cb = ConvBn::new(rt, &inp, 1e-5).unwrap();
+    rt.close().unwrap();
+    let stages = ConvBnStages::new(rt, &cb).unwrap();
+    let graph = stages.capture().unwrap();
+    for run in 0..3 {
+        cb.poison().unwrap();
+        if run == 0 {
+            stages.run().unwrap()
+        } else {
+            graph.replay().unwrap()
+        }
+        let (mean, var) = cb.batch_stats().unwrap();
+        let (channels, s) = pick(g, 4, samples);
+        let r = reference::check_conv_bn(&inp, 1e-5, &cb.y.read().unwrap(), &cb.out.read().unwrap(), &mean, &var, &channels, &s);
+        eprintln!("stages run {run}: {r:?}");
+        assert!(r.ok(), "{r:?}");
+    }
+}
+
 /// Bad example tasks are refused on the host, typed.
 pub fn nn_tasks_validated(rt: &Runtime) {
+    conv_bn_tasks_validated(rt);
+    let pipe = RecordPipeline::new(rt, 16, 4).unwrap();
+    let mut t = pipe.parse_tasks(0, 16, 16);
+    t[0].args[5] = 17; // past the buffers
+    assert!(matches!(rt.submit(&t), Err(Error::InvalidTask { reason: Rejection::OutOfRange { .. }, .. })));
+}
+
+/// On a runtime of the `conv_bn` image: bad conv and normalize tasks are refused
+/// typed, and so is every task outside its set (record stages, the built-in noop), while
+/// good conv tiles run.
+pub fn conv_bn_image_validated(rt: &Runtime) {
+    conv_bn_tasks_validated(rt);
+    let pipe = RecordPipeline::new(rt, 16, 4).unwrap();
+    let t = pipe.parse_tasks(0, 16, 16);
+    assert!(matches!(rt.submit(&t), Err(Error::InvalidTask { index: 0, reason: Rejection::UnknownTask(_) })));
+    assert!(matches!(rt.submit(&[Task::noop(1)]), Err(Error::InvalidTask { index: 0, reason: Rejection::UnknownTask(_) })));
+}
+
+/// Bad conv tiles and normalize tasks are refused on the host, typed.
+fn conv_bn_tasks_validated(rt: &Runtime) {
     let g = ConvGeom::checked(1, 2, 8, 4, 4).unwrap();
     let inp = random_conv_bn(g);
     let cb = ConvBn::new(rt, &inp, 1e-5).unwrap();
@@ -102,10 +147,6 @@ pub fn nn_tasks_validated(rt: &Runtime) {
     }
     .task();
     assert!(matches!(rt.submit(&[norm]), Err(Error::InvalidTask { reason: Rejection::BadArgs(_), .. })));
-    let pipe = RecordPipeline::new(rt, 16, 4).unwrap();
-    let mut t = pipe.parse_tasks(0, 16, 16);
-    t[0].args[5] = 17; // past the buffers
-    assert!(matches!(rt.submit(&t), Err(Error::InvalidTask { reason: Rejection::OutOfRange { .. }, .. })));
 }
 
 /// A runtime of the built-in image refuses the example's tasks, typed (its set does not hold them).
