@@ -207,11 +207,16 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
 
 /// The conv + BN image (the conv tile and normalize alone) with three blocks per SM;
 /// `RESIDENT_CONV_BN_IMAGE=fused_ops` runs the fused pass on the image of every example
-/// task instead (its kernel spills ten times more: the comparison in docs/benchmarks.md).
+/// task instead (its kernel spills ten times more: the comparison in docs/benchmarks.md),
+/// and `RESIDENT_BLOCKS_PER_SM=n` asks for `n` blocks per SM.
 fn config(backend: BackendKind) -> RuntimeConfig {
-    match std::env::var("RESIDENT_CONV_BN_IMAGE").as_deref() {
+    let config = match std::env::var("RESIDENT_CONV_BN_IMAGE").as_deref() {
         Ok("fused_ops") => RuntimeConfig { max_blocks_per_sm: 3, ..fused_ops::config(backend) },
         _ => fused_ops::conv_bn_config(backend),
+    };
+    match std::env::var("RESIDENT_BLOCKS_PER_SM").ok().and_then(|v| v.parse().ok()) {
+        Some(blocks) => RuntimeConfig { max_blocks_per_sm: blocks, ..config },
+        None => config,
     }
 }
 
