@@ -8,6 +8,7 @@ mod common;
 
 use bytemuck::{Pod, Zeroable};
 use common::streams as scenario;
+use common::timeout::within;
 use resident::stream::{Gpu, LaunchConfig};
 use resident::{Completion, Error, KernelImage, OneTaskParams, Runtime, RuntimeConfig, Task};
 use resident_device::kernels::pipeline::{PipelineParams, element};
@@ -27,6 +28,7 @@ macro_rules! cpu_scenarios {
 cpu_scenarios!(
     a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait,
     the_tracker_orders_conflicting_uses_across_streams,
+    the_tracker_orders_writes_after_writes_across_streams,
     wait_event_orders_one_stream_after_another,
     wait_stream_orders_one_stream_after_another,
     callbacks_run_in_stream_order,
@@ -41,7 +43,25 @@ cpu_scenarios!(
     captured_launches_replay,
     cooperative_launches_with_large_shared_memory,
     capture_refuses_callbacks_and_pinned_copies,
+    a_capture_that_panics_ends,
 );
+
+// Threads that capture a stream and threads that use it, under a deadline (a
+// regression here hangs).
+
+#[test]
+fn a_scope_waits_for_another_threads_capture_of_its_stream() {
+    let gpu = Gpu::cpu();
+    within(Duration::from_secs(60), "a scope's end during another thread's capture", move || {
+        scenario::a_scope_waits_for_another_threads_capture_of_its_stream(&gpu)
+    });
+}
+
+#[test]
+fn callbacks_from_other_threads_are_never_captured() {
+    let gpu = Gpu::cpu();
+    within(Duration::from_secs(120), "callbacks against captures", move || scenario::callbacks_from_other_threads_are_never_captured(&gpu));
+}
 
 #[test]
 fn chunked_scoped_pipeline_matches_the_host() {
@@ -138,9 +158,32 @@ impl resident_device::DeviceKernel for Shape {
     }
 }
 
+/// A panic payload whose `Drop` panics with the next one, `n` levels deep (a user type
+/// in `panic_any`: nothing stops its `Drop` from panicking).
+struct Bomb(u32);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            std::panic::panic_any(Bomb(self.0 - 1));
+        }
+    }
+}
+
+/// A kernel that panics with a `Bomb` of the given depth.
+struct BombKernel;
+
+impl resident_device::DeviceKernel for BombKernel {
+    type Params = u32;
+    unsafe fn run(depth: &u32) {
+        std::panic::panic_any(Bomb(*depth));
+    }
+}
+
 const TEST_KERNELS: &[resident::__CpuKernelRow] = &[
     ("grid_barrier", resident::__cpu_kernel::<GridBarrier> as resident::__CpuKernelFn, resident::__cpu_kernel_param_bytes::<GridBarrier>()),
     ("shape", resident::__cpu_kernel::<Shape> as resident::__CpuKernelFn, resident::__cpu_kernel_param_bytes::<Shape>()),
+    ("bomb", resident::__cpu_kernel::<BombKernel> as resident::__CpuKernelFn, resident::__cpu_kernel_param_bytes::<BombKernel>()),
 ];
 
 /// A kernel image with the test's kernels compiled for the host and no PTX (as
@@ -257,7 +300,9 @@ fn a_failing_operation_fails_the_stream() {
 }
 
 /// Copies, kernels, event records and waits captured on the CPU device replay with
-/// the buffers' cross-stream order tracked anew at each replay.
+/// the buffers' cross-stream order tracked anew at each replay: `b` reads what a replay
+/// writes with no wait of its own, and the replay writes only after a spin, so a read
+/// not ordered after the replay's write would see the previous round's values.
 #[test]
 fn captured_copies_and_events_replay() {
     let gpu = Gpu::cpu();
@@ -269,11 +314,11 @@ fn captured_copies_and_events_replay() {
     let (ev, flag) = (gpu.event().unwrap(), gpu.alloc_zeroed::<u32>(1).unwrap());
     let graph = a
         .capture(|s| {
+            s.spin_write(flag.view(), 7, scenario::SPIN)?; // the writes below come late
             s.pipeline(x.view(), x.view(), 2)?; // x = f(x)
             s.copy_d2d(&x, &y)?; // y = x
             s.record(&ev)?;
-            s.wait_stream(&b)?;
-            s.spin_write(flag.view(), 7, Duration::from_millis(1))
+            s.wait_stream(&b)
         })
         .unwrap();
     a.synchronize().unwrap();
@@ -281,16 +326,17 @@ fn captured_copies_and_events_replay() {
     assert!(ev.is_complete().unwrap(), "the capture recorded the event");
     let mut want = input.clone();
     for round in 1..=2 {
+        flag.copy_from_slice(&[0]).unwrap();
         graph.launch(&a).unwrap();
-        // b waits for the replay's record, then copies y (the tracker would order it
-        // anyway: a read of y after the replay's write).
-        b.wait_event(&ev).unwrap();
+        // No wait of b's own: the replay went through the tracker, which orders b's read
+        // of y after the replay's write of it.
         b.copy_d2d(&y, &z).unwrap();
         b.synchronize().unwrap();
         want = want.iter().map(|&v| element(v, 2)).collect();
-        assert_eq!(z.to_vec().unwrap(), want, "round {round}");
+        assert_eq!(z.to_vec().unwrap(), want, "round {round}: b read y before the replay wrote it");
         a.synchronize().unwrap();
         assert_eq!(flag.to_vec().unwrap(), vec![7]);
+        assert!(ev.is_complete().unwrap());
     }
     // Replayed on another stream of the device, with a buffer it holds after the user
     // dropped theirs.
@@ -367,31 +413,213 @@ fn blocking_calls_are_refused_in_callbacks() {
 /// resolve to records enqueued before them, so no cycle can form).
 #[test]
 fn cross_stream_waits_never_deadlock() {
-    let gpu = Gpu::cpu();
-    let streams: Vec<_> = (0..6).map(|_| gpu.stream().unwrap()).collect();
-    let events: Vec<_> = (0..6).map(|_| gpu.event().unwrap()).collect();
-    let counter = Arc::new(AtomicU32::new(0));
-    let mut rng = 12345u64;
-    for _ in 0..2000 {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let (i, j) = ((rng >> 33) as usize % 6, (rng >> 45) as usize % 6);
-        match (rng >> 20) % 3 {
-            0 => streams[i].record(&events[j]).unwrap(),
-            1 => streams[i].wait_event(&events[j]).unwrap(),
-            _ => {
-                let c = counter.clone();
-                streams[i]
-                    .on_host(move || {
-                        c.fetch_add(1, Ordering::Relaxed);
-                    })
-                    .unwrap();
+    let ran = within(Duration::from_secs(30), "6 streams waiting on each other's events", || {
+        let gpu = Gpu::cpu();
+        let streams: Vec<_> = (0..6).map(|_| gpu.stream().unwrap()).collect();
+        let events: Vec<_> = (0..6).map(|_| gpu.event().unwrap()).collect();
+        let counter = Arc::new(AtomicU32::new(0));
+        let mut rng = 12345u64;
+        for _ in 0..2000 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (i, j) = ((rng >> 33) as usize % 6, (rng >> 45) as usize % 6);
+            match (rng >> 20) % 3 {
+                0 => streams[i].record(&events[j]).unwrap(),
+                1 => streams[i].wait_event(&events[j]).unwrap(),
+                _ => {
+                    let c = counter.clone();
+                    streams[i]
+                        .on_host(move || {
+                            c.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                }
             }
         }
-    }
-    for s in &streams {
+        for s in &streams {
+            s.synchronize().unwrap();
+        }
+        counter.load(Ordering::Relaxed)
+    });
+    assert!(ran > 0);
+}
+
+/// Bound for the tests below, which hung before (a CPU stream's thread died).
+const HANG: Duration = Duration::from_secs(10);
+
+/// A host callback that panics with a payload whose `Drop` panics (twice over): the
+/// panic is caught and contained (the payload is dropped inside a catch, and the next
+/// one leaked), it does not fail the stream (a callback's panic never does), and
+/// everything after it runs: the stream's later work, another stream waiting on it, a
+/// scope's end, the stream's drop.
+#[test]
+fn a_callback_panic_whose_payload_panics_on_drop_is_contained() {
+    let (synced, later_ran, other, scoped) = within(HANG, "a stream after a callback's Bomb(2)", || {
+        let gpu = Gpu::cpu();
+        let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+        s.on_host(|| std::panic::panic_any(Bomb(2))).unwrap();
+        let later = Arc::new(AtomicBool::new(false));
+        let l = later.clone();
+        s.on_host(move || l.store(true, Ordering::SeqCst)).unwrap();
+        let ev = gpu.event().unwrap();
+        s.record(&ev).unwrap();
+        other.wait_event(&ev).unwrap();
+        let other = other.synchronize();
+        let synced = s.synchronize();
+        drop(s);
+        let scoped = gpu.scope(|sc| sc.stream()?.on_host(|| std::panic::panic_any(Bomb(2))));
+        (synced, later.load(Ordering::SeqCst), other, scoped)
+    });
+    assert_eq!(synced, Ok(()), "a callback's panic failed its stream");
+    assert!(later_ran, "work after the callback did not run");
+    assert_eq!(other, Ok(()));
+    assert_eq!(scoped, Ok(()));
+}
+
+/// A kernel that panics with a payload whose `Drop` panics fails its stream with a
+/// typed `DeviceFault` (as any panicking kernel), and nothing hangs: later work is
+/// skipped, records complete, another stream waiting on one goes on, the stream drops.
+#[test]
+fn a_kernel_panic_whose_payload_panics_on_drop_fails_the_stream() {
+    let (synced, later_ran, other, scoped) = within(HANG, "a stream after a kernel's Bomb(2)", || {
+        let gpu = Gpu::cpu();
+        let f = gpu.load(&test_image()).unwrap().function::<u32>("bomb").unwrap();
+        let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+        // SAFETY: the kernel touches no memory.
+        unsafe { s.launch(&f, LaunchConfig::new(1, 1), 2) }.unwrap();
+        let later = Arc::new(AtomicBool::new(false));
+        let l = later.clone();
+        s.on_host(move || l.store(true, Ordering::SeqCst)).unwrap();
+        let ev = gpu.event().unwrap();
+        s.record(&ev).unwrap();
+        other.wait_event(&ev).unwrap();
+        let other = other.synchronize();
+        let synced = s.synchronize();
+        drop(s);
+        let scoped = gpu.scope(|sc| {
+            let st = sc.stream()?;
+            // SAFETY: as above.
+            unsafe { st.launch(&f, LaunchConfig::new(1, 1), 2) }
+        });
+        (synced, later.load(Ordering::SeqCst), other, scoped)
+    });
+    assert!(matches!(synced, Err(Error::DeviceFault(_))), "{synced:?}");
+    assert!(!later_ran, "work after the fault ran");
+    assert_eq!(other, Ok(()));
+    assert!(matches!(scoped, Err(Error::DeviceFault(_))), "{scoped:?}");
+}
+
+/// On a failed stream later closures are skipped, and dropped unrun: a captured value
+/// whose `Drop` panics (twice over) is contained. The stream reports its failure, a
+/// typed `DeviceFault`, and nothing hangs (synchronize, another stream's wait, a scope,
+/// the stream's drop, a `to_vec` through the device's internal stream).
+#[test]
+fn a_skipped_closure_whose_capture_panics_on_drop_is_contained() {
+    let (synced, later_ran, other, scoped, read) = within(HANG, "a failed stream skipping a Bomb(2)", || {
+        let gpu = Gpu::cpu();
+        let f = gpu.load(&test_image()).unwrap().function::<u32>("bomb").unwrap();
+        let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+        let x = gpu.alloc_zeroed::<u32>(4).unwrap();
+        // SAFETY: the kernel touches no memory; it panics with a payload that drops quietly.
+        unsafe { s.launch(&f, LaunchConfig::new(1, 1), 0) }.unwrap();
+        let bomb = Bomb(2);
+        s.on_host(move || {
+            let _keep = &bomb;
+        })
+        .unwrap();
+        let later = Arc::new(AtomicBool::new(false));
+        let l = later.clone();
+        s.on_host(move || l.store(true, Ordering::SeqCst)).unwrap();
+        s.spin_write(x.view(), 1, Duration::ZERO).unwrap();
+        let ev = gpu.event().unwrap();
+        s.record(&ev).unwrap();
+        other.wait_event(&ev).unwrap();
+        let other = other.synchronize();
+        let synced = s.synchronize();
+        let read = x.to_vec();
+        drop(s);
+        let scoped = gpu.scope(|sc| {
+            let st = sc.stream()?;
+            // SAFETY: as above.
+            unsafe { st.launch(&f, LaunchConfig::new(1, 1), 0) }?;
+            let bomb = Bomb(2);
+            st.on_host(move || {
+                let _keep = &bomb;
+            })
+        });
+        (synced, later.load(Ordering::SeqCst), other, scoped, read)
+    });
+    assert!(matches!(synced, Err(Error::DeviceFault(_))), "{synced:?}");
+    assert!(!later_ran, "work after the fault ran");
+    assert_eq!(other, Ok(()));
+    assert!(matches!(scoped, Err(Error::DeviceFault(_))), "{scoped:?}");
+    assert_eq!(read, Ok(vec![0; 4]), "the write after the fault ran");
+}
+
+/// Eight threads submit to one CPU stream at once: device copies and kernels, host
+/// callbacks, event records and waits, and scoped downloads of their results through
+/// the same stream, adopted by a scope on each thread. Each thread's operations run in
+/// its order (one stream), none is lost or run twice, and every result is checked.
+#[test]
+fn many_threads_submit_to_one_stream() {
+    const THREADS: u32 = 8;
+    const ROUNDS: usize = 150;
+    const N: usize = 64;
+    within(Duration::from_secs(60), "8 threads on one CPU stream", || {
+        let gpu = Gpu::cpu();
+        let s = gpu.stream().unwrap();
+        let watcher = gpu.stream().unwrap();
+        let total = Arc::new(AtomicU32::new(0));
+        std::thread::scope(|threads| {
+            for t in 0..THREADS {
+                let (gpu, s, watcher, total) = (&gpu, &s, &watcher, total.clone());
+                threads.spawn(move || {
+                    // `a` is written one element per round; `snaps` keeps a copy of `a`
+                    // after each round's write, taken on the same stream.
+                    let start: Vec<u32> = (0..N as u32).map(|i| t << 24 | i).collect();
+                    let a = gpu.alloc_from(&start).unwrap();
+                    let snaps = gpu.alloc_zeroed::<u32>(N * ROUNDS).unwrap();
+                    let ev = gpu.event().unwrap();
+                    let seen = Arc::new(Mutex::new(Vec::new()));
+                    let followed = Arc::new(Mutex::new(Vec::new()));
+                    for r in 0..ROUNDS {
+                        let value = t << 24 | 1 << 20 | r as u32;
+                        s.spin_write(a.slice(r % N..), value, Duration::ZERO).unwrap();
+                        s.copy_d2d(&a, snaps.slice(r * N..(r + 1) * N)).unwrap();
+                        let (sn, tot) = (seen.clone(), total.clone());
+                        s.on_host(move || {
+                            sn.lock().unwrap().push(r);
+                            tot.fetch_add(1, Ordering::Relaxed);
+                        })
+                        .unwrap();
+                        s.record(&ev).unwrap();
+                        if r % 25 == 0 {
+                            // Another stream follows this thread's record: its callback
+                            // sees this round's callback done.
+                            watcher.wait_event(&ev).unwrap();
+                            let (sn, followed) = (seen.clone(), followed.clone());
+                            watcher.on_host(move || followed.lock().unwrap().push(sn.lock().unwrap().contains(&r))).unwrap();
+                            ev.synchronize().unwrap();
+                            assert_eq!(seen.lock().unwrap().last(), Some(&r), "thread {t}: the record came before the callback");
+                        }
+                    }
+                    let mut host = gpu.pinned::<u32>(N * ROUNDS).unwrap();
+                    gpu.scope(|sc| sc.adopt(s)?.copy_d2h(&snaps, &mut host)).unwrap();
+                    let mut want = start;
+                    for r in 0..ROUNDS {
+                        want[r % N] = t << 24 | 1 << 20 | r as u32;
+                        assert_eq!(host[r * N..(r + 1) * N], want[..], "thread {t}, round {r}");
+                    }
+                    assert_eq!(*seen.lock().unwrap(), (0..ROUNDS).collect::<Vec<_>>(), "thread {t}: callbacks out of order");
+                    watcher.synchronize().unwrap();
+                    let followed = followed.lock().unwrap();
+                    assert!(followed.len() == ROUNDS.div_ceil(25) && followed.iter().all(|&f| f), "thread {t}: {followed:?}");
+                });
+            }
+        });
         s.synchronize().unwrap();
-    }
-    assert!(counter.load(Ordering::Relaxed) > 0);
+        watcher.synchronize().unwrap();
+        assert_eq!(total.load(Ordering::Relaxed), THREADS * ROUNDS as u32);
+    });
 }
 
 /// The pipeline kernel on big inputs split over streams equals the host's map (the

@@ -8,8 +8,10 @@
 mod common;
 
 use common::streams as scenario;
+use common::timeout::within;
 use resident::stream::Gpu;
 use resident::{Runtime, RuntimeConfig};
+use std::time::Duration;
 
 fn gpu() -> Gpu {
     Gpu::first().expect("these tests need a CUDA GPU (and a build with PTX)")
@@ -28,6 +30,7 @@ macro_rules! gpu_scenarios {
 gpu_scenarios!(
     a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait,
     the_tracker_orders_conflicting_uses_across_streams,
+    the_tracker_orders_writes_after_writes_across_streams,
     wait_event_orders_one_stream_after_another,
     wait_stream_orders_one_stream_after_another,
     callbacks_run_in_stream_order,
@@ -42,7 +45,27 @@ gpu_scenarios!(
     captured_launches_replay,
     cooperative_launches_with_large_shared_memory,
     capture_refuses_callbacks_and_pinned_copies,
+    a_capture_that_panics_ends,
 );
+
+// Threads that capture a stream and threads that use it, under a deadline (a
+// regression here hangs).
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_scope_waits_for_another_threads_capture_of_its_stream() {
+    let gpu = gpu();
+    within(Duration::from_secs(60), "a scope's end during another thread's capture", move || {
+        scenario::a_scope_waits_for_another_threads_capture_of_its_stream(&gpu)
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn callbacks_from_other_threads_are_never_captured() {
+    let gpu = gpu();
+    within(Duration::from_secs(120), "callbacks against captures", move || scenario::callbacks_from_other_threads_are_never_captured(&gpu));
+}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

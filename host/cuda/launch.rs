@@ -34,12 +34,15 @@ pub unsafe fn launch(f: CUfunction, stream: CUstream, cfg: &RawLaunch, param: *m
     if cfg.shared_bytes > DEFAULT_SHARED {
         // Opting in is per function and idempotent.
         let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: a loaded function of the current context (the caller's contract).
         check(unsafe { sys::cuFuncSetAttribute(f, attr, cfg.shared_bytes as i32) }, "cuFuncSetAttribute(max dynamic shared memory)")?;
     }
     let mut args = [param];
     let ((gx, gy, gz), (bx, by, bz)) = (cfg.grid, cfg.block);
     if !cfg.cooperative && !cfg.programmatic {
         return check(
+            // SAFETY: the caller's contract (current context, `f` takes one parameter of
+            // this size at `param`); `args` lives across the call, which copies it.
             unsafe { sys::cuLaunchKernel(f, gx, gy, gz, bx, by, bz, cfg.shared_bytes, stream, args.as_mut_ptr(), std::ptr::null_mut()) },
             name,
         );
@@ -69,6 +72,7 @@ pub unsafe fn launch(f: CUfunction, stream: CUstream, cfg: &RawLaunch, param: *m
         attrs: attrs.as_mut_ptr(),
         numAttrs: n as u32,
     };
+    // SAFETY: as above; `config` and the attributes it points to live across the call.
     check(unsafe { sys::cuLaunchKernelEx(&config, f, args.as_mut_ptr(), std::ptr::null_mut()) }, name)
 }
 
@@ -86,7 +90,8 @@ pub unsafe fn launch_1d<P>(
     name: &'static str,
 ) -> Result<()> {
     let cfg = RawLaunch { grid: (grid, 1, 1), block: (block, 1, 1), shared_bytes, ..RawLaunch::default() };
-    // The driver copies the parameter bytes at the call; it never writes them.
+    // SAFETY: the caller's contract (`f` takes one `P`). The driver copies the parameter
+    // bytes at the call; it never writes them.
     unsafe { launch(f, stream, &cfg, params as *const P as *mut c_void, name) }
 }
 
@@ -121,14 +126,42 @@ pub unsafe fn blocks_per_sm(f: CUfunction, threads: u32, shared: u32) -> Result<
         // fused-ops RNN's 80 KiB blocks). Refused: more than a block may have, none fit.
         let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: a loaded function of the current context (the caller's contract).
-        if unsafe { sys::cuFuncSetAttribute(f, attr, shared as i32) } != sys::CUresult::CUDA_SUCCESS {
-            return Ok(0);
+        let r = unsafe { sys::cuFuncSetAttribute(f, attr, shared.min(i32::MAX as u32) as i32) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // Refused because it is more than a block of `f` may have: none fit. Any
+            // other failure is the error it is.
+            // SAFETY: as above.
+            if shared as u64 > unsafe { max_dynamic_shared(f) }? {
+                return Ok(0);
+            }
+            check(r, "cuFuncSetAttribute(max dynamic shared memory)")?;
         }
     }
     let mut n = 0;
     check(
+        // SAFETY: as above; the driver writes one i32.
         unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, threads as i32, shared as usize) },
         "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     )?;
     Ok(n.max(0) as u32)
+}
+
+/// The most dynamic shared memory a block of `f` may opt in to: the device's opt-in
+/// maximum per block, less what `f` declares statically.
+///
+/// # Safety
+/// `f` must be a loaded function of the current context.
+unsafe fn max_dynamic_shared(f: CUfunction) -> Result<u64> {
+    let mut device = 0;
+    // SAFETY: a context is current (the caller's contract); the driver writes its device.
+    check(unsafe { sys::cuCtxGetDevice(&mut device) }, "cuCtxGetDevice")?;
+    let mut optin = 0;
+    let attr = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+    // SAFETY: the current context's device; the driver writes one i32.
+    check(unsafe { sys::cuDeviceGetAttribute(&mut optin, attr, device) }, "cuDeviceGetAttribute(max shared memory per block, opt-in)")?;
+    let mut fixed = 0;
+    let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
+    // SAFETY: a loaded function of the current context; the driver writes one i32.
+    check(unsafe { sys::cuFuncGetAttribute(&mut fixed, attr, f) }, "cuFuncGetAttribute(static shared memory)")?;
+    Ok((optin.max(0) as u64).saturating_sub(fixed.max(0) as u64))
 }

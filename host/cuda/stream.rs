@@ -1,6 +1,7 @@
 //! A non-blocking CUDA stream, destroyed on drop.
 
-use cudarc::driver::sys::{self, CUresult, CUstream};
+use cudarc::driver::sys::{self, CUevent, CUresult, CUstream};
+use std::sync::{Mutex, MutexGuard};
 
 use super::driver::{Context, check};
 use crate::Result;
@@ -11,6 +12,12 @@ use crate::Result;
 pub struct Stream {
     raw: CUstream,
     ctx: Context,
+    /// Taken around every event wait enqueued here ([`Stream::wait_event`]) and around
+    /// an operation that must not be captured, from its capture check to its enqueue
+    /// ([`Stream::enqueue_uncaptured`]). A stream joins another stream's capture when it
+    /// waits for an event recorded there; under this lock no wait can make it join
+    /// between the check and the enqueue.
+    joins: Mutex<()>,
 }
 
 // SAFETY: CUDA streams may be used from any thread.
@@ -32,10 +39,38 @@ impl Stream {
         ctx.bind()?;
         let mut raw = std::ptr::null_mut();
         check(
+            // SAFETY: the context is current (bound above); the driver writes the handle.
             unsafe { sys::cuStreamCreateWithPriority(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, priority) },
             "cuStreamCreateWithPriority",
         )?;
-        Ok(Self { raw, ctx: ctx.clone() })
+        Ok(Self { raw, ctx: ctx.clone(), joins: Mutex::new(()) })
+    }
+
+    fn joins(&self) -> MutexGuard<'_, ()> {
+        // It guards no data: a poisoned lock is as good.
+        self.joins.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Work enqueued here from now on waits for `event`'s latest record
+    /// (`cuStreamWaitEvent`).
+    ///
+    /// # Safety
+    /// `event` must be a live event of this stream's context, which must be current.
+    pub unsafe fn wait_event(&self, event: CUevent) -> Result<()> {
+        let _joins = self.joins();
+        // SAFETY: a live stream; the caller vouches for the event and the context.
+        check(unsafe { sys::cuStreamWaitEvent(self.raw, event, 0) }, "cuStreamWaitEvent")
+    }
+
+    /// Enqueues what `enqueue` enqueues on this stream, unless the stream is capturing a
+    /// graph (then `Err`, and nothing is enqueued): for operations that must run once
+    /// (see [`Stream::refuse_capture`]). No wait enqueued through [`Stream::wait_event`]
+    /// can make the stream join a capture between the check and the enqueue; a capture
+    /// of this stream itself is kept out by the caller (the stream API's capture gate).
+    pub fn enqueue_uncaptured(&self, what: &str, enqueue: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        let _joins = self.joins();
+        self.refuse_capture(what)?;
+        enqueue(self.raw)
     }
 
     /// The context this stream belongs to.
@@ -48,10 +83,12 @@ impl Stream {
     }
 
     pub fn synchronize(&self) -> Result<()> {
+        // SAFETY: a live stream (destroyed only on drop).
         check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
     }
 
     pub fn state(&self) -> StreamState {
+        // SAFETY: a live stream (destroyed only on drop).
         match unsafe { sys::cuStreamQuery(self.raw) } {
             CUresult::CUDA_SUCCESS => StreamState::Idle,
             CUresult::CUDA_ERROR_NOT_READY => StreamState::Busy,
@@ -77,6 +114,8 @@ impl Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         let _ = self.ctx.bind();
+        // SAFETY: owned here, used by nothing after this; work still queued on it
+        // completes first (the driver defers the release).
         unsafe { sys::cuStreamDestroy_v2(self.raw) };
     }
 }
@@ -109,6 +148,7 @@ impl Transfer {
     }
 
     pub fn state(&self) -> StreamState {
+        // SAFETY: a stream of the runtime's context, kept alive by `_own` or `lent`.
         match unsafe { sys::cuStreamQuery(self.raw) } {
             CUresult::CUDA_SUCCESS => StreamState::Idle,
             CUresult::CUDA_ERROR_NOT_READY => StreamState::Busy,

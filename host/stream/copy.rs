@@ -26,6 +26,8 @@ fn same_len(expected: usize, got: usize) -> Result<()> {
 /// # Safety
 /// Both ranges must be valid and not overlap, and nothing else may write them (or read
 /// the destination) meanwhile: what the tracker's waits and the scope's borrows ensure.
+/// (The tracker's waits are waits for marks, and completing a mark publishes the earlier
+/// operations' writes to the waiting stream: see `Mark::complete`.)
 unsafe fn memcpy(src: u64, dst: u64, bytes: usize) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) };
@@ -54,7 +56,7 @@ impl Stream {
             }),
             // SAFETY: both ranges lie in allocations the operation holds; they do not
             // overlap (checked above); the tracker orders other streams' accesses.
-            RawStream::Cpu(q) => self.cpu_tracked(q, &[s, d], Arc::new(move || unsafe { memcpy(from, to, bytes) })),
+            RawStream::Cpu(q) => q.tracked(self.on(), &[s, d], Arc::new(move || unsafe { memcpy(from, to, bytes) })),
         }
     }
 }
@@ -67,18 +69,22 @@ impl<'scope> ScopedStream<'scope> {
         self.gpu.same_device(dst.gpu())?;
         self.gpu.bind()?;
         let (from, to, bytes) = (src.ptr() as u64, dst.ptr(), dst.bytes());
+        // No capture of this stream begins until the copy is enqueued (or refused).
+        let _once = self.capture_gate.once("copy_h2d")?;
         match &self.raw {
-            RawStream::Cuda(st) => {
-                st.refuse_capture("copy_h2d")?;
-                ordered(self.on(), &[dst.use_(true)], || {
+            RawStream::Cuda(st) => ordered(self.on(), &[dst.use_(true)], || {
+                // Checked after the tracker's waits, right before the enqueue, with no
+                // wait in between: a wait for an event recorded in another stream's
+                // capture makes this stream join that capture.
+                st.enqueue_uncaptured("copy_h2d", |raw| {
                     // SAFETY: the pinned source is borrowed until the scope has
                     // synchronized this stream; the destination is a live device range.
-                    check(unsafe { sys::cuMemcpyHtoDAsync_v2(to, from as *const _, bytes, st.raw()) }, "cuMemcpyHtoDAsync")
+                    check(unsafe { sys::cuMemcpyHtoDAsync_v2(to, from as *const _, bytes, raw) }, "cuMemcpyHtoDAsync")
                 })
-            }
+            }),
             // SAFETY: the pinned source is borrowed until the scope has synchronized this
             // stream; the destination's allocation is held by the operation.
-            RawStream::Cpu(q) => self.cpu_tracked_once(q, "copy_h2d", &[dst.use_(true)], move || unsafe { memcpy(from, to, bytes) }),
+            RawStream::Cpu(q) => q.run_tracked(self.on(), &[dst.use_(true)], move || unsafe { memcpy(from, to, bytes) }),
         }
     }
 
@@ -90,18 +96,19 @@ impl<'scope> ScopedStream<'scope> {
         self.gpu.same_device(src.gpu())?;
         self.gpu.bind()?;
         let (from, to, bytes) = (src.ptr(), dst.ptr() as u64, src.bytes());
+        // As in `copy_h2d`.
+        let _once = self.capture_gate.once("copy_d2h")?;
         match &self.raw {
-            RawStream::Cuda(st) => {
-                st.refuse_capture("copy_d2h")?;
-                ordered(self.on(), &[src.use_(false)], || {
+            RawStream::Cuda(st) => ordered(self.on(), &[src.use_(false)], || {
+                st.enqueue_uncaptured("copy_d2h", |raw| {
                     // SAFETY: the pinned destination is mutably borrowed until the scope
                     // has synchronized this stream; the source is a live device range.
-                    check(unsafe { sys::cuMemcpyDtoHAsync_v2(to as *mut _, from, bytes, st.raw()) }, "cuMemcpyDtoHAsync")
+                    check(unsafe { sys::cuMemcpyDtoHAsync_v2(to as *mut _, from, bytes, raw) }, "cuMemcpyDtoHAsync")
                 })
-            }
+            }),
             // SAFETY: the pinned destination is mutably borrowed until the scope has
             // synchronized this stream; the source's allocation is held by the operation.
-            RawStream::Cpu(q) => self.cpu_tracked_once(q, "copy_d2h", &[src.use_(false)], move || unsafe { memcpy(from, to, bytes) }),
+            RawStream::Cpu(q) => q.run_tracked(self.on(), &[src.use_(false)], move || unsafe { memcpy(from, to, bytes) }),
         }
     }
 }

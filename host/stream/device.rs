@@ -71,6 +71,7 @@ impl Gpu {
         let pipeline = RawKernel::Cuda(module.function("resident_pipeline")?);
         let spin_write = RawKernel::Cuda(module.function("resident_spin_write")?);
         let (mut least, mut greatest) = (0, 0);
+        // SAFETY: `ctx` is current (bound above); the driver writes two i32s.
         check(unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) }, "cuCtxGetStreamPriorityRange")?;
         let sm_count = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let internal = RawStream::Cuda(CudaStream::non_blocking(&ctx, least)?);

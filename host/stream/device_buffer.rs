@@ -68,6 +68,11 @@ impl<T: Pod> DeviceBuffer<T> {
         self.view().slice(range)
     }
 
+    /// A range of the buffer; `Error::Config` if it is out of bounds.
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
+        self.view().try_slice(range)
+    }
+
     /// Copies the buffer to a `Vec`, after every pending write to it (blocks).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
@@ -102,19 +107,24 @@ impl<'a, T: Pod> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
     }
 }
 
-pub(crate) fn bounds(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
+/// `range` within `0..len`, or why not (a typed error, also for bounds that overflow:
+/// `Excluded(usize::MAX)` as a start, `Included(usize::MAX)` as an end).
+pub(crate) fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<Range<usize>> {
+    let out = || Error::Config(format!("range ({:?}, {:?}) out of bounds for length {len}", range.start_bound(), range.end_bound()));
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s + 1,
+        Bound::Excluded(&s) => s.checked_add(1).ok_or_else(out)?,
         Bound::Unbounded => 0,
     };
     let end = match range.end_bound() {
-        Bound::Included(&e) => e + 1,
+        Bound::Included(&e) => e.checked_add(1).ok_or_else(out)?,
         Bound::Excluded(&e) => e,
         Bound::Unbounded => len,
     };
-    assert!(start <= end && end <= len, "range {start}..{end} out of bounds for length {len}");
-    start..end
+    if start > end || end > len {
+        return Err(out());
+    }
+    Ok(start..end)
 }
 
 impl<'a, T: Pod> DeviceView<'a, T> {
@@ -128,8 +138,13 @@ impl<'a, T: Pod> DeviceView<'a, T> {
 
     /// A sub-range of this view. Panics if it is out of bounds.
     pub fn slice(self, range: impl RangeBounds<usize>) -> Self {
-        let r = bounds(range, self.len);
-        Self { buf: self.buf, start: self.start + r.start, len: r.len() }
+        self.try_slice(range).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A sub-range of this view; `Error::Config` if it is out of bounds.
+    pub fn try_slice(self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let r = bounds(range, self.len)?;
+        Ok(Self { buf: self.buf, start: self.start + r.start, len: r.len() })
     }
 
     /// Consecutive views of `chunk` elements (the last may be shorter).

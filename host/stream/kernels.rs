@@ -57,14 +57,17 @@ impl Stream {
 
     /// One thread waits `duration` on the device clock (the host clock on the CPU
     /// device), then writes `value` into `target[0]` (for ordering tests and
-    /// demonstrations).
+    /// demonstrations). A duration beyond `u64::MAX` nanoseconds (584 years) waits that
+    /// long.
     pub fn spin_write(&self, target: DeviceView<'_, u32>, value: u32, duration: Duration) -> Result<()> {
         if target.is_empty() {
             return Err(Error::LengthMismatch { expected: 1, got: 0 });
         }
         self.gpu.same_device(target.gpu())?;
         let t = target.slice(0..1);
-        let params = SpinWriteParams { target: t.ptr(), nanos: duration.as_nanos() as u64, value, _pad: 0 };
+        // Saturated, not wrapped: a wrapped count could wait for almost nothing.
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        let params = SpinWriteParams { target: t.ptr(), nanos, value, _pad: 0 };
         // SAFETY: the kernel takes one `SpinWriteParams`, naming one element of the view.
         unsafe {
             self.launch_tracked(
@@ -110,7 +113,7 @@ impl Stream {
                     params: bytemuck::bytes_of(&params).to_vec(),
                 };
                 // SAFETY: the caller's contract; the operation holds the allocations.
-                self.cpu_tracked(q, uses, Arc::new(move || unsafe { l.execute() }))
+                q.tracked(self.on(), uses, Arc::new(move || unsafe { l.execute() }))
             }
             _ => Err(Error::Config(format!("{name}: a kernel of another backend than the stream's"))),
         }

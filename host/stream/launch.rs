@@ -7,7 +7,7 @@
 //! # fn main() -> resident::Result<()> {
 //! use resident::stream::{Gpu, LaunchConfig};
 //! use resident_device::kernels::pipeline::PipelineParams;
-//! let gpu = Gpu::auto()?;
+//! let gpu = Gpu::cpu();                       // or Gpu::auto()?: a GPU if there is one
 //! let data = gpu.alloc_from(&vec![1.0f32; 1 << 20])?;
 //! let f = gpu.kernels().function::<PipelineParams>("resident_pipeline")?;
 //! let p = PipelineParams { input: data.device_ptr(), output: data.device_ptr(), len: 1 << 20, iters: 4, _pad: 0 };
@@ -97,6 +97,9 @@ impl Module {
     }
 }
 
+/// Threads a block may have, on every device (CUDA's limit; the CPU checks it too).
+const MAX_BLOCK_THREADS: u32 = 1024;
+
 /// A kernel of a [`Module`], taking one `P` by value.
 pub struct Function<P> {
     raw: RawKernel,
@@ -125,8 +128,15 @@ impl<P> Function<P> {
     /// Blocks of this kernel, of `threads` threads and `shared_bytes` of dynamic shared
     /// memory each, that fit on one SM at once (the occupancy query). On the CPU device
     /// a core runs one block at a time: 1, or 0 if `shared_bytes` exceeds what a CPU
-    /// block has (`arch::CPU_SMEM_BYTES`).
+    /// block has (`arch::CPU_SMEM_BYTES`). Blocks of 0 or more than 1024 threads are an
+    /// error (`Error::Config`), as a launch of them is.
     pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> Result<u32> {
+        if threads == 0 || threads > MAX_BLOCK_THREADS {
+            return Err(Error::Config(format!(
+                "occupancy of `{}`: blocks of {threads} threads; a block has 1 to {MAX_BLOCK_THREADS}",
+                self.name
+            )));
+        }
         match self.raw {
             RawKernel::Cuda(f) => {
                 self.module.gpu.bind()?;
@@ -195,8 +205,11 @@ impl Stream {
     /// hold for every replay.
     pub unsafe fn launch<P: Pod>(&self, f: &Function<P>, cfg: LaunchConfig, params: P) -> Result<()> {
         self.gpu.same_device(&f.module.gpu)?;
-        if cfg.threads() == 0 || cfg.threads() > 1024 || cfg.blocks() == 0 {
-            return Err(Error::Config(format!("launch of `{}`: {cfg:?}: blocks of 1 to 1024 threads, at least one block", f.name)));
+        if cfg.threads() == 0 || cfg.threads() > MAX_BLOCK_THREADS as u64 || cfg.blocks() == 0 {
+            return Err(Error::Config(format!(
+                "launch of `{}`: {cfg:?}: blocks of 1 to {MAX_BLOCK_THREADS} threads, at least one block",
+                f.name
+            )));
         }
         let (s, f_raw) = match (&self.raw, f.raw) {
             (RawStream::Cuda(s), RawKernel::Cuda(raw)) => (s, raw),
@@ -204,7 +217,7 @@ impl Stream {
                 let l = cpu_launch(f, k.body, &cfg, bytemuck::bytes_of(&params).to_vec())?;
                 // SAFETY: the caller vouches for the parameters, for this run and every
                 // replay of a graph that captures it.
-                return self.cpu_launch(q, Arc::new(move || unsafe { l.execute() }));
+                return q.launch(Arc::new(move || unsafe { l.execute() }));
             }
             _ => return Err(Error::Config(format!("launch of `{}`: a kernel of another backend than the stream's", f.name))),
         };
@@ -237,27 +250,20 @@ impl Stream {
     /// into a [`Graph`]: nothing runs now; the graph runs it on each
     /// [`Graph::launch`]. The capture is thread-local on a GPU: other threads' work on
     /// other streams is not swept in. On the CPU device every operation enqueued on this
-    /// stream while `f` runs is captured, and host callbacks, pinned copies and ticket
-    /// waits are refused (docs/streams.md).
+    /// stream while `f` runs is captured. On both, host callbacks and pinned copies (and
+    /// ticket waits on the CPU) are refused while the stream captures (docs/streams.md).
+    ///
+    /// The capture ends whatever `f` does (an error, a panic): the stream does not go on
+    /// capturing. Captures of one stream do not nest (an error); a capture of a stream
+    /// that another thread captures waits for that one to end.
     pub fn capture(&self, f: impl FnOnce(&Stream) -> Result<()>) -> Result<Graph> {
         self.gpu.bind()?;
+        // Held until the capture has ended (also on unwind: its drop runs after the
+        // backend's own guard has ended the capture).
+        let _capturing = self.capture_gate.capture()?;
         let inner = match &self.raw {
             RawStream::Cuda(s) => GraphInner::Cuda(CapturedGraph::capture(s, || f(self))?),
-            RawStream::Cpu(q) => {
-                q.begin_capture()?;
-                // End the capture whatever `f` does (an error, a panic), or the stream
-                // would go on recording instead of running.
-                struct End<'a>(&'a super::cpu::CpuStream);
-                impl Drop for End<'_> {
-                    fn drop(&mut self) {
-                        self.0.end_capture();
-                    }
-                }
-                let end = End(q);
-                f(self)?;
-                std::mem::forget(end);
-                GraphInner::Cpu(q.end_capture())
-            }
+            RawStream::Cpu(q) => GraphInner::Cpu(q.capture_buffer().record_during(|| f(self))?),
         };
         Ok(Graph { inner, gpu: self.gpu.clone() })
     }
@@ -302,7 +308,7 @@ impl Graph {
         self.gpu.same_device(&stream.gpu)?;
         match (&self.inner, &stream.raw) {
             (GraphInner::Cuda(g), RawStream::Cuda(s)) => g.launch(s),
-            (GraphInner::Cpu(ops), RawStream::Cpu(q)) => ops.iter().try_for_each(|op| stream.cpu_replay(q, op)),
+            (GraphInner::Cpu(ops), RawStream::Cpu(q)) => ops.iter().try_for_each(|op| q.replay(stream.on(), op)),
             _ => Err(Error::Config("a graph of another backend than the stream's".into())),
         }
     }

@@ -8,11 +8,13 @@
 //! one. Two devices behind one API: a CUDA GPU (`crate::cuda`: cudarc's raw `sys` layer,
 //! loaded at run time) and the CPU ([`Gpu::cpu`]), on which a stream is a thread,
 //! device memory is host memory and kernels run their host build, so that code written
-//! against this API runs, and is tested, without a GPU. The walk-through below runs on
-//! whichever [`Gpu::auto`] finds (the CPU in CI).
+//! against this API runs, and is tested, without a GPU. The walk-through below is
+//! written for whichever device [`Gpu::auto`] finds; its doc-tests (steps 2 to 5) run
+//! on [`Gpu::cpu`] (a hidden line), so that `cargo test --doc` never launches work on a
+//! GPU of the machine that runs it.
 //!
 //! 1. Open the device, make streams (non-blocking; priorities from the device's range).
-//!    ```
+//!    ```no_run
 //!    # fn main() -> resident::Result<()> {
 //!    use resident::stream::Gpu;
 //!    let gpu = Gpu::auto()?;                  // CUDA device 0, else the CPU
@@ -25,7 +27,7 @@
 //!    conflicting uses of other streams by itself (events and waits, no host wait).
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::auto()?;
+//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
 //!    # let (a, b) = (gpu.stream()?, gpu.stream()?);
 //!    let x = gpu.alloc_from(&vec![2.0f32; 1 << 20])?;
 //!    let y = gpu.alloc_zeroed::<f32>(1 << 20)?;
@@ -38,7 +40,7 @@
 //!    buffers borrowed until its streams are synchronized.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::auto()?;
+//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
 //!    let mut input = gpu.pinned_write_combined::<f32>(1 << 20)?;
 //!    let mut output = gpu.pinned::<f32>(1 << 20)?;
 //!    input.fill(3.0);
@@ -56,7 +58,7 @@
 //! 4. Events time and order work; callbacks run Rust on the host in stream order.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::auto()?;
+//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
 //!    # let (a, b) = (gpu.stream()?, gpu.stream()?);
 //!    let (start, end) = (gpu.event()?, gpu.event()?);
 //!    let flag = gpu.alloc_zeroed::<u32>(1)?;
@@ -72,7 +74,7 @@
 //! 5. Kernels of a kernel image launch with typed parameters, and replay from a graph.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::auto()?;
+//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
 //!    use resident::stream::LaunchConfig;
 //!    use resident_device::kernels::pipeline::PipelineParams;
 //!    let x = gpu.alloc_from(&[0.5f32; 4096])?;
@@ -94,6 +96,8 @@
 //! on the same device.
 
 mod callback;
+mod capture_gate;
+mod caught;
 mod copy;
 mod cpu;
 mod device;

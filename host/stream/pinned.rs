@@ -68,6 +68,12 @@ impl<T: Pod> PinnedBuffer<T> {
         };
         gpu.bind()?;
         // cuMemHostAlloc returns page-aligned memory: aligned for any Pod T.
+        // SAFETY: `PinnedAlloc::zeroed` demands nothing of its caller; the memory it
+        // returns is shared with the device, and every access to it goes through this
+        // buffer: host accesses through its borrows (`Deref`, views), device accesses
+        // through scoped copies, which hold those borrows until the scope has
+        // synchronized them (the module doc), or through `device_ptr` in an `unsafe`
+        // launch, whose caller vouches for them.
         let alloc = unsafe { PinnedAlloc::zeroed(ctx, bytes, write_combined)? };
         Ok(Self { alloc: Backing::Cuda(alloc), len, write_combined, _gpu: gpu.clone(), _t: PhantomData })
     }
@@ -165,8 +171,12 @@ impl<'a, T: Pod> PinnedView<'a, T> {
     }
     /// A sub-range. Panics if it is out of bounds.
     pub fn slice(self, range: impl RangeBounds<usize>) -> Self {
-        let r = bounds(range, self.len);
-        Self { ptr: self.ptr.wrapping_add(r.start), len: r.len(), _b: PhantomData }
+        self.try_slice(range).unwrap_or_else(|e| panic!("{e}"))
+    }
+    /// A sub-range; `Error::Config` if it is out of bounds.
+    pub fn try_slice(self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let r = bounds(range, self.len)?;
+        Ok(Self { ptr: self.ptr.wrapping_add(r.start), len: r.len(), _b: PhantomData })
     }
     /// Consecutive views of `chunk` elements (the last may be shorter).
     pub fn chunks(self, chunk: usize) -> impl Iterator<Item = PinnedView<'a, T>> {
@@ -212,8 +222,12 @@ impl<'a, T: Pod> PinnedViewMut<'a, T> {
     }
     /// A sub-range, giving up the rest. Panics if it is out of bounds.
     pub fn slice(self, range: impl RangeBounds<usize>) -> Self {
-        let r = bounds(range, self.len);
-        Self { ptr: self.ptr.wrapping_add(r.start), len: r.len(), _b: PhantomData }
+        self.try_slice(range).unwrap_or_else(|e| panic!("{e}"))
+    }
+    /// A sub-range, giving up the rest; `Error::Config` if it is out of bounds.
+    pub fn try_slice(self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let r = bounds(range, self.len)?;
+        Ok(Self { ptr: self.ptr.wrapping_add(r.start), len: r.len(), _b: PhantomData })
     }
     /// Disjoint consecutive views of `chunk` elements (the last may be shorter).
     pub fn chunks(self, chunk: usize) -> impl Iterator<Item = PinnedViewMut<'a, T>> {

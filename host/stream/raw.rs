@@ -80,11 +80,9 @@ impl RawStream {
     /// Work enqueued here from now on waits for `e`'s latest record (none: no wait).
     pub fn wait(&self, e: &RawEvent) -> Result<()> {
         match (self, e) {
-            (RawStream::Cuda(s), RawEvent::Cuda(e)) => crate::cuda::driver::check(
-                // SAFETY: both are live handles of the current context.
-                unsafe { cudarc::driver::sys::cuStreamWaitEvent(s.raw(), e.raw(), 0) },
-                "cuStreamWaitEvent",
-            ),
+            // SAFETY: a live event of the current context (the caller binds it; an event
+            // and a stream of one device share it).
+            (RawStream::Cuda(s), RawEvent::Cuda(e)) => unsafe { s.wait_event(e.raw()) },
             (RawStream::Cpu(q), RawEvent::Cpu(e)) => match e.latest() {
                 Some(m) if !m.is_complete() => q.submit(Op::Wait(m)),
                 _ => Ok(()),

@@ -24,6 +24,13 @@
 //! also after a failure. A scope is refused on a CPU stream's own thread (a host
 //! callback), where waiting for streams could mean waiting for itself.
 //!
+//! Captures: pinned copies are refused while their stream captures (a graph could
+//! replay them after the scope). On a GPU a synchronize of a capturing stream fails at
+//! once without waiting, which would end the borrows under running copies; so the
+//! scope's end waits for captures of its streams to end before it synchronizes them
+//! (`Stream::synchronize_settled`), and a scope is refused inside a capture on the same
+//! thread (whose end it would wait for).
+//!
 //! Streams made by [`Scope::stream`] first wait for the scope's origin (the stream
 //! passed to [`Gpu::scope_after`], if any), and [`ScopedStream::fork`] makes a stream
 //! that waits for the one it was forked from, like NVIDIA Warp's `ScopedStream`: work
@@ -38,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use super::device::Gpu;
 use super::raw::RawEvent;
 use super::stream::Stream;
-use crate::Result;
+use crate::{Error, Result};
 
 enum Member<'scope> {
     Owned(Arc<Stream>),
@@ -122,9 +129,10 @@ impl<'scope> Scope<'scope, '_> {
             // An error here means the stream's work has failed, and the context with
             // it: no copy of it is still running (CUDA errors of async work are sticky
             // and stop the context; a CPU stream reports its failure only once its
-            // thread is past everything queued). So returning, and ending the borrows,
-            // is sound.
-            let r = m.stream().synchronize();
+            // thread is past everything queued). It is never a capture's refusal of the
+            // synchronize (`synchronize_settled` waits for captures to end instead).
+            // So returning, and ending the borrows, is sound.
+            let r = m.stream().synchronize_settled();
             if first.is_ok() {
                 first = r;
             }
@@ -150,7 +158,7 @@ impl Gpu {
     /// ```
     /// # fn main() -> resident::Result<()> {
     /// use resident::stream::Gpu;
-    /// let gpu = Gpu::auto()?;
+    /// let gpu = Gpu::cpu();                   // or Gpu::auto()?: a GPU if there is one
     /// let mut host = gpu.pinned::<f32>(1 << 20)?;
     /// host.fill(1.0);
     /// let dev = gpu.alloc_zeroed::<f32>(1 << 20)?;
@@ -172,8 +180,12 @@ impl Gpu {
     }
 
     /// A scope's end waits for its streams: on a CPU stream's thread that could be
-    /// waiting for itself, so a CPU scope is refused there before it lends anything.
+    /// waiting for itself, so a CPU scope is refused there before it lends anything; and
+    /// it waits for their captures to end, so a scope is refused inside a capture.
     fn refuse_scope_on_stream_thread(&self) -> Result<()> {
+        if super::capture_gate::this_thread_captures() {
+            return Err(Error::Config("Gpu::scope inside Stream::capture: the scope's end would wait for the capture to end".into()));
+        }
         if self.is_cpu() { super::cpu::refuse_blocking("Gpu::scope") } else { Ok(()) }
     }
 

@@ -5,17 +5,19 @@
 //! memory exist only on a [`super::ScopedStream`], whose scope keeps their host buffers
 //! borrowed until the stream is synchronized.
 
-use cudarc::driver::sys::{self, CUstream};
+use cudarc::driver::sys::{self, CUresult, CUstream};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
+use super::capture_gate::CaptureGate;
 use super::cpu::CpuStream;
 use super::device::Gpu;
 use super::event::Event;
 use super::raw::{RawEvent, RawStream};
 use super::tracker::On;
-use crate::Result;
 use crate::cuda::driver::check;
 use crate::cuda::stream::Stream as CudaStream;
+use crate::{Error, Result};
 
 /// The stream priorities of a device. CUDA counts backwards: `greatest` is the
 /// numerically lowest value and the most urgent; `least` (0 on current GPUs) is the
@@ -57,6 +59,9 @@ pub struct Stream {
     pub(crate) raw: RawStream,
     pub(crate) id: u64,
     pub(crate) gpu: Gpu,
+    /// Held by `capture` for the whole capture, and by once-only operations from their
+    /// capture check to their enqueue (see `capture_gate`).
+    pub(crate) capture_gate: CaptureGate,
     priority: i32,
 }
 
@@ -65,13 +70,15 @@ impl Stream {
         let id = next_stream_id();
         let Some(ctx) = gpu.cuda_context() else {
             let raw = RawStream::Cpu(CpuStream::new(format!("resident-stream-{id}")));
-            return Ok(Self { raw, id, gpu: gpu.clone(), priority: gpu.priorities().clamp(priority) });
+            let priority = gpu.priorities().clamp(priority);
+            return Ok(Self { raw, id, gpu: gpu.clone(), capture_gate: CaptureGate::default(), priority });
         };
         gpu.bind()?;
         let raw = CudaStream::non_blocking(ctx, gpu.priorities().clamp(priority))?;
         let mut actual = 0;
+        // SAFETY: a live stream of the context bound above; the driver writes one i32.
         check(unsafe { sys::cuStreamGetPriority(raw.raw(), &mut actual) }, "cuStreamGetPriority")?;
-        Ok(Self { raw: RawStream::Cuda(raw), id, gpu: gpu.clone(), priority: actual })
+        Ok(Self { raw: RawStream::Cuda(raw), id, gpu: gpu.clone(), capture_gate: CaptureGate::default(), priority: actual })
     }
 
     /// The priority the driver gave this stream (on the CPU device, the requested one
@@ -102,6 +109,34 @@ impl Stream {
         self.raw.synchronize()
     }
 
+    /// [`Stream::synchronize`] for a scope's end, whose borrows may end only once the
+    /// stream's work is complete or has failed: an error it returns is a failure of the
+    /// stream's work, never one of a capture. On a GPU a synchronize of a capturing
+    /// stream fails at once, without waiting; so this waits for a capture of this
+    /// `Stream` by another thread to end and keeps a new one from starting meanwhile
+    /// (the capture gate), and if the stream still reports a capture (it joined one of
+    /// another stream, by waiting for an event recorded there), waits for that capture to
+    /// end and synchronizes again. On the CPU device a synchronize waits whatever the
+    /// stream records (a capture records instead of enqueueing; what was enqueued runs).
+    pub(crate) fn synchronize_settled(&self) -> Result<()> {
+        if let RawStream::Cpu(_) = self.raw {
+            return self.synchronize();
+        }
+        let mut pause = Duration::from_micros(50);
+        loop {
+            let held = self.capture_gate.settle()?;
+            let r = self.synchronize();
+            drop(held);
+            match r {
+                Err(e) if is_capture_error(&e) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(10));
+                }
+                r => return r,
+            }
+        }
+    }
+
     /// Whether all work enqueued so far has completed (an error if some failed).
     pub fn is_idle(&self) -> Result<bool> {
         self.gpu.bind()?;
@@ -113,7 +148,7 @@ impl Stream {
         self.gpu.same_device(&event.gpu)?;
         self.gpu.bind()?;
         match (&self.raw, &event.raw) {
-            (RawStream::Cpu(q), RawEvent::Cpu(e)) => self.cpu_record(q, e),
+            (RawStream::Cpu(q), RawEvent::Cpu(e)) => q.record_event(e),
             _ => event.raw.record(&self.raw),
         }
     }
@@ -125,7 +160,7 @@ impl Stream {
         self.gpu.same_device(&event.gpu)?;
         self.gpu.bind()?;
         match (&self.raw, &event.raw) {
-            (RawStream::Cpu(q), RawEvent::Cpu(e)) => self.cpu_wait_event(q, e),
+            (RawStream::Cpu(q), RawEvent::Cpu(e)) => q.wait_event(e),
             _ => self.raw.wait(&event.raw),
         }
     }
@@ -136,7 +171,7 @@ impl Stream {
         self.gpu.same_device(&other.gpu)?;
         self.gpu.bind()?;
         match (&self.raw, &other.raw) {
-            (RawStream::Cpu(q), RawStream::Cpu(o)) => self.cpu_wait_queue(q, o.queue()),
+            (RawStream::Cpu(q), RawStream::Cpu(o)) => q.wait_queue(o.queue()),
             _ => {
                 let e = RawEvent::ordering(&other.raw)?;
                 e.record(&other.raw)?;
@@ -144,6 +179,23 @@ impl Stream {
             }
         }
     }
+}
+
+/// Whether `e` is the driver's refusal of a call on a capturing stream (a capture
+/// error, which is not sticky and says nothing of the stream's work).
+fn is_capture_error(e: &Error) -> bool {
+    const CAPTURE_ERRORS: [CUresult; 9] = [
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_MERGE,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+        CUresult::CUDA_ERROR_CAPTURED_EVENT,
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+    ];
+    matches!(e, Error::Driver { code, .. } if CAPTURE_ERRORS.iter().any(|&c| c as u32 == *code))
 }
 
 impl Drop for Stream {

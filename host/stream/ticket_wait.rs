@@ -22,13 +22,14 @@ impl Stream {
         match &self.raw {
             RawStream::Cuda(_) => {}
             RawStream::Cpu(q) => {
+                let _once = self.capture_gate.once("Stream::wait_ticket on the CPU device")?;
                 if ticket.try_wait().is_some() {
                     return Ok(());
                 }
                 let t = Ticket { state: ticket.state.clone(), shared: shared.clone() };
                 // The wait's outcome is the ticket's to report, not the stream's: a
                 // failed batch does not fail the stream (as on a GPU).
-                return self.cpu_once(q, "Stream::wait_ticket", move || {
+                return q.run(move || {
                     let _ = t.wait();
                     Ok(())
                 });

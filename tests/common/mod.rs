@@ -9,6 +9,7 @@ pub mod leaks;
 pub mod soak;
 pub mod streams;
 pub mod stress;
+pub mod timeout;
 
 use rand::Rng;
 use resident::{Error, Rejection, Runtime, Status, Task};

@@ -5,10 +5,10 @@
 //! it computes, and checks against the host.
 
 use rand::Rng;
-use resident::stream::{Gpu, LaunchConfig};
+use resident::stream::{DeviceBuffer, Function, Gpu, LaunchConfig, Stream};
 use resident::{Completion, Error, Runtime, Task};
 use resident_device::kernels::pipeline::{PipelineParams, element};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ pub fn a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait(gpu: &
 
 /// Read after write and write after read across streams, with no explicit wait: a
 /// kernel on `a` writes `x`, a copy on `b` reads it; then a kernel on `a` reads `x`
-/// while a copy on `b` overwrites it, which must wait for the read.
+/// while a copy on `b` overwrites it with other values, which must wait for the read.
 pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Gpu) {
     let n = 1 << 16;
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
@@ -59,15 +59,42 @@ pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Gpu) {
     b.copy_d2d(&x, &y).unwrap();
     b.synchronize().unwrap();
     assert_pipeline(&y.to_vec().unwrap(), &input, 50);
-    // Read on a (after a spin), write on b: b's copy must not overwrite x before a's read.
+    // Read on a (after a spin), write on b: b's copy must not overwrite x before a's
+    // read. y holds other values than x now, so a read after the overwrite would show.
     let once = x.to_vec().unwrap();
+    let other = random(n);
+    y.copy_from_slice(&other).unwrap();
     a.spin_write(flag.view(), 2, SPIN).unwrap();
     a.pipeline(x.view(), z.view(), 3).unwrap();
     b.copy_d2d(&y, &x).unwrap();
     a.synchronize().unwrap();
     b.synchronize().unwrap();
     assert_pipeline(&z.to_vec().unwrap(), &once, 3);
-    assert_eq!(x.to_vec().unwrap(), y.to_vec().unwrap());
+    assert_eq!(x.to_vec().unwrap(), other);
+}
+
+/// Write after write across streams, with no explicit wait: a copy on `a` (after a
+/// spin) writes all of `x`, then a copy on `b` overwrites part of it, and must land
+/// last; then the same the other way round, with the spin on `b`.
+pub fn the_tracker_orders_writes_after_writes_across_streams(gpu: &Gpu) {
+    let n = 1 << 16;
+    let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
+    let (first, second) = (random(n), random(n));
+    let (p, q) = (gpu.alloc_from(&first).unwrap(), gpu.alloc_from(&second).unwrap());
+    let x = gpu.alloc_zeroed::<f32>(n).unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    a.spin_write(flag.view(), 1, SPIN).unwrap();
+    a.copy_d2d(&p, &x).unwrap();
+    b.copy_d2d(q.slice(n / 4..), x.slice(n / 4..)).unwrap();
+    b.synchronize().unwrap();
+    let want: Vec<f32> = first[..n / 4].iter().chain(&second[n / 4..]).copied().collect();
+    assert_eq!(x.to_vec().unwrap(), want, "a's write landed after b's");
+    // Partial first (on b, after a spin), whole second (on a).
+    b.spin_write(flag.view(), 2, SPIN).unwrap();
+    b.copy_d2d(p.slice(..n / 2), x.slice(..n / 2)).unwrap();
+    a.copy_d2d(&q, &x).unwrap();
+    a.synchronize().unwrap();
+    assert_eq!(x.to_vec().unwrap(), second, "b's write landed after a's");
 }
 
 pub fn wait_event_orders_one_stream_after_another(gpu: &Gpu) {
@@ -319,6 +346,132 @@ pub fn capture_refuses_callbacks_and_pinned_copies(gpu: &Gpu) {
     st.spin_write(flag.view(), 5, Duration::ZERO).unwrap();
     st.synchronize().unwrap();
     assert_eq!(flag.to_vec().unwrap(), vec![5]);
+}
+
+/// A small launch to capture: `f` (`resident_pipeline`) over `x`, in place, 1 iteration.
+///
+/// # Safety
+/// `x` must outlive every run of the launch (and of a graph that captures it).
+unsafe fn launch_pipeline(s: &Stream, f: &Function<PipelineParams>, x: &DeviceBuffer<f32>) -> resident::Result<()> {
+    let p = PipelineParams { input: x.device_ptr(), output: x.device_ptr(), len: x.len() as u64, iters: 1, _pad: 0 };
+    // SAFETY: the caller's contract.
+    unsafe { s.launch(f, LaunchConfig::for_elements(x.len() as u32, 128), p) }
+}
+
+/// A capture whose closure panics ends (on a GPU the stream would stay capturing, and
+/// its later work would be captured instead of run), so the stream runs work and
+/// captures again; and a scope is refused inside a capture (its end could not wait for
+/// the capture of its own thread).
+pub fn a_capture_that_panics_ends(gpu: &Gpu) {
+    let st = gpu.stream().unwrap();
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let x = gpu.alloc_from(&[0.5f32; 1000]).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        st.capture(|s| {
+            // SAFETY: x outlives the stream's work (synchronized below).
+            unsafe { launch_pipeline(s, &f, &x) }?;
+            panic!("a panic inside a capture (expected by the test)")
+        })
+    }));
+    assert!(panicked.is_err());
+    st.spin_write(flag.view(), 3, Duration::ZERO).unwrap();
+    st.synchronize().unwrap();
+    assert_eq!(flag.to_vec().unwrap(), vec![3], "the stream still captures after a panic in a capture");
+    assert_eq!(x.to_vec().unwrap(), vec![0.5; 1000], "the captured launch ran");
+    // SAFETY: x outlives the graph's replay (synchronized below).
+    let graph = st.capture(|s| unsafe { launch_pipeline(s, &f, &x) }).unwrap();
+    graph.launch(&st).unwrap();
+    st.synchronize().unwrap();
+    assert_eq!(x.to_vec().unwrap(), vec![element(0.5, 1); 1000]);
+    let nested = st.capture(|_| gpu.scope(|_| Ok(())));
+    assert!(matches!(nested, Err(Error::Config(_))), "{nested:?}");
+    st.synchronize().unwrap();
+}
+
+/// A scope's end waits for another thread's capture of a stream the scope adopted (a
+/// GPU fails a synchronize of a capturing stream at once, which would end the scope's
+/// borrows under its running download): the scope returns `Ok`, the capture succeeds,
+/// and the download is complete.
+pub fn a_scope_waits_for_another_threads_capture_of_its_stream(gpu: &Gpu) {
+    let n = 1 << 20;
+    let input = random(n);
+    let dev = gpu.alloc_from(&input).unwrap();
+    let x = gpu.alloc_from(&vec![0.25f32; 4096]).unwrap();
+    let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
+    let mut host = gpu.pinned::<f32>(n).unwrap();
+    let s = gpu.stream().unwrap();
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|threads| {
+        let (s, x, f) = (&s, &x, &f);
+        let capturer = threads.spawn(move || {
+            go_rx.recv().unwrap();
+            s.capture(|c| {
+                started_tx.send(()).unwrap();
+                // Long enough for the scope to reach its end meanwhile.
+                std::thread::sleep(SPIN * 5);
+                // SAFETY: x outlives the graph, which is never replayed.
+                unsafe { launch_pipeline(c, f, x) }
+            })
+            .map(|_| ())
+        });
+        let r = gpu.scope(|sc| {
+            let st = sc.adopt(s)?;
+            st.spin_write(flag.view(), 1, SPIN)?;
+            st.copy_d2h(&dev, &mut host)?;
+            go_tx.send(()).unwrap();
+            // The other thread captures `s` now; the scope ends while it does.
+            started_rx.recv().unwrap();
+            Ok(())
+        });
+        assert_eq!(r, Ok(()), "the scope's end did not wait for the capture");
+        assert_eq!(capturer.join().unwrap(), Ok(()), "the capture was disturbed");
+    });
+    assert!(host[..] == input[..], "the scope ended before its download was complete");
+    s.synchronize().unwrap();
+}
+
+/// Threads enqueue host callbacks on a stream while another thread captures it again
+/// and again: a callback is either refused (a typed error: the stream captures, or is
+/// about to) or runs exactly once, never as part of a graph; the graphs replay what
+/// they captured.
+pub fn callbacks_from_other_threads_are_never_captured(gpu: &Gpu) {
+    let s = gpu.stream().unwrap();
+    let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
+    let x = gpu.alloc_from(&[1.0f32; 256]).unwrap();
+    let (accepted, ran, refused) = (AtomicU32::new(0), Arc::new(AtomicU32::new(0)), AtomicU32::new(0));
+    let capturing = AtomicBool::new(true);
+    let rounds = 100;
+    std::thread::scope(|threads| {
+        for _ in 0..4 {
+            threads.spawn(|| {
+                while capturing.load(Ordering::Relaxed) {
+                    let ran = ran.clone();
+                    match s.on_host(move || {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                    }) {
+                        Ok(()) => accepted.fetch_add(1, Ordering::Relaxed),
+                        Err(Error::Config(_)) => refused.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => panic!("{e}"),
+                    };
+                    std::thread::yield_now();
+                }
+            });
+        }
+        for _ in 0..rounds {
+            // SAFETY: x outlives every replay (synchronized below).
+            let g = s.capture(|c| unsafe { launch_pipeline(c, &f, &x) }).unwrap();
+            g.launch(&s).unwrap();
+        }
+        capturing.store(false, Ordering::Relaxed);
+    });
+    s.synchronize().unwrap();
+    assert_eq!(ran.load(Ordering::Relaxed), accepted.load(Ordering::Relaxed), "a callback ran twice, or never");
+    let want = (0..rounds).fold(1.0f32, |v, _| element(v, 1));
+    assert_pipeline(&x.to_vec().unwrap(), &vec![want; 256], 0);
+    eprintln!("{} callbacks ran, {} refused during a capture", accepted.load(Ordering::Relaxed), refused.load(Ordering::Relaxed));
 }
 
 /// A stream waits for a ticket's tasks (a spin, then axpys) before it copies their

@@ -9,12 +9,12 @@
 //! every block on its own thread at once, so that blocks may wait for each other (a
 //! grid barrier), as they may on a GPU; it is refused above [`MAX_COOPERATIVE_BLOCKS`].
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex};
 
 use resident_device::arch;
 
 use crate::image::__CpuKernelFn;
+use crate::stream::caught::run_caught;
 use crate::{Error, Result};
 
 /// The largest cooperative grid the CPU runs: one thread per block, all at once.
@@ -31,8 +31,7 @@ pub(crate) struct CpuLaunch {
     pub params: Vec<u8>,
 }
 
-fn fault(name: &str, block: u32, p: Box<dyn std::any::Any + Send>) -> Error {
-    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+fn fault(name: &str, block: u32, msg: String) -> Error {
     Error::DeviceFault(format!("kernel `{name}` panicked in block {block} on the CPU backend: {msg}"))
 }
 
@@ -55,7 +54,7 @@ impl CpuLaunch {
             self.enter_block(b);
             // SAFETY: `execute`'s contract; the bytes are one parameter of the size the
             // kernel takes (checked by `Module::function`).
-            catch_unwind(AssertUnwindSafe(|| unsafe { (self.body)(&self.params) })).map_err(|p| fault(&self.name, b, p))?;
+            run_caught(|| unsafe { (self.body)(&self.params) }).map_err(|msg| fault(&self.name, b, msg))?;
         }
         Ok(())
     }
@@ -82,8 +81,8 @@ impl CpuLaunch {
                     drop(go);
                     self.enter_block(b);
                     // SAFETY: as in `one_after_another`.
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (self.body)(&self.params) })) {
-                        first_fault.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(fault(&self.name, b, p));
+                    if let Err(msg) = run_caught(|| unsafe { (self.body)(&self.params) }) {
+                        first_fault.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(fault(&self.name, b, msg));
                     }
                 };
                 if let Err(e) = std::thread::Builder::new().spawn_scoped(s, block) {

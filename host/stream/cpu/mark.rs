@@ -29,6 +29,15 @@ impl Mark {
     }
 
     /// The stream reached this mark. Idempotent: the first instant stays.
+    ///
+    /// This is what publishes the recording stream's work to whoever waits for the mark:
+    /// the stream's thread calls it after running every operation enqueued before the
+    /// record, and writes the instant under `at`'s mutex; a waiting stream's thread
+    /// ([`Mark::wait`]) or the host ([`Mark::is_complete`]) sees it under the same mutex,
+    /// so the unlock here happens-before their lock, and the operations' memory writes
+    /// (a memcpy, a kernel's stores) happen-before whatever the waiter runs next. The
+    /// SAFETY of the CPU copies and kernels (`copy.rs`, `kernels.rs`) rests on it: the
+    /// tracker's waits are waits for marks.
     pub fn complete(&self) {
         lock(&self.at).get_or_insert_with(Instant::now);
         self.reached.notify_all();

@@ -4,11 +4,13 @@
 //! device lets its kernels run).
 //!
 //! Owns: the CPU stream (`queue`: one thread running a queue of operations in order),
-//! event records (`mark`), kernel launches (`launch`), an image's kernels compiled for
-//! the host (`module`), and how each stream operation is queued or captured (`ops`).
-//! Does not own: the public types (`host/stream/*.rs`, which switch between this and
-//! `crate::cuda` through `super::raw`), nor the cross-stream order of device memory
-//! (`super::tracker`, shared by both backends).
+//! what a capture records (`capture`), event records (`mark`), kernel launches
+//! (`launch`), an image's kernels compiled for the host (`module`), and how each stream
+//! operation is queued or captured (`ops`, methods of the CPU stream). Does not own: the
+//! public types (`host/stream/*.rs`, which switch between this and `crate::cuda`
+//! through `super::raw`), the cross-stream order of device memory (`super::tracker`,
+//! shared by both backends), nor what refuses once-only operations during a capture
+//! (`super::capture_gate`, shared too).
 //!
 //! The model, in short (docs/streams.md has it in full):
 //! - device memory and pinned memory are host memory; "device" addresses are host
@@ -21,14 +23,15 @@
 //! - a failing operation (a kernel that traps) fails its stream for good, as a CUDA
 //!   error fails the context.
 
+mod capture;
 mod launch;
 mod mark;
 mod module;
 mod ops;
 mod queue;
 
+pub(crate) use capture::Captured;
 pub(crate) use launch::{CpuLaunch, MAX_COOPERATIVE_BLOCKS};
 pub(crate) use mark::CpuEvent;
 pub(crate) use module::{CpuKernel, CpuModule};
-pub(crate) use ops::Captured;
 pub(crate) use queue::{CpuStream, Op, QueueState, refuse_blocking};

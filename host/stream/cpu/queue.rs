@@ -2,15 +2,21 @@
 //!
 //! Owns: the queue, its thread (started at the first operation, so a stream that is
 //! never used costs no thread), the count of operations enqueued and run (what
-//! `synchronize` and `is_idle` compare), the sticky failure, and the capture buffer.
-//! Does not own: what an operation does (closures built by the stream API), nor the
-//! cross-stream order of device memory (the tracker enqueues [`Op::Wait`]s for it).
+//! `synchronize` and `is_idle` compare), and the sticky failure. Does not own: what an
+//! operation does (closures built by `ops`), what a capture records (`capture`), nor
+//! the cross-stream order of device memory (the tracker enqueues [`Op::Wait`]s for it).
 //!
 //! Failure is sticky, as a CUDA context's: after an operation fails (returns an error
 //! or panics) the thread skips every later closure and wait, and `synchronize` reports
 //! the error ever after. Records still complete, so that no other stream waiting on
 //! this one waits forever; and every operation is still counted as run only once the
 //! thread is past it, so `synchronize` never returns while one may still touch memory.
+//!
+//! The thread never dies of user code: an operation runs under `catch_unwind`, a
+//! skipped one is dropped under it (what it captured may panic in `Drop`), and a panic's
+//! payload is disposed of without letting its own `Drop` unwind (`super::super::caught`).
+//! Should the thread unwind all the same, a guard fails the stream, marks it exited,
+//! completes the records still queued and wakes every waiter: nothing waits forever.
 //!
 //! Blocking calls of the stream API (`synchronize`, `Event::synchronize`, `to_vec`, a
 //! scope...) are refused on the threads of CPU streams ([`refuse_blocking`]): a host
@@ -19,12 +25,12 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::capture::CaptureBuffer;
 use super::mark::Mark;
-use super::ops::Captured;
+use crate::stream::caught;
 use crate::{Error, Result};
 
 /// One operation of a CPU stream.
@@ -57,8 +63,6 @@ struct State {
     /// The thread has exited (or was never started and never will be).
     exited: bool,
     thread: Option<JoinHandle<()>>,
-    /// While capturing: what the stream API recorded instead of enqueueing.
-    capture: Option<Vec<Captured>>,
 }
 
 /// The shared part of a CPU stream: its thread holds it, and so may a captured graph
@@ -92,10 +96,6 @@ pub(crate) fn refuse_blocking(what: &str) -> Result<()> {
     Ok(())
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "a panic".into())
-}
-
 impl Queue {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding it; a poisoned lock still holds valid counts.
@@ -106,22 +106,36 @@ impl Queue {
     pub fn submit(self: &Arc<Self>, op: Op) -> Result<()> {
         let mut s = self.lock();
         if s.exited {
-            // Only a captured graph can reach a stream whose handle is gone, and only
-            // with records and waits: all its work is done, so a record is reached now.
+            let failed = s.failed.clone();
+            drop(s);
+            // A captured graph can reach a stream whose handle is gone (with records and
+            // waits only), and anyone a stream whose thread unwound: either runs nothing
+            // more, so a record is reached now. A refused closure is dropped unrun, its
+            // captures' `Drop` contained as on the thread.
             return match op {
                 Op::Record(m) => {
                     m.complete();
                     Ok(())
                 }
                 Op::Wait(_) => Ok(()),
-                Op::Run(_) => Err(Error::Config("an operation was enqueued on a CPU stream that is gone".into())),
+                Op::Run(f) => {
+                    caught::drop_caught(f);
+                    Err(failed.unwrap_or_else(|| Error::Config("an operation was enqueued on a CPU stream that is gone".into())))
+                }
             };
         }
         if s.thread.is_none() && !s.closing {
             let q = self.clone();
             let h = std::thread::Builder::new()
                 .name(self.name.clone())
-                .spawn(move || q.work())
+                .spawn(move || {
+                    // `work` does not unwind (see the module doc); if it did, its guard has
+                    // already failed the stream, and the payload must not end the thread
+                    // by panicking in its `Drop` (std would abort on it).
+                    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.work())) {
+                        caught::discard(p);
+                    }
+                })
                 .map_err(|e| Error::Config(format!("cannot start a CPU stream's thread: {e}")))?;
             s.thread = Some(h);
         }
@@ -142,6 +156,7 @@ impl Queue {
     /// The stream's thread: runs operations in order until the stream closes.
     fn work(&self) {
         ON_STREAM_THREAD.with(|c| c.set(true));
+        let _unwinding = Unwinding(self);
         loop {
             let (op, failed) = {
                 let mut s = self.lock();
@@ -160,12 +175,12 @@ impl Queue {
             // Outside the lock: an operation may take long, wait for other streams, or
             // enqueue on this one (a callback).
             let outcome = match op {
-                Op::Run(f) if !failed => match catch_unwind(AssertUnwindSafe(f)) {
-                    Ok(r) => r,
-                    Err(p) => Err(Error::DeviceFault(format!("an operation panicked on a CPU stream: {}", panic_message(&*p)))),
-                },
+                Op::Run(f) if !failed => caught::run_caught(f)
+                    .unwrap_or_else(|msg| Err(Error::DeviceFault(format!("an operation panicked on a CPU stream: {msg}")))),
                 Op::Run(f) => {
-                    drop(f);
+                    // Skipped: what the closure captured is dropped unrun, and its `Drop`
+                    // may panic (the stream has failed already).
+                    caught::drop_caught(f);
                     Ok(())
                 }
                 Op::Record(m) => {
@@ -179,6 +194,8 @@ impl Queue {
                     Ok(())
                 }
             };
+            // Counted under the lock, after the operation: a `synchronize` that sees the
+            // count (under the same lock) sees the operation's memory writes.
             let mut s = self.lock();
             if let Err(e) = outcome {
                 s.failed.get_or_insert(e);
@@ -199,9 +216,43 @@ impl Queue {
     }
 }
 
-/// A CPU stream: the handle that owns a [`Queue`] and closes it when dropped.
+/// Should `work` unwind (nothing in it is meant to), fails the stream and lets every
+/// waiter go: the stream is marked failed and exited, the operations still queued are
+/// counted as past (their records completed, their closures dropped unrun), and those
+/// who wait for progress are woken.
+struct Unwinding<'a>(&'a Queue);
+
+impl Drop for Unwinding<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let q = self.0;
+        let ops = {
+            let mut s = q.lock();
+            s.failed.get_or_insert_with(|| Error::DeviceFault(format!("the thread of CPU stream `{}` unwound", q.name)));
+            s.exited = true;
+            s.done = s.enqueued;
+            std::mem::take(&mut s.ops)
+        };
+        q.progress.notify_all();
+        for op in ops {
+            match op {
+                Op::Record(m) => m.complete(),
+                // Unwinding already: a drop that panicked here would abort the process.
+                other => {
+                    caught::drop_caught(other);
+                }
+            }
+        }
+    }
+}
+
+/// A CPU stream: the handle that owns a [`Queue`] and closes it when dropped, and the
+/// buffer its captures record into.
 pub(crate) struct CpuStream {
     q: Arc<Queue>,
+    capture: CaptureBuffer,
 }
 
 impl std::fmt::Debug for CpuStream {
@@ -212,11 +263,17 @@ impl std::fmt::Debug for CpuStream {
 
 impl CpuStream {
     pub fn new(name: String) -> Self {
-        Self { q: Arc::new(Queue { state: Mutex::default(), work: Condvar::new(), progress: Condvar::new(), name }) }
+        let q = Arc::new(Queue { state: Mutex::default(), work: Condvar::new(), progress: Condvar::new(), name });
+        Self { q, capture: CaptureBuffer::default() }
     }
 
     pub fn queue(&self) -> &Arc<Queue> {
         &self.q
+    }
+
+    /// What this stream records while it captures.
+    pub fn capture_buffer(&self) -> &CaptureBuffer {
+        &self.capture
     }
 
     pub fn submit(&self, op: Op) -> Result<()> {
@@ -245,37 +302,6 @@ impl CpuStream {
             None => QueueState::Busy,
         }
     }
-
-    /// Starts recording instead of enqueueing (see `capture`); an error if it already
-    /// records.
-    pub fn begin_capture(&self) -> Result<()> {
-        let mut s = self.q.lock();
-        if s.capture.is_some() {
-            return Err(Error::Config("the stream is capturing already (captures do not nest)".into()));
-        }
-        s.capture = Some(vec![]);
-        Ok(())
-    }
-
-    /// Stops recording; what was recorded.
-    pub fn end_capture(&self) -> Vec<Captured> {
-        self.q.lock().capture.take().unwrap_or_default()
-    }
-
-    /// Records `item()` if the stream is capturing (true), else does nothing (false).
-    pub fn capture(&self, item: impl FnOnce() -> Captured) -> bool {
-        match &mut self.q.lock().capture {
-            Some(v) => {
-                v.push(item());
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub fn is_capturing(&self) -> bool {
-        self.q.lock().capture.is_some()
-    }
 }
 
 impl Drop for CpuStream {
@@ -298,6 +324,7 @@ impl Drop for CpuStream {
             s.thread.take()
         };
         if let (Some(h), false) = (thread, inside) {
+            // The thread's body catches everything: it ends without a payload.
             let _ = h.join();
         }
     }
