@@ -24,17 +24,34 @@ pub enum Rejection {
     /// A declared slice names no live buffer of its element type (`arg`: the slice's
     /// place among those the task's type declares, from 0).
     #[error("declared slice {arg}: buffer handle {handle:#x} is not a live buffer of the right element type")]
-    BadBuffer { arg: usize, handle: u32 },
+    BadBuffer {
+        /// The slice's place among the declared slices, from 0.
+        arg: usize,
+        /// The buffer handle it names.
+        handle: u32,
+    },
     /// A declared slice reaches past its buffer (`arg`: its place among the declared
     /// slices).
     #[error("declared slice {arg}: [{offset}, {offset}+{len}) is out of range")]
-    OutOfRange { arg: usize, offset: u32, len: u32 },
+    OutOfRange {
+        /// The slice's place among the declared slices, from 0.
+        arg: usize,
+        /// Its first element.
+        offset: u32,
+        /// Its number of elements.
+        len: u32,
+    },
     /// The type's own check: two lengths that must agree.
     #[error("slices have different lengths ({0} and {1})")]
     LengthMismatch(u32, u32),
     /// The type's own check: an index out of its range.
     #[error("index {index} is outside a slice of {len} elements")]
-    IndexOutOfRange { index: u32, len: u32 },
+    IndexOutOfRange {
+        /// The index.
+        index: u32,
+        /// The length it must be below.
+        len: u32,
+    },
     /// The type's own check, in words.
     #[error("inconsistent arguments: {0}")]
     BadArgs(&'static str),
@@ -46,46 +63,101 @@ pub enum Rejection {
 /// Everything that can go wrong, typed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
+    /// libcuda could not be loaded (no NVIDIA driver on this machine).
     #[error("no CUDA driver could be loaded (libcuda not found)")]
     NoDriver,
+    /// The driver reports no device with the asked-for ordinal.
     #[error("no CUDA device found")]
     NoDevice,
+    /// The kernel image was built without PTX (the device toolchain was missing, or
+    /// `RESIDENT_NO_PTX` was set): only the CPU backend can run it. The text says why.
     #[error("this build carries no PTX ({0}); use the CPU backend or rebuild with the rustup components named at build time")]
     PtxUnavailable(&'static str),
+    /// A CUDA driver call failed.
     #[error("CUDA driver call {call} failed: {name} ({code})")]
-    Driver { call: &'static str, code: u32, name: String },
+    Driver {
+        /// The driver function, e.g. `cuModuleLoadData`.
+        call: &'static str,
+        /// Its `CUresult` code.
+        code: u32,
+        /// The code's name (`CUDA_ERROR_...`), as the driver gives it.
+        name: String,
+    },
+    /// An invalid configuration or request, or one that the backend, device or kernel
+    /// image cannot serve (in words).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A task was refused at submit time; nothing of its batch was submitted.
     #[error("task {index} of the batch is invalid: {reason}")]
-    InvalidTask { index: usize, reason: Rejection },
+    InvalidTask {
+        /// The task's place in the batch, from 0.
+        index: usize,
+        /// Why it was refused.
+        reason: Rejection,
+    },
+    /// The submission ring has no room for the batch (`try_submit`, which does not wait).
     #[error("the submission queue is full")]
     QueueFull,
+    /// A wait with a time limit ran out.
     #[error("timed out")]
     Timeout,
+    /// The runtime is shutting down or shut down: new submits are refused and unfinished
+    /// tickets fail with this.
     #[error("the runtime is shut down")]
     ShutDown,
+    /// A task of the batch completed with an error status.
     #[error("task {seq} failed on the device: {}", status.name())]
-    TaskFailed { seq: u64, status: Status },
+    TaskFailed {
+        /// The failed task's sequence number (for [`Status::ChildFailed`], the first task
+        /// of the segment whose pushed tasks failed).
+        seq: u64,
+        /// The status it completed with.
+        status: Status,
+    },
+    /// The device (or a CPU backend worker or stream thread) failed: a trapped or
+    /// faulting kernel, a context in a sticky error state, a panic. Every outstanding
+    /// ticket of the runtime fails with it. The text says what happened.
     #[error("device fault: {0}")]
     DeviceFault(String),
+    /// The watchdog (a configured task deadline) found no progress past the deadline and
+    /// aborted the workers; every outstanding ticket fails with it.
     #[error(
         "task {seq} (the oldest unfinished) made no progress for longer than the task deadline of {deadline:?}; the workers were aborted"
     )]
-    TaskHung { seq: u64, deadline: std::time::Duration },
+    TaskHung {
+        /// Sequence number of the oldest unfinished task.
+        seq: u64,
+        /// The configured task deadline.
+        deadline: std::time::Duration,
+    },
+    /// The persistent kernel (or the CPU workers) stopped without a shutdown.
     #[error("the persistent kernel exited while the runtime was running")]
     KernelExited,
+    /// A buffer this large cannot be made: more than `u32::MAX` elements, or no free
+    /// range of the device arena holds its bytes (then the number is in bytes).
     #[error("buffer too large: {0} elements (at most u32::MAX)")]
     BufferTooLarge(usize),
+    /// A batch (or task list) of this many tasks: more than `u32::MAX`.
     #[error("batch too large: {0} tasks (at most u32::MAX)")]
     BatchTooLarge(usize),
+    /// Every device counter is in use (the limit is the number).
     #[error("too many live device counters (at most {0})")]
     TooManyCounters(usize),
+    /// Every buffer table entry is in use (the limit is the number).
     #[error("too many live buffers (at most {0})")]
     TooManyBuffers(usize),
+    /// `Ticket::results` on a batch not submitted with `submit_for_results`.
     #[error("this ticket keeps no results: submit with submit_for_results")]
     NoResults,
+    /// A copy or launch got a slice of the wrong length.
     #[error("length mismatch: expected {expected}, got {got}")]
-    LengthMismatch { expected: usize, got: usize },
+    LengthMismatch {
+        /// The length it needed (for a write at an offset: the room left), in elements.
+        expected: usize,
+        /// The length it got.
+        got: usize,
+    },
 }
 
+/// `std::result::Result` with the runtime's [`Error`] by default.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

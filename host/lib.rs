@@ -39,6 +39,7 @@
 //! host side of the protocol; `cuda` and `cpu` the backends; `resident-device` and
 //! `resident-shared` the device code and the shared layouts. docs/architecture.md
 //! describes the protocol and its memory orderings.
+#![warn(missing_docs)]
 
 mod accounting;
 mod backend;

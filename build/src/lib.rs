@@ -33,6 +33,7 @@
 //! an NVIDIA driver the build fails with the `rustup component add` line that fixes it;
 //! without a driver it warns and builds an image without PTX (the CPU backend runs it);
 //! `RESIDENT_NO_PTX=1` asks for that on purpose.
+#![warn(missing_docs)]
 
 mod env;
 mod generate;

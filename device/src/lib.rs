@@ -19,6 +19,7 @@
 //! crates call ([`entry`]). Does not own: layouts (in `resident-shared`) or anything the
 //! host does.
 #![no_std]
+#![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx))]
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -45,6 +45,7 @@ pub struct RunCache {
 }
 
 impl RunCache {
+    /// No run: its zero `span` holds no sequence number.
     pub const EMPTY: Self = Self { span: 0, addr: 0 };
 
     /// The task of `seq` in this run.

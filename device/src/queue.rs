@@ -29,9 +29,11 @@ pub const FULL_POLL_EVERY: u32 = 4;
 /// Whether a worker may run its slot or must leave.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Wait {
+    /// The slot is published: run it.
     Ready,
     /// Not yet published: poll again (after a sleep, unless a child may be waiting).
     Pending {
+        /// The spawn ring's counters differ: a child may be waiting to be popped.
         children: bool,
     },
     /// The terminate sentinel came before this slot: leave once the spawn ring is empty.
@@ -45,6 +47,7 @@ pub struct DeviceQueue {
     ring: *const Task,
     header: *mut QueueHeader,
     mask: u32,
+    /// Slots claimed per atomic add on `head` (`KernelParams::claim`).
     pub claim: u32,
     /// Longest sleep between two polls (`KernelParams::max_sleep_ns`). Bounds the
     /// wake-up latency that an idle warp adds, and keeps the poll rate of thousands of
@@ -66,6 +69,7 @@ impl DeviceQueue {
         }
     }
 
+    /// The queue's [`QueueHeader`] (`KernelParams::header`).
     #[inline(always)]
     pub fn header(&self) -> *mut QueueHeader {
         self.header

@@ -59,8 +59,10 @@ impl SpawnRing {
         }
     }
 
+    /// No ring (capacity 0): pushes fail and the ring reads as empty.
     pub const NONE: Self = Self { header: core::ptr::null_mut(), seqs: core::ptr::null_mut(), slots: core::ptr::null_mut(), mask: 0 };
 
+    /// Whether this is [`SpawnRing::NONE`].
     #[inline(always)]
     pub fn is_none(&self) -> bool {
         self.header.is_null()

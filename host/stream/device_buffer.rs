@@ -44,10 +44,12 @@ impl<T: Pod> DeviceBuffer<T> {
         Ok(Self { mem, len, gpu: gpu.clone(), _t: PhantomData })
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the buffer holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -128,10 +130,12 @@ pub(crate) fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<Range
 }
 
 impl<'a, T: Pod> DeviceView<'a, T> {
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the view holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -18,6 +18,7 @@ pub struct Event {
 }
 
 impl Event {
+    /// A new event on `gpu`'s device, not yet recorded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         gpu.bind()?;
         let raw = match gpu.cuda_context() {

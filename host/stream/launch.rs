@@ -121,6 +121,7 @@ impl<P> std::fmt::Debug for Function<P> {
 }
 
 impl<P> Function<P> {
+    /// The kernel's entry point name.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -152,7 +153,9 @@ impl<P> Function<P> {
 /// it is cooperative or may overlap the previous kernel (programmatic dependent launch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
+    /// Blocks in the grid, (x, y, z) (the CPU device takes only one-dimensional grids).
     pub grid: (u32, u32, u32),
+    /// Threads per block, (x, y, z): 1 to 1024 in all.
     pub block: (u32, u32, u32),
     /// Bytes of dynamic shared memory per block (above 48 KiB the launch opts in).
     pub shared_bytes: u32,
@@ -174,14 +177,17 @@ impl LaunchConfig {
     pub fn for_elements(n: u32, block: u32) -> Self {
         Self::new(n.div_ceil(block.max(1)).max(1), block)
     }
+    /// With `bytes` of dynamic shared memory per block.
     pub fn shared_bytes(mut self, bytes: u32) -> Self {
         self.shared_bytes = bytes;
         self
     }
+    /// Cooperative: every block co-resident (refused if the grid does not fit at once).
     pub fn cooperative(mut self) -> Self {
         self.cooperative = true;
         self
     }
+    /// Programmatic dependent launch: may start while the stream's previous kernel runs.
     pub fn programmatic(mut self) -> Self {
         self.programmatic = true;
         self

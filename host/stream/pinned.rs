@@ -78,10 +78,12 @@ impl<T: Pod> PinnedBuffer<T> {
         Ok(Self { alloc: Backing::Cuda(alloc), len, write_combined, _gpu: gpu.clone(), _t: PhantomData })
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the buffer holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -163,9 +165,11 @@ impl<'a, T: Pod> From<&'a PinnedBuffer<T>> for PinnedView<'a, T> {
 }
 
 impl<'a, T: Pod> PinnedView<'a, T> {
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether the view holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -208,9 +212,11 @@ impl<'a, T: Pod> From<&'a mut PinnedBuffer<T>> for PinnedViewMut<'a, T> {
 }
 
 impl<'a, T: Pod> PinnedViewMut<'a, T> {
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether the view holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

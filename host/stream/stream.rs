@@ -24,7 +24,9 @@ use crate::{Error, Result};
 /// default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Priorities {
+    /// The least urgent priority (the default).
     pub least: i32,
+    /// The most urgent priority (numerically the lowest).
     pub greatest: i32,
 }
 
@@ -87,6 +89,7 @@ impl Stream {
         self.priority
     }
 
+    /// The device this stream belongs to.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }

@@ -10,6 +10,7 @@ use bytemuck::{Pod, Zeroable};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(16))]
 pub struct Completion {
+    /// [`stamp_for`]`(seq)` once the record of task `seq` is written; stored last.
     pub stamp: u32,
     /// A [`crate::Status`] code.
     pub status: u32,

@@ -9,6 +9,7 @@
 //! protocol that uses these layouts lives in `device/src/queue.rs` (device side) and
 //! `host/queue/` (host side); docs/architecture.md describes both.
 #![no_std]
+#![warn(missing_docs)]
 
 mod buffer;
 pub mod builtin;

@@ -16,6 +16,8 @@ pub const LIST_RUNS: usize = 32;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct ListRun {
+    /// The run's `first` and `len`, packed by [`pack`]: written by the host, read by the
+    /// workers.
     pub span: u64,
     /// Device address of the run's first task.
     pub addr: u64,
@@ -23,6 +25,7 @@ pub struct ListRun {
 const _: () = assert!(core::mem::size_of::<ListRun>() == 16);
 
 impl ListRun {
+    /// The run of sequence numbers `[first, first + len)`, read from the list at `addr`.
     pub const fn new(first: u32, len: u32, addr: u64) -> Self {
         Self { span: pack(first, len), addr }
     }

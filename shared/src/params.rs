@@ -67,12 +67,15 @@ pub mod worker_flags {
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C)]
 pub struct OneTaskParams {
+    /// The task to run.
     pub task: Task,
     /// Where to write the completion (device address).
     pub completion: u64,
     /// The buffer table.
     pub buffers: u64,
+    /// The task's sequence number; the record's stamp is `stamp_for(seq)`.
     pub seq: u32,
+    /// Fills the struct to 128 bytes; unused.
     pub _pad: [u32; 11],
 }
 const _: () = assert!(core::mem::size_of::<OneTaskParams>() == 128);

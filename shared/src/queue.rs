@@ -10,12 +10,15 @@ use bytemuck::{Pod, Zeroable};
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C, align(128))]
 pub struct CachePadded {
+    /// The counter.
     pub value: u32,
+    /// Fills the line to 128 bytes; unused.
     pub _pad: [u32; 31],
 }
 const _: () = assert!(core::mem::size_of::<CachePadded>() == 128);
 
 impl CachePadded {
+    /// A zero counter.
     pub const ZERO: Self = Self { value: 0, _pad: [0; 31] };
 }
 
@@ -43,6 +46,7 @@ const _: () = assert!(core::mem::size_of::<QueueHeader>() == 6 * 128);
 const _: () = assert!(core::mem::offset_of!(QueueHeader, tail) == 128);
 
 impl QueueHeader {
+    /// Every counter zero: the header of an empty queue.
     pub const ZERO: Self = Self {
         head: CachePadded::ZERO,
         tail: CachePadded::ZERO,

@@ -26,6 +26,8 @@ pub const LL_WORDS: usize = size_of::<Task>() / 4;
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C, align(128))]
 pub struct LlSlot {
+    /// The task's words with their stamps ([`ll_word`]): written by the host, read by
+    /// the relay.
     pub words: [u64; LL_WORDS],
 }
 const _: () = assert!(size_of::<LlSlot>() == 128);
@@ -59,7 +61,10 @@ pub struct RelayMailbox {
     /// run beside the resident kernels (under compute-sanitizer the memset did not land
     /// while they ran).
     pub abort: u64,
+    /// Fills the relay's line to 128 bytes; unused.
     pub _pad: [u64; 14],
+    /// The inline slots: task `seq` travels in slot `seq % LL_SLOTS`. Written by the
+    /// host, read by the relay.
     pub slots: [LlSlot; LL_SLOTS],
 }
 const _: () = assert!(size_of::<RelayMailbox>() == 128 + LL_SLOTS * 128);

@@ -92,6 +92,7 @@ pub struct SegmentCount {
     /// The segment's first sequence number, stored by its first task (offset 0) before
     /// its count: the completing worker, a child's perhaps, needs it for the stamp.
     pub first: u32,
+    /// Fills the record to 16 bytes; unused.
     pub _pad: u32,
 }
 const _: () = assert!(core::mem::size_of::<SegmentCount>() == 16);
@@ -119,6 +120,8 @@ pub struct SegmentDone {
     /// `stamp_for(first)`, stored last (release, .sys): the host's acquire load of it
     /// makes `failed`, the segment's per-task records and its tasks' writes visible.
     pub stamp: u32,
+    /// How many of the segment's tasks failed, children included; stored before
+    /// `stamp`.
     pub failed: u32,
 }
 const _: () = assert!(core::mem::size_of::<SegmentDone>() == 8);

@@ -23,16 +23,20 @@ pub fn set_worker(index: u32, count: u32) {
     WORKER.with(|w| w.set((index, count)));
 }
 
+/// This thread's lane within its warp: always 0.
 #[inline(always)]
 pub fn lane_id() -> u32 {
     0
 }
+/// Index of this worker (or block), as set by [`set_worker`].
 pub fn global_warp_id() -> u32 {
     WORKER.with(|w| w.get().0)
 }
+/// Workers (or blocks) in the grid, as set by [`set_worker`].
 pub fn global_warp_count() -> u32 {
     WORKER.with(|w| w.get().1)
 }
+/// The worker (or block) index, as [`global_warp_id`].
 pub fn sm_id() -> u32 {
     global_warp_id()
 }
@@ -41,12 +45,15 @@ pub fn sm_id() -> u32 {
 pub fn block_idx() -> u32 {
     global_warp_id()
 }
+/// Blocks in the grid: the worker count.
 pub fn grid_dim() -> u32 {
     global_warp_count()
 }
+/// Threads per block: 1.
 pub fn block_dim() -> u32 {
     1
 }
+/// Thread index within the block: 0.
 pub fn thread_idx() -> u32 {
     0
 }
@@ -77,30 +84,40 @@ unsafe fn at<'a>(p: *const u32) -> &'a AtomicU32 {
     unsafe { AtomicU32::from_ptr(p as *mut u32) }
 }
 
+/// Load with acquire ordering (the `.sys` twin).
 pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Acquire)
 }
+/// Load with acquire ordering (the `.gpu` twin).
 pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Acquire)
 }
+/// Relaxed atomic load (the `.sys` twin).
 pub unsafe fn ld_relaxed_sys(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Relaxed)
 }
+/// Relaxed atomic load (the `.gpu` twin).
 pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
     unsafe { at(p) }.load(Ordering::Relaxed)
 }
+/// Store with release ordering (the `.gpu` twin).
 pub unsafe fn st_release_gpu(p: *mut u32, v: u32) {
     unsafe { at(p) }.store(v, Ordering::Release)
 }
+/// Relaxed atomic store (the `.gpu` twin).
 pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
     unsafe { at(p) }.store(v, Ordering::Relaxed)
 }
+/// Relaxed atomic store (the `.sys` twin).
 pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
     unsafe { at(p) }.store(v, Ordering::Relaxed)
 }
+/// Atomic add, relaxed; returns the previous value.
 pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::Relaxed)
 }
+/// Atomic add of an `f32`, relaxed (a compare-and-swap loop); returns the previous
+/// value.
 pub unsafe fn atom_add_relaxed_gpu_f32(p: *mut f32, v: f32) -> f32 {
     let a = unsafe { at(p as *const u32) };
     let mut old = a.load(Ordering::Relaxed);
@@ -111,51 +128,68 @@ pub unsafe fn atom_add_relaxed_gpu_f32(p: *mut f32, v: f32) -> f32 {
         }
     }
 }
+/// 64-bit load with acquire ordering.
 pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire)
 }
+/// 64-bit relaxed atomic load (the `.gpu` twin).
 pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
 }
+/// Two consecutive `u64`s by plain (volatile, non-atomic) loads: the GPU's weak
+/// 16-byte load, for data an earlier acquire already ordered.
 pub unsafe fn ld_weak_v2_u64(p: *const u64) -> (u64, u64) {
     unsafe { (p.read_volatile(), p.add(1).read_volatile()) }
 }
+/// 64-bit relaxed atomic load (the `.sys` twin).
 pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
 }
+/// 64-bit relaxed atomic store (the `.sys` twin).
 pub unsafe fn st_relaxed_sys_u64(p: *mut u64, v: u64) {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Relaxed)
 }
+/// 64-bit store with release ordering.
 pub unsafe fn st_release_sys_u64(p: *mut u64, v: u64) {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Release)
 }
 
+/// Atomic compare-and-swap, relaxed; returns the previous value (the swap happened
+/// iff it equals `expected`).
 pub unsafe fn atom_cas_relaxed_gpu(p: *mut u32, expected: u32, new: u32) -> u32 {
     match unsafe { at(p) }.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
         Ok(v) | Err(v) => v,
     }
 }
+/// Atomic add, acquire-release; returns the previous value.
 pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     unsafe { at(p) }.fetch_add(v, Ordering::AcqRel)
 }
+/// 64-bit atomic add, acquire-release; returns the previous value.
 pub unsafe fn atom_add_acq_rel_gpu_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
 }
+/// 64-bit atomic add, release; returns the previous value.
 pub unsafe fn atom_add_release_gpu_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::Release)
 }
+/// 64-bit atomic add, relaxed; returns the previous value.
 pub unsafe fn atom_add_relaxed_gpu_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.fetch_add(v, Ordering::Relaxed)
 }
+/// 64-bit relaxed atomic store (the `.gpu` twin).
 pub unsafe fn st_relaxed_gpu_u64(p: *mut u64, v: u64) {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.store(v, Ordering::Relaxed)
 }
+/// Acquire-release fence.
 pub fn fence_acq_rel_sys() {
     fence(Ordering::AcqRel)
 }
+/// Acquire-release fence (the same as [`fence_acq_rel_sys`] here).
 pub fn fence_acq_rel_gpu() {
     fence(Ordering::AcqRel)
 }
+/// Panics the calling worker, as a GPU trap aborts the kernel.
 pub fn trap() -> ! {
     panic!("device trap on the CPU backend")
 }
@@ -166,15 +200,19 @@ pub unsafe fn store_forged(p: *mut u32, _v: u32) {
     panic!("illegal address {p:p} on the CPU backend (store not performed)")
 }
 
+/// Value of `v` in lane `src`: a one-lane warp has only `v`.
 pub fn shfl_idx(v: u32, _src: u32) -> u32 {
     v
 }
+/// Bit 0 set iff the predicate holds (the one lane's vote).
 pub fn ballot(pred: bool) -> u32 {
     pred as u32
 }
+/// The predicate holds in every lane: in the one lane.
 pub fn all_lanes(pred: bool) -> bool {
     pred
 }
+/// Warp barrier: nothing to wait for in a one-lane warp.
 pub fn syncwarp() {}
 
 /// Bytes of "shared memory" each CPU worker thread has (the GPU's per-block limit is
@@ -201,14 +239,17 @@ pub fn set_smem_bytes(bytes: u32) {
 pub fn dyn_smem() -> *mut u8 {
     SMEM.with(|s| s.get() as *mut u8)
 }
+/// Bytes of this thread's scratch area that tasks may use (see [`set_smem_bytes`]).
 pub fn dyn_smem_bytes() -> u32 {
     SMEM_LEN.with(|l| l.get())
 }
 /// A CPU block is one thread: nothing to wait for.
 pub fn sync_block() {}
+/// This warp's index within its block: 0.
 pub fn block_warp_id() -> u32 {
     0
 }
+/// Warps in a block: 1.
 pub fn block_warps() -> u32 {
     1
 }
@@ -223,6 +264,7 @@ pub fn shfl_xor(v: u32, _mask: u32) -> u32 {
 pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
     a * b + c
 }
+/// Correctly rounded square root.
 pub fn sqrt_f64(a: f64) -> f64 {
     a.sqrt()
 }

@@ -320,11 +320,12 @@ pub fn sync_block() {
     unsafe { core::arch::nvptx::_syncthreads() }
 }
 
-/// This warp's index within its block, and the block's warp count.
+/// This warp's index within its block.
 #[inline(always)]
 pub fn block_warp_id() -> u32 {
     thread_idx() / WARP
 }
+/// Warps in this block.
 #[inline(always)]
 pub fn block_warps() -> u32 {
     block_dim() / WARP

@@ -11,11 +11,15 @@ use bytemuck::{Pod, Zeroable};
 pub struct AxpyFlatParams {
     /// Device addresses of `slices * slice` `f32`s each; `y = alpha * x + y`.
     pub x: u64,
+    /// See `x`: read and written in place.
     pub y: u64,
+    /// Number of slices: one warp each (warps past it do nothing).
     pub slices: u32,
     /// Floats per slice (per warp).
     pub slice: u32,
+    /// The scale of `x`.
     pub alpha: f32,
+    /// Fills the struct to 32 bytes; unused.
     pub _pad: u32,
 }
 

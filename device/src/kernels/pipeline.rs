@@ -13,9 +13,11 @@ pub struct PipelineParams {
     /// Device address of `len` output `f32`s (may equal `input`: each element is read
     /// once, then written, by the same thread).
     pub output: u64,
+    /// Number of elements.
     pub len: u64,
     /// Dependent multiply-adds per element: 0 copies the input.
     pub iters: u32,
+    /// Fills the struct to 32 bytes; unused.
     pub _pad: u32,
 }
 

@@ -12,8 +12,11 @@ use crate::arch;
 pub struct SpinWriteParams {
     /// Device address of one `u32`.
     pub target: u64,
+    /// How long to wait first, in nanoseconds of `globaltimer`.
     pub nanos: u64,
+    /// The value to store.
     pub value: u32,
+    /// Fills the struct to 24 bytes; unused.
     pub _pad: u32,
 }
 

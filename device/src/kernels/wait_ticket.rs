@@ -36,7 +36,9 @@ pub struct WaitTicketParams {
     /// The batch: sequence numbers `first..end` (wrapping 32-bit), cut into segments of
     /// `segment` tasks from `first` on, as the runtime placed them.
     pub first: u32,
+    /// Tasks in the batch: `end` is `first + len`.
     pub len: u32,
+    /// Tasks per segment (the runtime's segment size).
     pub segment: u32,
     /// Ring capacity minus one.
     pub mask: u32,
