@@ -133,10 +133,14 @@ pub enum Error {
     /// The persistent kernel (or the CPU workers) stopped without a shutdown.
     #[error("the persistent kernel exited while the runtime was running")]
     KernelExited,
-    /// A buffer this large cannot be made: more than `u32::MAX` elements, or no free
-    /// range of the device arena holds its bytes (then the number is in bytes).
+    /// A buffer this large cannot be made: more than `u32::MAX` elements, or more bytes
+    /// than a `usize` holds.
     #[error("buffer too large: {0} elements (at most u32::MAX)")]
     BufferTooLarge(usize),
+    /// The buffer arena (`RuntimeConfig::buffer_arena`) has no free range of this many
+    /// bytes.
+    #[error("the buffer arena has no free range of {0} bytes")]
+    ArenaFull(usize),
     /// A batch (or task list) of this many tasks: more than `u32::MAX`.
     #[error("batch too large: {0} tasks (at most u32::MAX)")]
     BatchTooLarge(usize),

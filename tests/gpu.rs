@@ -233,7 +233,7 @@ gpu_test!(buffer_arena_carves_reuses_and_refuses, {
     drop(a);
     let b = rt.buffer::<u32>(1 << 20).unwrap(); // the same block again
     assert!(b.read().unwrap().iter().all(|&v| v == 0), "a reused block comes back zeroed");
-    assert!(matches!(rt.buffer::<f32>(16 << 20), Err(resident::Error::BufferTooLarge(_))), "64 MiB from a 16 MiB arena");
+    assert!(matches!(rt.buffer::<f32>(16 << 20), Err(resident::Error::ArenaFull(_))), "64 MiB from a 16 MiB arena");
     drop(b);
     let c = rt.buffer::<f32>(3 << 20).unwrap(); // 12 MiB: the freed blocks merged
     assert_eq!(c.len(), 3 << 20);

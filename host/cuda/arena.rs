@@ -81,10 +81,10 @@ impl Arena {
         Ok(Arc::new(Self { mem, free: Mutex::new(FreeList::new(bytes)) }))
     }
 
-    /// A block of `bytes` (at least one), or `BufferTooLarge` if no free range holds it.
+    /// A block of `bytes` (at least one), or `ArenaFull` if no free range holds it.
     pub fn take(self: &Arc<Self>, bytes: usize) -> Result<ArenaBlock> {
         let len = (bytes.max(1) as u64).div_ceil(ALIGN) * ALIGN;
-        let offset = self.free.lock().unwrap().take(len).ok_or(Error::BufferTooLarge(bytes))?;
+        let offset = self.free.lock().unwrap().take(len).ok_or(Error::ArenaFull(bytes))?;
         Ok(ArenaBlock { arena: self.clone(), offset, len })
     }
 }
