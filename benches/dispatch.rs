@@ -145,6 +145,26 @@ fn bench(c: &mut Criterion) {
             ("acq_rel adds + sparse look", RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, ..base.clone() }, false, false, false),
             ("defaults again (order check)", base.clone(), false, false, true),
         ]
+    } else if std::env::var_os("DISPATCH_HOST").is_some() {
+        // DISPATCH_HOST=1: the host-fed path (issue 20): runs over the host ring
+        // published by the relay (the default) against staging + copies (the path
+        // before), alternated, then the baselines.
+        let copy = RuntimeConfig { relay_publish: false, ..base.clone() };
+        vec![
+            ("relay runs (defaults)", base.clone(), true, false, false),
+            ("staging + copies (before)", copy.clone(), true, false, false),
+            ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
+            (
+                "relay runs of 256, segments of 256",
+                RuntimeConfig { publish_chunk: 256, segment_tasks: 256, ..base.clone() },
+                true,
+                false,
+                false,
+            ),
+            ("relay runs, write-combined ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
+            ("staging + copies again", copy, true, false, false),
+            ("relay runs again", base.clone(), true, false, true),
+        ]
     } else {
         variants
     };
@@ -202,10 +222,13 @@ fn bench(c: &mut Criterion) {
             }
             sub.sort();
             wait.sort();
+            // One noop, submit to done: the round trip of the issue's bound.
+            let rt1 = median(|| persistent(&rt, &w.noop[..1]), 100, 1001);
             eprintln!(
-                "{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians)",
+                "{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians); one-task round trip {:.2} us",
                 sub[25].as_secs_f64() * 1e6,
-                wait[25].as_secs_f64() * 1e6
+                wait[25].as_secs_f64() * 1e6,
+                rt1.as_secs_f64() * 1e6
             );
         }
 

@@ -34,7 +34,10 @@ fn bench(c: &mut Criterion) {
     let configs: Vec<(&str, RuntimeConfig)> = if cuda {
         vec![
             ("relay", d.clone()),
-            ("copy", RuntimeConfig { relay_max_batch: 0, ..d.clone() }),
+            // Not inline: a run over the host ring, published by the relay.
+            ("run", RuntimeConfig { relay_max_batch: 0, ..d.clone() }),
+            // Staging, then copies of the slot and of `tail` (the path before runs).
+            ("copy", RuntimeConfig { relay_max_batch: 0, relay_publish: false, ..d.clone() }),
             ("relay, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..d.clone() }),
             ("relay, poll sleep <= 512 ns", RuntimeConfig { max_poll_sleep_ns: 512, ..d.clone() }),
             ("relay, 1 block/SM, sleep <= 128 ns", RuntimeConfig { max_blocks_per_sm: 1, max_poll_sleep_ns: 128, ..d.clone() }),

@@ -59,8 +59,10 @@ fn rate(tasks: usize, t: Duration) -> f64 {
 
 fn bench(c: &mut Criterion) {
     let cuda = resident::cuda_available();
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, ..RuntimeConfig::default() }).unwrap();
-    eprintln!("{}", rt.backend());
+    // STREAMING_COPY=1: staging + copies (the publication before the relay's runs).
+    let relay_publish = std::env::var_os("STREAMING_COPY").is_none();
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, ..RuntimeConfig::default() }).unwrap();
+    eprintln!("{} (relay publishes runs: {relay_publish})", rt.backend());
     // The CPU backend (no GPU here) streams a sixteenth as many.
     let tiny = if cuda { TINY } else { TINY / 16 };
     let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();

@@ -119,6 +119,23 @@ impl Backend {
     pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         each!(self, b => unsafe { b.publish_run(first, end, from, entry) })
     }
+    /// Where the workers read a host batch in place, if they do (the CUDA backend with
+    /// the relay publishing runs): the device address of the slot-0 task of the host
+    /// ring, which [`Backend::stage`] writes. Host batches are then published as list
+    /// runs over the ring ([`Backend::publish_run`]), not copied.
+    pub fn host_ring(&self) -> Option<u64> {
+        match self {
+            Backend::Cuda(b) => b.host_ring(),
+            Backend::Cpu(_) => None,
+        }
+    }
+    /// Whether a batch of `n` tasks goes inline through the relay (CUDA; small batches).
+    pub fn inline(&self, n: u64) -> bool {
+        match self {
+            Backend::Cuda(b) => b.inline(n),
+            Backend::Cpu(_) => false,
+        }
+    }
     /// The per-task completion record of `seq`; valid only after its segment's record
     /// was acquired, and only if its `stamp` is `stamp_for(seq)`.
     pub fn completion(&self, seq: u64) -> *const Completion {

@@ -68,6 +68,17 @@ pub struct RuntimeConfig {
     /// (one store into mapped pinned memory, no driver call: the low-latency path);
     /// larger ones by copies on the transfer stream. 0: no relay warp.
     pub relay_max_batch: u32,
+    /// CUDA: large host batches are written in place into the host ring (mapped pinned
+    /// memory) and read from there by the workers, and they and resident task lists
+    /// are published by the relay warp (a release store of a commit word in host
+    /// memory, no copy, no driver call: device/src/relay.rs, step 7). Off: staged, then
+    /// copied by the transfer stream, `tail` by a copy too (the path before 2026-11-25,
+    /// kept for comparison).
+    pub relay_publish: bool,
+    /// Tasks per publication of a large host batch (a power of two; 0: 1024 when the
+    /// relay publishes, else 4096): the workers start on the first while the host
+    /// writes the next.
+    pub publish_chunk: u32,
     /// The kernel image: which task set the persistent kernel runs (the built-in tasks by
     /// default; a set of yours from `resident::kernel_image!`). The CPU backend's workers
     /// run the same set, compiled for the host.
@@ -105,6 +116,8 @@ impl Default for RuntimeConfig {
             segment_tasks: resident_shared::segment::SEGMENT,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
+            relay_publish: true,
+            publish_chunk: 0,
             image: KernelImage::builtin(),
             task_deadline: None,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
@@ -144,8 +157,8 @@ impl RuntimeConfig {
         if self.max_poll_sleep_ns > 1_000_000 {
             return bad("max_poll_sleep_ns must be at most 1 ms (the nanosleep limit)");
         }
-        if [self.list_chunk, self.list_first_piece].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
-            return bad("list_chunk and list_first_piece must be 0 or powers of two");
+        if [self.list_chunk, self.list_first_piece, self.publish_chunk].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
+            return bad("list_chunk, list_first_piece and publish_chunk must be 0 or powers of two");
         }
         if !self.segment_tasks.is_power_of_two() || !(32..=resident_shared::segment::SEGMENT).contains(&self.segment_tasks) {
             return bad("segment_tasks must be a power of two from 32 to 1024");

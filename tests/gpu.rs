@@ -167,15 +167,40 @@ gpu_test!(async_ticket_resolved_by_shutdown, {
 
 gpu_test!(mixed_batch_sizes_exactly_once, common::mixed_batch_sizes_exactly_once(&gpu(1 << 14), 4, 200_000));
 
+// Every batch by copies on the transfer stream (the publication before the relay's
+// runs, kept for comparison).
 gpu_test!(mixed_batch_sizes_without_relay, {
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, ..RuntimeConfig::cuda() }).unwrap();
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, relay_publish: false, ..RuntimeConfig::cuda() })
+        .unwrap();
+    common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
+});
+
+// Copies for large batches, the relay inline for small ones: the two publishers of
+// `tail` handing over.
+gpu_test!(mixed_batch_sizes_copy_and_inline, {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_publish: false, ..RuntimeConfig::cuda() }).unwrap();
+    common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
+});
+
+// Every batch as runs over the host ring, none inline; small runs, so that runs wrap
+// the ring and reuse the table's entries often.
+gpu_test!(mixed_batch_sizes_runs_only, {
+    let rt = Runtime::with_config(RuntimeConfig {
+        capacity: 1 << 12,
+        relay_max_batch: 0,
+        publish_chunk: 64,
+        segment_tasks: 64,
+        ..RuntimeConfig::cuda()
+    })
+    .unwrap();
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
 
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 
 gpu_test!(express_tasks_without_relay, {
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, ..RuntimeConfig::cuda() }).unwrap();
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, relay_publish: false, ..RuntimeConfig::cuda() })
+        .unwrap();
     common::express_tasks(&rt, 4, 2_000);
 });
 

@@ -3,9 +3,10 @@
 //! each task inline into the mailbox's slots (`resident_shared::relay`: every 8-byte
 //! word carries its task's stamp); the relay reads a slot's 16 words in one parallel
 //! read, and when every stamp is right, stores the task into the ring and publishes
-//! `tail` for the workers. Large batches go by copy on the transfer stream (a DMA moves
-//! them faster than one warp reading over PCIe); the host never lets the two publishers
-//! overlap (`host/cuda/relay.rs`).
+//! `tail` for the workers. Large batches (and resident lists) are committed as list runs
+//! that the relay passes on (step 7; the workers read those tasks in place), or, with
+//! `RuntimeConfig::relay_publish` off, go by copy on the transfer stream; the host
+//! never lets the copies and the relay overlap (`host/cuda/relay.rs`).
 //!
 //! Orderings:
 //! 1. Host: plain 8-byte stores of the slot's words, in any order (each is single-copy
@@ -40,12 +41,22 @@
 //!    hop to a worker (a `tail` store, a poll, the slot read) on the latency path.
 //!    Record before publication: the segment's record, which follows the worker's
 //!    acquire of `tail`, never reaches the host before the task's own.
+//! 7. Runs: a large batch is written by the host in place into the host ring (mapped
+//!    pinned memory), and a resident list lies in device memory; either is committed
+//!    as list runs (`crate::lists`): the host writes each run's entry into the
+//!    mailbox's copy of the table, then release-stores `mailbox.committed`. The relay
+//!    polls that word with the slots, and when it moved past `next`, copies the runs
+//!    that start at `next` into the device's table and publishes `tail` over them
+//!    ([`take_runs`] has the orderings). The workers then read the tasks in place,
+//!    over PCIe from the host ring. No copy engine and no driver call on the way
+//!    (`RuntimeConfig::relay_publish`); the relay is then the only writer of `tail`.
 //! 6. The relay leaves on abort, or once the terminate sentinel has run (`stop`) and
 //!    every worker has left the loop (`exited` reaches `KernelParams::workers`). The
 //!    host asks for an abort in the mailbox too (`abort`, read relaxed with each poll:
 //!    nothing is read through it); the relay stores it into the header's `abort`
 //!    (`st.release.gpu`), which the workers poll.
 
+use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
 use resident_shared::{BufferEntry, KernelParams, QueueHeader, Task, task_flags};
 
@@ -93,6 +104,9 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         // whose load is in flight with the slots'.
         let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
         let abort_asked = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).abort) };
+        // Step 7's commit word, in flight with the rest (relaxed: the acquire pattern
+        // is completed by a fence only when it moved).
+        let committed = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).committed) };
         let mut ready = 0u32;
         let mut complete = true;
         for (r, w) in words.iter().enumerate() {
@@ -139,6 +153,12 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             sleep = 0;
             continue;
         }
+        // Step 7: runs committed into the host's table.
+        if committed > next && unsafe { take_runs(p, mailbox, &mut next, committed) } {
+            echoed = false;
+            sleep = 0;
+            continue;
+        }
         // Step 5: copies published past `next`.
         let ahead = tail.wrapping_sub(next as u32) as i32;
         if ahead > 0 {
@@ -179,6 +199,69 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_SLEEP_NS);
     }
+}
+
+/// Step 7: passes the runs that the host committed, from `*next` up to `committed`,
+/// on into the device's table of list runs, then publishes `tail` over them. False if
+/// no committed run starts at `*next` yet (an inline batch comes first).
+///
+/// Orderings:
+/// - every lane loaded `committed` relaxed at system scope (the poll); the fence here
+///   makes that an acquire pattern that pairs with the host's release store of it
+///   (`host/cuda/relay.rs`, `commit`): every run ending at or below `committed` has
+///   its entry in the mailbox and its tasks (host ring or resident list) written.
+///   It also drops this SM's L1 lines of the mailbox's entries from an earlier read.
+/// - each lane reads one entry (`ld.relaxed.sys`, `span` in one 8-byte load). An
+///   entry is taken only if its run starts at `*next` and ends at or below
+///   `committed`: then it was written before the commit this relay acquired, and is
+///   not written again before the run completes (the host waits for that, as for its
+///   own table), which needs this relay to publish it first. So the pair is whole.
+/// - the lane that took an entry stores it into the device table (weak stores); the
+///   warp barrier orders those stores before lane 0's `st.release.gpu` of `tail`,
+///   which the workers' `ld.acquire.sys` of `tail` pairs with (`crate::queue`, step 2;
+///   `crate::lists`, step 1), and release is cumulative: through it the workers see
+///   the host's tasks too (the relay acquired them above).
+/// - the device table's entry is rewritten here only for a run that the host wrote
+///   into the same mailbox entry, so only after the entry's last run completed: the
+///   race with a worker's scan is the one `crate::lists` (step 2) allows.
+///
+/// # Safety
+/// As for [`relay_loop`]; every lane must call.
+#[inline(never)]
+unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, next: &mut u64, committed: u64) -> bool {
+    arch::fence_acq_rel_sys();
+    let lane = arch::lane_id() as usize;
+    let (mut span, mut addr) = (0u64, 0u64);
+    // One entry per lane on the GPU; the CPU's single lane has no relay.
+    if lane < LIST_RUNS {
+        let e = unsafe { &raw const (*mailbox).runs[lane] };
+        span = unsafe { arch::ld_relaxed_sys_u64(&raw const (*e).span) };
+        addr = unsafe { arch::ld_relaxed_sys_u64(&raw const (*e).addr) };
+    }
+    let table = p.lists as *mut ListRun;
+    let start = *next;
+    while *next < committed {
+        let len = (span >> 32) as u32;
+        let fits = len > 0 && span as u32 == *next as u32 && *next + len as u64 <= committed;
+        let votes = arch::ballot(fits);
+        if votes == 0 {
+            break;
+        }
+        let from = votes.trailing_zeros();
+        if lane as u32 == from {
+            unsafe { table.add(lane).write(ListRun { span, addr }) };
+        }
+        *next += arch::shfl_idx(len, from) as u64;
+    }
+    if *next == start {
+        return false;
+    }
+    arch::syncwarp();
+    if lane == 0 {
+        let header = p.header as *mut QueueHeader;
+        unsafe { arch::st_release_gpu(&raw mut (*header).tail.value, *next as u32) };
+    }
+    true
 }
 
 /// Every lane gets the whole task of the first polled slot, whose word `i` lane `i`

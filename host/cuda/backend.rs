@@ -147,7 +147,7 @@ impl CudaBackend {
             let segment_done = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<SegmentDone>(), false)?;
             let counters = DeviceAlloc::zeroed_sync(&ctx, MAX_COUNTERS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
-            let relay = Relay::new(&ctx, config.relay_max_batch, &module)?;
+            let relay = Relay::new(&ctx, config.relay_max_batch, config.relay_publish, &module)?;
             // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
             let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 
@@ -283,8 +283,13 @@ impl CudaBackend {
         }
     }
 
+    /// Whether a batch of `n` tasks goes inline through the relay.
+    pub fn inline(&self, n: u64) -> bool {
+        self.relay.enabled() && self.relay.takes(n)
+    }
+
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
-        if self.relay.enabled() && self.relay.takes(end - first) {
+        if self.inline(end - first) {
             // The placed tasks, as staged: the relay sends them inline (no copy of them
             // into the ring from staging, no driver call).
             let mask = self.capacity as u64 - 1;
@@ -297,6 +302,9 @@ impl CudaBackend {
             }
             return self.relay.publish(first, &tasks[..n], &self.transfer);
         }
+        // With the relay publishing runs it is the only writer of `tail`: a large
+        // batch goes by `publish_run` (host/queue/producer.rs).
+        debug_assert!(!self.relay.runs(), "a copy publication beside a relay that publishes runs");
         self.relay.before_copy(first)?;
         let t = size_of::<Task>();
         let s = self.transfer.raw();
@@ -310,8 +318,19 @@ impl CudaBackend {
         self.publish_tail(end)
     }
 
+    /// Where a host batch's tasks are read in place when the relay publishes runs
+    /// (`RuntimeConfig::relay_publish`): the device address of the host ring, the
+    /// mapped staging memory, whose slot `i` is task `i` of each lap.
+    pub fn host_ring(&self) -> Option<u64> {
+        self.relay.runs().then(|| self.staging.device_ptr())
+    }
+
     pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         assert!(entry < LIST_RUNS);
+        if self.relay.runs() {
+            // SAFETY: the caller's contract is the commit's (backend.rs, publish_run).
+            return unsafe { self.relay.commit(first, end, from, entry) };
+        }
         // The relay must be done with its inline batches before `tail` moves by a copy.
         self.relay.before_copy(first)?;
         let e = size_of::<ListRun>();

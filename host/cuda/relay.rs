@@ -14,6 +14,7 @@
 //! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
 use cudarc::driver::sys::CUfunction;
+use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_word};
 use resident_shared::{KernelParams, Task};
 
@@ -48,8 +49,11 @@ pub(crate) struct Relay {
     kernel: CUfunction,
     stream: Stream,
     mailbox: PinnedAlloc,
-    /// Batches of at most this many tasks go through the relay (0: none do).
+    /// Batches of at most this many tasks go through the relay inline (0: none do).
     max_batch: u32,
+    /// The relay also publishes committed runs (step 7): large batches from the host
+    /// ring and resident lists (`RuntimeConfig::relay_publish`).
+    runs: bool,
     state: Mutex<State>,
 }
 
@@ -63,7 +67,7 @@ struct State {
 }
 
 impl Relay {
-    pub fn new(ctx: &Context, max_batch: u32, module: &Module) -> Result<Self> {
+    pub fn new(ctx: &Context, max_batch: u32, runs: bool, module: &Module) -> Result<Self> {
         if max_batch as usize > LL_SLOTS / 2 {
             return Err(Error::Config(format!("relay_max_batch must be at most {}", LL_SLOTS / 2)));
         }
@@ -74,6 +78,7 @@ impl Relay {
             stream: Stream::non_blocking(ctx, 0)?,
             mailbox,
             max_batch,
+            runs,
             state: Mutex::new(State { relayed_end: None, copy_pending: false, poisoned_at: 0 }),
         };
         // Zeroed words carry stamp 0, task 0's: poison before the relay starts.
@@ -96,8 +101,14 @@ impl Relay {
         if self.enabled() { self.stream.state() } else { StreamState::Idle }
     }
 
+    /// The relay warp runs.
     pub fn enabled(&self) -> bool {
-        self.max_batch > 0
+        self.max_batch > 0 || self.runs
+    }
+
+    /// The relay publishes committed runs (step 7).
+    pub fn runs(&self) -> bool {
+        self.runs
     }
 
     /// Device address of the mailbox, for the kernel parameters.
@@ -159,6 +170,38 @@ impl Relay {
             }
         }
         s.relayed_end = Some(end);
+        Ok(())
+    }
+
+    /// Commits run `first..end` (step 7): its tasks lie at `from` (device address, in
+    /// the host ring or a resident list), described by mailbox entry `entry`, which the
+    /// relay copies into the device's table before it publishes `tail = end`.
+    ///
+    /// # Safety
+    /// The caller is the only producer, and publishes in sequence order; the entry is
+    /// free (its last run completed); `from..` holds `end - first` placed tasks, written
+    /// before this call (any memory type: the fence below orders write-combined stores
+    /// too), and stays live until they complete.
+    pub unsafe fn commit(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
+        assert!(entry < LIST_RUNS);
+        {
+            let mut s = self.state.lock().unwrap();
+            self.maybe_poison(&mut s, first)?;
+        }
+        let m = self.mailbox();
+        let run = ListRun::new(first as u32, (end - first) as u32, from);
+        // SAFETY: the live mailbox; aligned 8-byte words the relay reads concurrently
+        // (an entry it may read but will not take: device/src/relay.rs, `take_runs`).
+        unsafe {
+            AtomicU64::from_ptr(&raw mut (*m).runs[entry].addr).store(run.addr, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*m).runs[entry].span).store(run.span, Ordering::Relaxed);
+        }
+        // Orders every earlier store (the run's tasks, also in write-combined memory,
+        // which x86's ordering leaves out; the entry) before the commit. Then a
+        // release store: pairs with the relay's relaxed load of `committed` followed by
+        // `fence.acq_rel.sys` (device/src/relay.rs, step 7).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        unsafe { AtomicU64::from_ptr(&raw mut (*m).committed) }.store(end, Ordering::Release);
         Ok(())
     }
 

@@ -19,6 +19,11 @@ use crate::{Error, Result};
 /// the copy engine moves the next; large enough that driver calls stay few.
 pub(crate) const PUBLISH_CHUNK: usize = 4096;
 
+/// Slots per list run of a host batch read in place from the host ring: a run costs
+/// the relay one read of the host's table, so runs can be small, and the workers start
+/// on the first while the host writes the next.
+pub(crate) const RELAY_CHUNK: usize = 1024;
+
 pub(crate) struct Producer {
     /// Sequence number of the next task.
     pub next: u64,
@@ -141,8 +146,22 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // so the wait always ends.
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
+    // A host batch goes into the ring in place and is published as list runs over the
+    // ring when the relay publishes runs (CUDA, `RuntimeConfig::relay_publish`), except
+    // a small one, which the relay takes inline.
+    let host_ring = match src {
+        Source::Host(_) => shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)),
+        Source::Resident { .. } => None,
+    };
     let (first_chunk, chunk) = match src {
-        Source::Host(_) => (PUBLISH_CHUNK.min(cap as usize / 2), PUBLISH_CHUNK.min(cap as usize / 2)),
+        Source::Host(_) => {
+            let c = match shared.config.publish_chunk {
+                0 if host_ring.is_some() => RELAY_CHUNK,
+                0 => PUBLISH_CHUNK,
+                c => piece(c),
+            };
+            (c.min(cap as usize / 2), c.min(cap as usize / 2))
+        }
         Source::Resident { .. } => {
             let rest = if shared.config.list_chunk == 0 { cap as usize / 2 } else { piece(shared.config.list_chunk) };
             (if shared.config.list_first_piece == 0 { rest } else { piece(shared.config.list_first_piece) }, rest)
@@ -151,7 +170,13 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
-        let len = if at == first { first_chunk } else { chunk }.min(n - off);
+        let mut len = if at == first { first_chunk } else { chunk }.min(n - off);
+        if host_ring.is_some() {
+            // A run is contiguous in memory: it ends at the ring's end. (The rest, in
+            // the next run, ends at most half a ring later: the wait below still ends,
+            // see above.)
+            len = len.min((cap - at % cap) as usize);
+        }
         let end = at + len as u64;
         // Slots `at..end` are free once everything before `end - cap` has completed.
         // The wait ends on a fault (health polls), at the deadline, or when shutdown
@@ -160,9 +185,9 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         // published. A list run also needs its table entry, free once the run that
         // used it last has completed.
         let entry = (p.runs % LIST_RUNS as u64) as usize;
-        let entry_end = match src {
-            Source::Resident { .. } => p.run_ends[entry],
-            Source::Host(_) => 0,
+        let entry_end = match (src, host_ring) {
+            (Source::Resident { .. }, _) | (_, Some(_)) => p.run_ends[entry],
+            _ => 0,
         };
         let room = || {
             let done = shared.tracker.advance(&shared.backend);
@@ -178,13 +203,25 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             shared.fault()?;
             return Err(Error::ShutDown);
         }
-        let published = match src {
-            Source::Host(tasks) => {
+        let published = match (src, host_ring) {
+            (Source::Host(tasks), Some(ring)) => {
+                // SAFETY: the slots and the entry are free (just checked) and we hold
+                // the producer lock; the run lies in the host ring (it stops at the
+                // ring's end), which outlives the kernel, and its slots are not written
+                // again before its tasks complete.
+                unsafe {
+                    shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32));
+                    p.runs += 1;
+                    p.run_ends[entry] = end;
+                    shared.backend.publish_run(at, end, ring + (at % cap) * size_of::<Task>() as u64, entry)
+                }
+            }
+            (Source::Host(tasks), None) => {
                 // SAFETY: the slots are free (just checked) and we hold the producer lock.
                 unsafe { shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32)) };
                 shared.backend.publish(at, end)
             }
-            Source::Resident { addr, .. } => {
+            (Source::Resident { addr, .. }, _) => {
                 let from = addr + (off * size_of::<Task>()) as u64;
                 p.runs += 1;
                 p.run_ends[entry] = end;

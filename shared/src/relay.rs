@@ -15,6 +15,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::Task;
+use crate::lists::{LIST_RUNS, ListRun};
 
 /// Inline slots: a ring indexed by sequence number. Twice the largest relayed batch, so
 /// that the host can write one batch while the relay still reads the previous one.
@@ -63,9 +64,22 @@ pub struct RelayMailbox {
     pub abort: u64,
     /// Fills the relay's line to 128 bytes; unused.
     pub _pad: [u64; 14],
+    /// End (a sequence number; 64-bit, never wraps) of the last run the host committed
+    /// into [`RelayMailbox::runs`]: written by the host with release (after the run's
+    /// tasks and its entry), read by the relay, which passes the runs on into the
+    /// device's table of list runs and then publishes `tail` (device/src/relay.rs,
+    /// step 7). On its own line: the host writes it, the relay polls it.
+    pub committed: u64,
+    /// Fills the commit line to 128 bytes; unused.
+    pub _pad2: [u64; 15],
+    /// The host's copy of the table of list runs (`crate::lists`): entry `r %
+    /// LIST_RUNS` describes run `r`, whose tasks lie in the host ring (mapped pinned
+    /// memory) or in a resident list. Written by the host, read by the relay.
+    pub runs: [ListRun; LIST_RUNS],
     /// The inline slots: task `seq` travels in slot `seq % LL_SLOTS`. Written by the
     /// host, read by the relay.
     pub slots: [LlSlot; LL_SLOTS],
 }
-const _: () = assert!(size_of::<RelayMailbox>() == 128 + LL_SLOTS * 128);
-const _: () = assert!(core::mem::offset_of!(RelayMailbox, slots) == 128);
+const _: () = assert!(size_of::<RelayMailbox>() == 256 + LIST_RUNS * 16 + LL_SLOTS * 128);
+const _: () = assert!(core::mem::offset_of!(RelayMailbox, committed) == 128);
+const _: () = assert!(core::mem::offset_of!(RelayMailbox, slots) == 256 + LIST_RUNS * 16);
