@@ -71,6 +71,10 @@ fn bench(c: &mut Criterion) {
         // The same, awaiting the ticket's future instead of the blocking wait.
         let mut s = samples(|| futures::executor::block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
         rows.push((format!("persistent ({label}): submit + await"), percentiles(&mut s, &PS)));
+        // The same on tokio's current-thread runtime (a parking executor of its own).
+        let tokio = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut s = samples(|| tokio.block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
+        rows.push((format!("persistent ({label}): submit + await (tokio)"), percentiles(&mut s, &PS)));
         if rt.relayed().is_some() {
             // Where the time goes: the submit call, the completion, and the relay's
             // echo (it echoes when a poll finds nothing new: one poll after it

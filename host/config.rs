@@ -79,6 +79,17 @@ pub struct RuntimeConfig {
     /// relay publishes, else 4096): the workers start on the first while the host
     /// writes the next.
     pub publish_chunk: u32,
+    /// Threads that validate and stage one large host batch (at least 4096 tasks), the
+    /// submitting thread included (0: one per core, at most 8; 1: the submitting thread
+    /// alone). The others are a pool of the runtime's own, started at the first such
+    /// batch. Used on the CPU backend, and on CUDA when the relay publishes runs.
+    pub submit_threads: usize,
+    /// How long the first poll of a ticket's future ([`crate::Ticket::wait_async`])
+    /// spins for the ticket before it registers with the runtime's notifier thread
+    /// and returns `Pending`: a short task is then awaited as fast as a blocking wait,
+    /// with no thread hop. It holds the executor's thread that long, once per future.
+    /// Zero: never spin.
+    pub async_spin: Duration,
     /// The kernel image: which task set the persistent kernel runs (the built-in tasks by
     /// default; a set of yours from `resident::kernel_image!`). The CPU backend's workers
     /// run the same set, compiled for the host.
@@ -118,6 +129,8 @@ impl Default for RuntimeConfig {
             relay_max_batch: 32,
             relay_publish: true,
             publish_chunk: 0,
+            submit_threads: 0,
+            async_spin: Duration::from_micros(30),
             image: KernelImage::builtin(),
             task_deadline: None,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,

@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     pub producer: Mutex<Producer>,
     pub tracker: CompletionTracker,
     pub notifier: Notifier,
+    /// Threads that validate and stage large batches beside the submitting one.
+    pub helpers: crate::queue::helpers::Helpers,
     fault: Mutex<Option<Error>>,
     /// Shutdown has begun: an exited kernel is then no fault. Set before shutdown takes
     /// the producer lock, so that a producer stuck waiting for room there ends with
@@ -285,6 +287,7 @@ impl Runtime {
     }
 
     fn build(config: RuntimeConfig, transfer: Option<crate::stream::Stream>) -> Result<Self> {
+        let submit_threads = config.submit_threads;
         config.validate()?;
         let mut fallback = None;
         let kind = match config.backend {
@@ -317,6 +320,7 @@ impl Runtime {
                 producer: Mutex::new(Producer::new()),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
+                helpers: crate::queue::helpers::Helpers::new(submit_threads),
                 fault: Mutex::new(None),
                 closing: AtomicBool::new(false),
                 aborted: AtomicBool::new(false),

@@ -4,7 +4,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::queue::ticket_state::TicketState;
 use crate::runtime::Shared;
@@ -72,7 +72,7 @@ impl Ticket {
     /// futures wait and wakes each one when its ticket is done; a device fault or a
     /// shutdown resolves it with that error. `ticket.await` works too ([`IntoFuture`]).
     pub fn wait_async(&self) -> WaitFuture<'_> {
-        WaitFuture { ticket: self }
+        WaitFuture { ticket: self, wait: AsyncWait::default() }
     }
 
     fn wait_inner(&self, timeout: Option<Duration>) -> Result<()> {
@@ -100,17 +100,44 @@ impl Ticket {
 #[must_use = "futures do nothing unless polled"]
 pub struct WaitFuture<'a> {
     ticket: &'a Ticket,
+    wait: AsyncWait,
 }
 
-impl Future for WaitFuture<'_> {
-    type Output = Result<()>;
+/// What a future of a ticket keeps between polls.
+#[derive(Default)]
+struct AsyncWait {
+    /// Its id with the notifier, once registered (0: not registered).
+    id: u64,
+    /// It spun once already (the first poll spins, later ones do not).
+    spun: bool,
+}
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        let t = self.ticket;
+impl AsyncWait {
+    /// One poll: done? Else, on the first poll only, spin for up to
+    /// `RuntimeConfig::async_spin` (a short task completes within it, and the future is
+    /// ready without a thread hop: no notifier wake-up, no executor wake-up); then
+    /// register with the notifier, which wakes the latest waker once the ticket is done.
+    fn poll(&mut self, t: &Ticket, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if let Some(r) = t.try_wait() {
             return Poll::Ready(r);
         }
-        t.shared.notifier.register(&t.shared, &t.state, cx.waker());
+        if !self.spun {
+            self.spun = true;
+            let spin = t.shared.config.async_spin;
+            if !spin.is_zero() {
+                let start = Instant::now();
+                while start.elapsed() < spin {
+                    std::hint::spin_loop();
+                    if let Some(r) = t.try_wait() {
+                        return Poll::Ready(r);
+                    }
+                }
+            }
+        }
+        if self.id == 0 {
+            self.id = crate::queue::notifier::Notifier::next_id();
+        }
+        t.shared.notifier.register(&t.shared, self.id, &t.state, cx.waker());
         // Completed between the check and the registration: the notifier may have
         // missed it, so look again.
         match t.try_wait() {
@@ -118,19 +145,48 @@ impl Future for WaitFuture<'_> {
             None => Poll::Pending,
         }
     }
+
+    fn drop(&mut self, t: &Ticket) {
+        if self.id != 0 {
+            t.shared.notifier.deregister(self.id);
+        }
+    }
+}
+
+impl Future for WaitFuture<'_> {
+    type Output = Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let this = &mut *self;
+        this.wait.poll(this.ticket, cx)
+    }
+}
+
+impl Drop for WaitFuture<'_> {
+    fn drop(&mut self) {
+        self.wait.drop(self.ticket);
+    }
 }
 
 /// The owned form of [`WaitFuture`], for `ticket.await`.
 #[must_use = "futures do nothing unless polled"]
 pub struct TicketFuture {
     ticket: Ticket,
+    wait: AsyncWait,
 }
 
 impl Future for TicketFuture {
     type Output = Result<()>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        Pin::new(&mut WaitFuture { ticket: &self.ticket }).poll(cx)
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let this = &mut *self;
+        this.wait.poll(&this.ticket, cx)
+    }
+}
+
+impl Drop for TicketFuture {
+    fn drop(&mut self) {
+        self.wait.drop(&self.ticket);
     }
 }
 
@@ -139,6 +195,6 @@ impl IntoFuture for Ticket {
     type IntoFuture = TicketFuture;
 
     fn into_future(self) -> TicketFuture {
-        TicketFuture { ticket: self }
+        TicketFuture { ticket: self, wait: AsyncWait::default() }
     }
 }

@@ -165,6 +165,16 @@ fn async_ticket_resolved_by_shutdown() {
 }
 
 #[test]
+fn many_futures_one_ticket() {
+    common::many_futures_one_ticket(&cpu(1 << 12));
+}
+
+#[test]
+fn large_batches_exactly_once_or_refused() {
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6);
+}
+
+#[test]
 fn mixed_batch_sizes_exactly_once() {
     common::mixed_batch_sizes_exactly_once(&cpu(1 << 12), 4, 20_000);
 }

@@ -196,6 +196,10 @@ gpu_test!(mixed_batch_sizes_runs_only, {
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
 
+gpu_test!(many_futures_one_ticket, common::many_futures_one_ticket(&gpu(1 << 12)));
+
+gpu_test!(large_batches_exactly_once_or_refused, common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 20_000, 20));
+
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 
 gpu_test!(express_tasks_without_relay, {

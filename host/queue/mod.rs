@@ -3,6 +3,7 @@
 //! tickets. The device side is `device/src/queue.rs`; docs/architecture.md has both.
 
 pub(crate) mod completions;
+pub(crate) mod helpers;
 pub(crate) mod notifier;
 pub(crate) mod placement;
 pub(crate) mod producer;

@@ -37,24 +37,44 @@ struct Inner {
 
 #[derive(Default)]
 struct State {
-    waiting: Vec<(Arc<TicketState>, Waker)>,
+    /// The registered futures: (future id, its ticket, its latest waker). One entry per
+    /// future, so every future of a ticket is woken.
+    waiting: Vec<(u64, Arc<TicketState>, Waker)>,
     stop: bool,
     /// While idle, poll the runtime's health this often (the watchdog's clock).
     watch: Option<Duration>,
 }
 
 impl Notifier {
-    /// Wakes `waker` once `ticket` is done.
-    pub fn register(&self, shared: &Arc<Shared>, ticket: &Arc<TicketState>, waker: &Waker) {
+    /// A new future id (never 0, never reused).
+    pub fn next_id() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Forgets future `id` (dropped before its ticket was done): nothing of it stays.
+    pub fn deregister(&self, id: u64) {
+        let mut s = self.inner.state.lock().unwrap();
+        if let Some(i) = s.waiting.iter().position(|(f, _, _)| *f == id) {
+            s.waiting.swap_remove(i);
+        }
+    }
+
+    /// Wakes future `id`'s `waker` (the latest it was polled with) once `ticket` is done.
+    pub fn register(&self, shared: &Arc<Shared>, id: u64, ticket: &Arc<TicketState>, waker: &Waker) {
         let mut s = self.inner.state.lock().unwrap();
         if s.stop {
             // Shut down: every ticket is resolved; let the future poll again.
             waker.wake_by_ref();
             return;
         }
-        match s.waiting.iter_mut().find(|(t, _)| Arc::ptr_eq(t, ticket)) {
-            Some((_, w)) => w.clone_from(waker),
-            None => s.waiting.push((ticket.clone(), waker.clone())),
+        match s.waiting.iter_mut().find(|(f, _, _)| *f == id) {
+            Some((_, _, w)) => {
+                if !w.will_wake(waker) {
+                    w.clone_from(waker)
+                }
+            }
+            None => s.waiting.push((id, ticket.clone(), waker.clone())),
         }
         drop(s);
         if !self.ensure_thread(shared) {
@@ -89,7 +109,7 @@ impl Notifier {
         let woken: Vec<Waker> = {
             let mut s = self.inner.state.lock().unwrap();
             s.stop = true;
-            s.waiting.drain(..).map(|(_, w)| w).collect()
+            s.waiting.drain(..).map(|(_, _, w)| w).collect()
         };
         self.inner.cv.notify_all();
         woken.into_iter().for_each(Waker::wake);
@@ -132,7 +152,7 @@ fn run(inner: &Inner, weak: &Weak<Shared>) {
         let woken: Vec<Waker> = {
             let mut s = inner.state.lock().unwrap();
             let mut woken = vec![];
-            s.waiting.retain(|(t, w)| {
+            s.waiting.retain(|(_, t, w)| {
                 let done = t.is_done();
                 if done {
                     woken.push(w.clone());

@@ -5,9 +5,11 @@
 
 use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Task, task_flags};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::helpers::PARALLEL_MIN;
 use super::placement::Placement;
 use super::ticket_state::TicketState;
 use crate::buffer::BufferRegistry;
@@ -92,6 +94,16 @@ impl Source<'_> {
     }
 }
 
+/// One publication of a batch: slots `at..end`, and for a list run its table entry,
+/// free once everything before `entry_end` has completed.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    at: u64,
+    end: u64,
+    entry: Option<usize>,
+    entry_end: u64,
+}
+
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
     let mut p = shared.producer.lock().unwrap();
@@ -104,9 +116,18 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         // A dead device is noticed here too, not only by waiters (rate-limited poll).
         shared.poll_health()?;
     }
+    let n = src.len();
+    // A large host batch is validated and staged on several threads (the CPU backend,
+    // or CUDA when the relay publishes runs: no driver call on the helpers).
+    let parallel =
+        matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && (shared.backend.cuda().is_none() || shared.backend.host_ring().is_some());
     match src {
         Source::Host(tasks) if origin == Origin::User => {
-            crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
+            if parallel {
+                validate_parallel(shared, tasks, &p)?;
+            } else {
+                crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
+            }
         }
         Source::Resident { handles, .. } => {
             if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
@@ -115,7 +136,6 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         }
         _ => {}
     }
-    let n = src.len();
     let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
     if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
@@ -138,14 +158,6 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let place = Placement::batch(batch_len, flags, shared.tracker.segment_size());
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
     shared.tracker.register(ticket.clone());
-    // Host tasks are staged and copied in chunks so the workers start early; a resident
-    // list is neither staged nor copied, so it goes in as few runs as the ring allows
-    // (or `list_chunk` tasks per run). Chunks are multiples of the segment size (powers
-    // of two, the segment at most half the ring) and at most half the ring: every
-    // segment before a chunk is wholly published before the producer waits for room,
-    // so the wait always ends.
-    let seg = shared.tracker.segment_size() as usize;
-    let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
     // A host batch goes into the ring in place and is published as list runs over the
     // ring when the relay publishes runs (CUDA, `RuntimeConfig::relay_publish`), except
     // a small one, which the relay takes inline.
@@ -153,10 +165,115 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         Source::Host(_) => shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)),
         Source::Resident { .. } => None,
     };
+    let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+    let deadline = match full {
+        WhenFull::Until(d) => Some(d),
+        _ => None,
+    };
+    // Stages one piece of host tasks into its slots (free: the caller waited for them).
+    // SAFETY (of the call inside): each piece's slots are staged by one thread only, and
+    // the producer lock keeps every other producer out; the slots are not read before
+    // `commit` publishes them.
+    let stage = |piece: &Piece| {
+        if let Source::Host(tasks) = src {
+            let off = (piece.at - first) as usize;
+            let len = (piece.end - piece.at) as usize;
+            unsafe { shared.backend.stage(piece.at, &tasks[off..off + len], place.at(off as u32)) };
+        }
+    };
+    // Publishes one staged piece, its entry free too, after every piece before it.
+    let commit = |piece: &Piece| -> Result<()> {
+        let (at, end) = (piece.at, piece.end);
+        let published = match (src, host_ring, piece.entry) {
+            (Source::Host(_), Some(ring), Some(entry)) => {
+                // SAFETY: the slots are staged and the entry is free; the run lies in
+                // the host ring (it stops at the ring's end), which outlives the
+                // kernel, and its slots are not written again before its tasks
+                // complete.
+                unsafe { shared.backend.publish_run(at, end, ring + (at % cap) * size_of::<Task>() as u64, entry) }
+            }
+            (Source::Host(_), _, _) => shared.backend.publish(at, end),
+            (Source::Resident { addr, .. }, _, entry) => {
+                let from = addr + ((at - first) as usize * size_of::<Task>()) as u64;
+                // SAFETY: the slots and the entry are free (the caller waited for
+                // them); `from..` lies in the list (the piece lies in the batch), which
+                // outlives its tasks (`TaskList`'s drop waits for them).
+                unsafe { shared.backend.publish_run(at, end, from, entry.expect("a list run has an entry")) }
+            }
+        };
+        // A driver call that failed because the device died reports that fault. Any
+        // other failed publication leaves the ring in an unknown state (this ticket
+        // registered, its slots perhaps half copied): it becomes the runtime's fault,
+        // so that every ticket resolves and nothing is published after it.
+        published.map_err(|e| match shared.explain(e) {
+            Error::ShutDown => Error::ShutDown,
+            e => shared.record_fault(e),
+        })
+    };
+    // Slots `at..end` are free once everything before `end - cap` has completed, a
+    // list run's entry once its last run has. The wait ends on a fault (health polls),
+    // at the deadline, or when shutdown aborts the workers; the ticket of a batch cut
+    // short is resolved by the fault or by shutdown (`fail_all`), and `next` covers
+    // exactly what was published.
+    let room = |piece: &Piece| -> Result<()> {
+        shared.wait_until(deadline, || {
+            if shared.is_aborted() {
+                return true;
+            }
+            let done = shared.tracker.advance(&shared.backend);
+            done + cap >= piece.end && done >= piece.entry_end
+        })?;
+        if shared.is_aborted() {
+            // The workers are leaving: nothing published now would run.
+            shared.fault()?;
+            return Err(Error::ShutDown);
+        }
+        Ok(())
+    };
+    let done = if parallel && pieces.len() > 1 {
+        publish_parallel(shared, &pieces, &room, &stage, &commit)
+    } else {
+        let mut done = 0;
+        let mut out = Ok(());
+        for piece in &pieces {
+            let out_piece = room(piece).and_then(|()| {
+                stage(piece);
+                commit(piece)
+            });
+            if let Err(e) = out_piece {
+                out = Err(e);
+                break;
+            }
+            done += 1;
+        }
+        (done, out)
+    };
+    for piece in &pieces[..done.0] {
+        if let Some(e) = piece.entry {
+            p.runs += 1;
+            p.run_ends[e] = piece.end;
+        }
+        p.next = piece.end;
+    }
+    done.1.map(|()| ticket)
+}
+
+/// The pieces a batch is published in. Host tasks go in pieces of `publish_chunk`
+/// so the workers start early; a resident list is neither staged nor copied, so it
+/// goes in as few runs as the ring allows (or `list_chunk` tasks per run). Pieces are
+/// multiples of the segment size (powers of two, the segment at most half the ring)
+/// and at most half the ring, except where a run stops at the ring's end (its rest then
+/// ends at most half a ring later): every segment before a piece is wholly published
+/// before the producer waits for room for the next, so the wait always ends.
+fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool) -> Vec<Piece> {
+    let cap = shared.backend.capacity() as u64;
+    let seg = shared.tracker.segment_size() as usize;
+    let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
+    let runs = host_ring || matches!(src, Source::Resident { .. });
     let (first_chunk, chunk) = match src {
         Source::Host(_) => {
             let c = match shared.config.publish_chunk {
-                0 if host_ring.is_some() => RELAY_CHUNK,
+                0 if host_ring => RELAY_CHUNK,
                 0 => PUBLISH_CHUNK,
                 c => piece(c),
             };
@@ -167,82 +284,120 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             (if shared.config.list_first_piece == 0 { rest } else { piece(shared.config.list_first_piece) }, rest)
         }
     };
+    let mut out: Vec<Piece> = vec![];
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
         let mut len = if at == first { first_chunk } else { chunk }.min(n - off);
-        if host_ring.is_some() {
-            // A run is contiguous in memory: it ends at the ring's end. (The rest, in
-            // the next run, ends at most half a ring later: the wait below still ends,
-            // see above.)
+        if host_ring {
+            // A run is contiguous in memory: it stops at the ring's end.
             len = len.min((cap - at % cap) as usize);
         }
         let end = at + len as u64;
-        // Slots `at..end` are free once everything before `end - cap` has completed.
-        // The wait ends on a fault (health polls), at the deadline, or when shutdown
-        // aborts the workers; the ticket of a batch cut short is resolved by the
-        // fault or by shutdown (`fail_all`), and `next` covers exactly what was
-        // published. A list run also needs its table entry, free once the run that
-        // used it last has completed.
-        let entry = (p.runs % LIST_RUNS as u64) as usize;
-        let entry_end = match (src, host_ring) {
-            (Source::Resident { .. }, _) | (_, Some(_)) => p.run_ends[entry],
-            _ => 0,
+        let (entry, entry_end) = if runs {
+            let r = p.runs + out.len() as u64;
+            let e = (r % LIST_RUNS as u64) as usize;
+            // The entry's last run: `LIST_RUNS` pieces back in this batch, or before it.
+            let last = if out.len() >= LIST_RUNS { out[out.len() - LIST_RUNS].end } else { p.run_ends[e] };
+            (Some(e), last)
+        } else {
+            (None, 0)
         };
-        let room = || {
-            let done = shared.tracker.advance(&shared.backend);
-            done + cap >= end && done >= entry_end
-        };
-        let deadline = match full {
-            WhenFull::Until(d) => Some(d),
-            _ => None,
-        };
-        shared.wait_until(deadline, || shared.is_aborted() || room())?;
-        if shared.is_aborted() {
-            // The workers are leaving: nothing published now would run.
-            shared.fault()?;
-            return Err(Error::ShutDown);
-        }
-        let published = match (src, host_ring) {
-            (Source::Host(tasks), Some(ring)) => {
-                // SAFETY: the slots and the entry are free (just checked) and we hold
-                // the producer lock; the run lies in the host ring (it stops at the
-                // ring's end), which outlives the kernel, and its slots are not written
-                // again before its tasks complete.
-                unsafe {
-                    shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32));
-                    p.runs += 1;
-                    p.run_ends[entry] = end;
-                    shared.backend.publish_run(at, end, ring + (at % cap) * size_of::<Task>() as u64, entry)
+        out.push(Piece { at, end, entry, entry_end });
+        at = end;
+    }
+    out
+}
+
+/// Validates a large batch on the helper threads, in parts; the first bad task (the
+/// lowest index) is the one reported, as a serial check would.
+fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Producer) -> Result<()> {
+    const PART: usize = 1024;
+    let parts = tasks.len().div_ceil(PART);
+    let next = AtomicUsize::new(0);
+    let first_bad = AtomicUsize::new(usize::MAX);
+    shared.helpers.run(parts, &|| {
+        let mut c = resident_shared::Collected::new();
+        loop {
+            let part = next.fetch_add(1, Ordering::Relaxed);
+            // A part after a bad task cannot change the answer.
+            if part >= parts || part * PART > first_bad.load(Ordering::Relaxed) {
+                return;
+            }
+            let lo = part * PART;
+            for (i, t) in tasks[lo..(lo + PART).min(tasks.len())].iter().enumerate() {
+                if crate::validate::check_with(t, &shared.set, &p.registry, &p.counters, &mut c).is_err() {
+                    first_bad.fetch_min(lo + i, Ordering::Relaxed);
+                    break;
                 }
             }
-            (Source::Host(tasks), None) => {
-                // SAFETY: the slots are free (just checked) and we hold the producer lock.
-                unsafe { shared.backend.stage(at, &tasks[off..off + len], place.at(off as u32)) };
-                shared.backend.publish(at, end)
-            }
-            (Source::Resident { addr, .. }, _) => {
-                let from = addr + (off * size_of::<Task>()) as u64;
-                p.runs += 1;
-                p.run_ends[entry] = end;
-                // SAFETY: the slots and the entry are free (just checked); `from..`
-                // lies in the list (off + len <= n), which outlives its tasks
-                // (`TaskList`'s drop waits for them).
-                unsafe { shared.backend.publish_run(at, end, from, entry) }
-            }
-        };
-        // A driver call that failed because the device died reports that fault. Any
-        // other failed publication leaves the ring in an unknown state (this ticket
-        // registered, its slots perhaps half copied): it becomes the runtime's fault,
-        // so that every ticket resolves and nothing is published after it.
-        published.map_err(|e| match shared.explain(e) {
-            Error::ShutDown => Error::ShutDown,
-            e => shared.record_fault(e),
-        })?;
-        at = end;
-        p.next = end;
+        }
+    });
+    match first_bad.into_inner() {
+        usize::MAX => Ok(()),
+        index => {
+            let reason = crate::validate::check_with(&tasks[index], &shared.set, &p.registry, &p.counters, &mut Default::default())
+                .expect_err("a task found bad is bad again: the registries are locked");
+            Err(Error::InvalidTask { index, reason })
+        }
     }
-    Ok(ticket)
+}
+
+/// Publishes the pieces on the helper threads: each takes the next piece, waits for its
+/// room, stages it, and commits it once every piece before it is published (in
+/// order: `tail`, and the relay's commit word, only grow). Returns how many pieces were
+/// published (a prefix), and the first error.
+fn publish_parallel(
+    shared: &Shared,
+    pieces: &[Piece],
+    room: &(dyn Fn(&Piece) -> Result<()> + Sync),
+    stage: &(dyn Fn(&Piece) + Sync),
+    commit: &(dyn Fn(&Piece) -> Result<()> + Sync),
+) -> (usize, Result<()>) {
+    let next = AtomicUsize::new(0);
+    // Pieces published; release/acquire: a piece's publication happens before the next
+    // piece's (one chain of commits).
+    let published = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let error = Mutex::new(None);
+    let fail = |e: Error| {
+        stop.store(true, Ordering::Relaxed);
+        error.lock().unwrap().get_or_insert(e);
+    };
+    shared.helpers.run(pieces.len(), &|| {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= pieces.len() || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let piece = &pieces[i];
+            // Room first: the lowest unpublished piece always gets it (everything
+            // before it is published, see `plan`), so the wait ends.
+            if let Err(e) = room(piece) {
+                return fail(e);
+            }
+            stage(piece);
+            // Its turn: every piece before it published (or a failure stops all).
+            let mut spins = 0u32;
+            while published.load(Ordering::Acquire) != i {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                spins += 1;
+                if spins < 1 << 12 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            if let Err(e) = commit(piece) {
+                return fail(e);
+            }
+            published.store(i + 1, Ordering::Release);
+        }
+    });
+    let done = published.into_inner();
+    (done, error.into_inner().unwrap().map_or(Ok(()), Err))
 }
 
 /// For `wait_until`: a deadline from an optional timeout.

@@ -64,13 +64,79 @@ pub enum ArgError {
 /// The collector a task type's `declare` writes into (the host passes one; the device
 /// never calls `declare`).
 pub struct Declare<'a> {
-    sink: &'a mut dyn FnMut(Access),
+    out: Out<'a>,
+}
+
+enum Out<'a> {
+    Sink(&'a mut dyn FnMut(Access)),
+    Collect(&'a mut Collected),
+}
+
+/// Items a [`Collected`] holds inline.
+pub const COLLECTED: usize = 8;
+
+/// The items of one declaration, kept inline (no call per item): how the runtime
+/// collects them when it checks a batch. A declaration of more than [`COLLECTED`]
+/// items sets `overflow` (the runtime then declares again with a sink).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Collected {
+    items: [Access; COLLECTED],
+    len: usize,
+    overflow: bool,
+}
+
+impl Default for Collected {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Collected {
+    /// Empty.
+    pub const fn new() -> Self {
+        Self { items: [Access::Unchecked; COLLECTED], len: 0, overflow: false }
+    }
+    /// Empties it for the next declaration.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.overflow = false;
+    }
+    /// The items, in order; `None` if there were more than [`COLLECTED`].
+    #[inline(always)]
+    pub fn items(&self) -> Option<&[Access]> {
+        (!self.overflow).then(|| &self.items[..self.len])
+    }
+    #[inline(always)]
+    fn push(&mut self, a: Access) {
+        if self.len < COLLECTED {
+            self.items[self.len] = a;
+            self.len += 1;
+        } else {
+            self.overflow = true;
+        }
+    }
 }
 
 impl<'a> Declare<'a> {
     /// A collector that hands every item to `sink`.
     pub fn new(sink: &'a mut dyn FnMut(Access)) -> Self {
-        Self { sink }
+        Self { out: Out::Sink(sink) }
+    }
+    /// A collector that keeps the items in `into` (emptied first).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn collect(into: &'a mut Collected) -> Self {
+        into.clear();
+        Self { out: Out::Collect(into) }
+    }
+    #[inline(always)]
+    fn put(&mut self, a: Access) {
+        match &mut self.out {
+            Out::Sink(f) => f(a),
+            Out::Collect(c) => c.push(a),
+        }
     }
     /// The task reads `s`.
     pub fn read<T: Element>(&mut self, s: Slice<T>) {
@@ -84,22 +150,23 @@ impl<'a> Declare<'a> {
     pub fn atomic<T: Element>(&mut self, s: Slice<T>) {
         self.slice(s, AccessMode::Atomic)
     }
+    #[inline(always)]
     fn slice<T: Element>(&mut self, s: Slice<T>, mode: AccessMode) {
-        (self.sink)(Access::Slice { slice: s.erase(), elem: ElemType::of::<T>(), mode })
+        self.put(Access::Slice { slice: s.erase(), elem: ElemType::of::<T>(), mode })
     }
     /// The task waits on or signals counter `c` (beyond its header's own `after` and
     /// `signals`, which the runtime checks anyway).
     pub fn counter(&mut self, c: CounterId) {
-        (self.sink)(Access::Counter(c))
+        self.put(Access::Counter(c))
     }
     /// The task may push tasks of type `id` (`TaskCx::spawn`).
     pub fn spawns(&mut self, id: TaskId) {
-        (self.sink)(Access::Spawns(id))
+        self.put(Access::Spawns(id))
     }
     /// The task must only be submitted through `submit_unchecked` (written by the
     /// dispatcher for types that say `UNCHECKED`).
     #[doc(hidden)]
     pub fn unchecked(&mut self) {
-        (self.sink)(Access::Unchecked)
+        self.put(Access::Unchecked)
     }
 }

@@ -28,7 +28,7 @@ mod task;
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
 pub use completion::{Completion, stamp_for};
 pub use counter::{CounterId, MAX_COUNTERS};
-pub use declare::{Access, AccessMode, ArgError, Declare};
+pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare};
 pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};

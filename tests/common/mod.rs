@@ -715,3 +715,64 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
     waiter.wait().unwrap();
     assert_eq!(flags.read().unwrap(), vec![1, 1]);
 }
+
+/// A large batch (validated and staged on several host threads, published in many
+/// pieces) runs every task exactly once; one bad task far into it refuses the whole
+/// batch with its index (the lowest bad one), runs nothing, consumes no sequence
+/// number, and the runtime goes on. Over several laps of the ring.
+pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usize) {
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    let good: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
+    let mut rng = rand::rng();
+    for round in 0..rounds {
+        // A refused batch: bad tasks at two random places; the lower one is named.
+        let mut bad = good.clone();
+        let (a, b) = (rng.random_range(n / 2..n), rng.random_range(n / 2..n));
+        for &i in &[a, b] {
+            bad[i] = Task::mark(marks.slice(0..1), 5);
+        }
+        let next = rt.submit(&[Task::noop(0)]).unwrap();
+        next.wait().unwrap();
+        match rt.submit(&bad) {
+            Err(Error::InvalidTask { index, reason: Rejection::IndexOutOfRange { .. } }) => assert_eq!(index, a.min(b), "round {round}"),
+            other => panic!("round {round}: expected InvalidTask at {}, got {other:?}", a.min(b)),
+        }
+        let after = rt.submit(&[Task::noop(0)]).unwrap();
+        assert_eq!(after.first_seq(), next.first_seq() + 1, "a refused batch must not consume sequence numbers");
+        after.wait().unwrap();
+        assert_eq!(marks.read().unwrap(), vec![round as u32; n], "round {round}: a task of a refused batch ran");
+        rt.submit(&good).unwrap().wait().unwrap();
+        let got = marks.read().unwrap();
+        let wrong: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != round as u32 + 1).take(10).collect();
+        assert!(wrong.is_empty(), "round {round}: tasks not run exactly once (index, count): {wrong:?}");
+    }
+}
+
+/// Several futures of one ticket: each polled with wakers that change between polls,
+/// some dropped before the ticket is done, some on other threads. Every remaining one
+/// is woken and resolves; dropping one cancels nothing else.
+pub fn many_futures_one_ticket(rt: &Runtime) {
+    use futures::FutureExt;
+    use futures::task::noop_waker;
+    use std::task::{Context, Poll};
+    // Long enough that every future registers (its first poll's spin gives up).
+    let t = rt.submit(&[Task::spin(200_000_000)]).unwrap();
+    let mut dropped = t.wait_async();
+    let waker = noop_waker();
+    assert!(dropped.poll_unpin(&mut Context::from_waker(&waker)).is_pending());
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| assert_eq!(futures::executor::block_on(t.wait_async()), Ok(())));
+        }
+        // One future polled first with a waker that is then dropped, then awaited with
+        // the executor's: the latest waker is the one woken.
+        let mut f = t.wait_async();
+        let w = noop_waker();
+        assert!(f.poll_unpin(&mut Context::from_waker(&w)).is_pending());
+        drop(dropped);
+        assert_eq!(futures::executor::block_on(f), Ok(()));
+    });
+    // A future made after the ticket is done is ready at once.
+    let mut late = t.wait_async();
+    assert_eq!(late.poll_unpin(&mut Context::from_waker(&noop_waker())), Poll::Ready(Ok(())));
+}

@@ -1,0 +1,57 @@
+//! Host threads that validate and stage a large batch beside the thread that submits it
+//! (`RuntimeConfig::submit_threads`): a rayon pool of the runtime's own, started at the
+//! first large batch. The submitting thread works too; the helpers take parts of the
+//! batch from a shared counter.
+
+use std::sync::OnceLock;
+
+/// Tasks from which a batch is validated and staged on several threads.
+pub(crate) const PARALLEL_MIN: usize = 4096;
+
+pub(crate) struct Helpers {
+    /// Threads per large batch, the submitting one included (1: none beside it).
+    threads: usize,
+    pool: OnceLock<Option<rayon::ThreadPool>>,
+}
+
+impl Helpers {
+    /// `threads`: `RuntimeConfig::submit_threads` (0: one per core, at most 8).
+    pub fn new(threads: usize) -> Self {
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
+            n => n,
+        };
+        Self { threads, pool: OnceLock::new() }
+    }
+
+    /// Runs `work` on up to `parts` threads at once (the caller's among them) and
+    /// returns when every one has returned. Without helpers (one thread, or a pool that
+    /// could not start), on the caller alone.
+    pub fn run(&self, parts: usize, work: &(dyn Fn() + Sync)) {
+        let k = self.threads.min(parts);
+        let pool = if k > 1 {
+            self.pool
+                .get_or_init(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(self.threads - 1)
+                        .thread_name(|i| format!("resident-submit-{i}"))
+                        .build()
+                        .ok()
+                })
+                .as_ref()
+        } else {
+            None
+        };
+        match pool {
+            // The caller runs `work` too, in place; the scope returns once the helpers'
+            // copies have returned, so `work`'s borrows outlive them.
+            Some(pool) => pool.in_place_scope(|s| {
+                for _ in 1..k {
+                    s.spawn(|_| work());
+                }
+                work();
+            }),
+            None => work(),
+        }
+    }
+}
