@@ -51,7 +51,19 @@ impl RunCache {
     /// The task of `seq` in this run.
     #[inline(always)]
     fn task(&self, seq: u32) -> *const Task {
-        (self.addr as *const Task).wrapping_add(seq.wrapping_sub(self.span as u32) as usize)
+        ((self.addr & !lists::IN_HOST) as *const Task).wrapping_add(seq.wrapping_sub(self.span as u32) as usize)
+    }
+
+    /// The run holds sequence number `seq`.
+    #[inline(always)]
+    pub fn holds(&self, seq: u32) -> bool {
+        lists::holds(self.span, seq)
+    }
+
+    /// The run's tasks lie in host memory ([`lists::IN_HOST`]).
+    #[inline(always)]
+    pub fn in_host(&self) -> bool {
+        self.addr & lists::IN_HOST != 0
     }
 }
 

@@ -51,6 +51,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let lists = unsafe { ListTable::new(p) };
     // The list run this warp's last list task came from (`crate::lists`, step 3).
     let mut list_run = RunCache::EMPTY;
+    // This lane's copy of a task read from host memory.
+    let mut local = core::mem::MaybeUninit::<Task>::uninit();
     let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
@@ -120,10 +122,21 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                 }
                 // A list run's task is read from the list, any other from the ring.
                 let task = unsafe { lists.find(seq, &mut list_run) }.unwrap_or_else(|| q.slot(seq));
-                // The task's second 32-byte sector (the tail of its arguments), asked
-                // for now: the first read of the task fetches only the first.
-                arch::prefetch_l1(task.cast::<u8>().wrapping_add(32));
-                (seq, task)
+                if list_run.in_host() && list_run.holds(seq) {
+                    // In host memory (the host ring): read whole, all loads in flight
+                    // at once (one round trip over PCIe, where the task code's reads
+                    // field by field would each wait for one), into this lane's own
+                    // copy. Plain loads after the acquire of `tail`, as in place.
+                    // The volatile store keeps the copy in (local) memory, not in
+                    // registers that the task code needs.
+                    unsafe { copy_task(task, local.as_mut_ptr()) };
+                    (seq, local.as_ptr())
+                } else {
+                    // The task's second 32-byte sector (the tail of its arguments),
+                    // asked for now: the first read of the task fetches only the first.
+                    arch::prefetch_l1(task.cast::<u8>().wrapping_add(32));
+                    (seq, task)
+                }
             }
         };
         sleep = 0;
@@ -138,6 +151,29 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         {
             // After `complete`'s warp barrier: no lane reads the slot any more.
             unsafe { spawn.release(pos) };
+        }
+    }
+}
+
+/// Copies the task at `from` into `to`: four 16-byte loads issued back to back (one
+/// round trip for all of them when `from` lies in host memory), then the stores.
+/// Volatile stores: the copy stays in memory (the lane's local memory, cached in L1),
+/// not in registers across the task.
+///
+/// # Safety
+/// `from` must be a published task, readable (see [`DeviceQueue::slot`]); `to` this
+/// lane's own.
+#[inline(always)]
+unsafe fn copy_task(from: *const Task, to: *mut Task) {
+    let p = from as *const u64;
+    let w = unsafe {
+        [arch::ld_weak_v2_u64(p), arch::ld_weak_v2_u64(p.add(2)), arch::ld_weak_v2_u64(p.add(4)), arch::ld_weak_v2_u64(p.add(6))]
+    };
+    let q = to as *mut u64;
+    for (i, (a, b)) in w.into_iter().enumerate() {
+        unsafe {
+            core::ptr::write_volatile(q.add(2 * i), a);
+            core::ptr::write_volatile(q.add(2 * i + 1), b);
         }
     }
 }

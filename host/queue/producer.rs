@@ -121,21 +121,6 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // or CUDA when the relay publishes runs: no driver call on the helpers).
     let parallel =
         matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && (shared.backend.cuda().is_none() || shared.backend.host_ring().is_some());
-    match src {
-        Source::Host(tasks) if origin == Origin::User => {
-            if parallel {
-                validate_parallel(shared, tasks, &p)?;
-            } else {
-                crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
-            }
-        }
-        Source::Resident { handles, .. } => {
-            if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
-                return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
-            }
-        }
-        _ => {}
-    }
     let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
     if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
@@ -156,8 +141,6 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         flags |= task_flags::EXPRESS;
     }
     let place = Placement::batch(batch_len, flags, shared.tracker.segment_size());
-    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
-    shared.tracker.register(ticket.clone());
     // A host batch goes into the ring in place and is published as list runs over the
     // ring when the relay publishes runs (CUDA, `RuntimeConfig::relay_publish`), except
     // a small one, which the relay takes inline.
@@ -166,6 +149,28 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         Source::Resident { .. } => None,
     };
     let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+    // A large batch that fits the ring (and the table of runs) is checked and staged in
+    // one parallel pass, piece by piece while the piece is in the cache, and committed
+    // only once every piece passed: nothing of a refused batch is published. Larger
+    // ones are checked whole first, then staged and committed piece by piece (their
+    // pieces need earlier ones completed before they have room).
+    let user_host = matches!(src, Source::Host(_)) && origin == Origin::User;
+    let gated = parallel && user_host && n as u64 <= cap && pieces.len() <= LIST_RUNS;
+    match src {
+        Source::Host(tasks) if user_host && !gated => {
+            if parallel {
+                validate_parallel(shared, tasks, &p)?;
+            } else {
+                crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
+            }
+        }
+        Source::Resident { handles, .. } => {
+            if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
+                return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
+            }
+        }
+        _ => {}
+    }
     let deadline = match full {
         WhenFull::Until(d) => Some(d),
         _ => None,
@@ -190,7 +195,10 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
                 // the host ring (it stops at the ring's end), which outlives the
                 // kernel, and its slots are not written again before its tasks
                 // complete.
-                unsafe { shared.backend.publish_run(at, end, ring + (at % cap) * size_of::<Task>() as u64, entry) }
+                unsafe {
+                    let from = (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST;
+                    shared.backend.publish_run(at, end, from, entry)
+                }
             }
             (Source::Host(_), _, _) => shared.backend.publish(at, end),
             (Source::Resident { addr, .. }, _, entry) => {
@@ -230,7 +238,24 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         }
         Ok(())
     };
-    let done = if parallel && pieces.len() > 1 {
+    if gated && let Source::Host(tasks) = src {
+        stage_checked(shared, &p, tasks, first, &pieces, &room, &stage)?;
+    }
+    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
+    shared.tracker.register(ticket.clone());
+    let done = if gated {
+        // Staged and checked: the commits alone, in order.
+        let mut done = 0;
+        let mut out = Ok(());
+        for piece in &pieces {
+            if let Err(e) = commit(piece) {
+                out = Err(e);
+                break;
+            }
+            done += 1;
+        }
+        (done, out)
+    } else if parallel && pieces.len() > 1 {
         publish_parallel(shared, &pieces, &room, &stage, &commit)
     } else {
         let mut done = 0;
@@ -333,6 +358,63 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Producer) -> Result<()
             }
         }
     });
+    match first_bad.into_inner() {
+        usize::MAX => Ok(()),
+        index => {
+            let reason = crate::validate::check_with(&tasks[index], &shared.set, &p.registry, &p.counters, &mut Default::default())
+                .expect_err("a task found bad is bad again: the registries are locked");
+            Err(Error::InvalidTask { index, reason })
+        }
+    }
+}
+
+/// The gated pass over a large batch, on the helper threads: each takes the next piece,
+/// waits for its room, checks its tasks and stages them; nothing is published. The
+/// first bad task (the lowest index) refuses the batch, as a serial check would.
+fn stage_checked(
+    shared: &Shared,
+    p: &Producer,
+    tasks: &[Task],
+    first: u64,
+    pieces: &[Piece],
+    room: &(dyn Fn(&Piece) -> Result<()> + Sync),
+    stage: &(dyn Fn(&Piece) + Sync),
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let error = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    shared.helpers.run(pieces.len(), &|| {
+        let mut c = resident_shared::Collected::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= pieces.len() || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let piece = &pieces[i];
+            let lo = (piece.at - first) as usize;
+            // A piece after a bad task cannot change the answer.
+            if lo > first_bad.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = room(piece) {
+                stop.store(true, Ordering::Relaxed);
+                error.lock().unwrap().get_or_insert(e);
+                return;
+            }
+            let hi = (piece.end - first) as usize;
+            match tasks[lo..hi].iter().position(|t| crate::validate::check_with(t, &shared.set, &p.registry, &p.counters, &mut c).is_err())
+            {
+                Some(k) => {
+                    first_bad.fetch_min(lo + k, Ordering::Relaxed);
+                }
+                None => stage(piece),
+            }
+        }
+    });
+    if let Some(e) = error.into_inner().unwrap() {
+        return Err(e);
+    }
     match first_bad.into_inner() {
         usize::MAX => Ok(()),
         index => {

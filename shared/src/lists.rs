@@ -10,6 +10,12 @@ use bytemuck::{Pod, Zeroable};
 /// One per lane of a warp: a worker reads the whole table with one load per lane.
 pub const LIST_RUNS: usize = 32;
 
+/// Set in a run's `addr` when its tasks lie in host memory (the host ring, mapped
+/// pinned memory): a worker then reads each task whole, with one round trip over PCIe,
+/// into a copy of its own, instead of field by field in place (device/src/worker.rs).
+/// Device addresses never have it set.
+pub const IN_HOST: u64 = 1 << 63;
+
 /// One run. `span` packs `first` (low half) and `len` (high half) into one 8-byte word,
 /// read with one load: a reader sees either an entry's old pair or its new one, never
 /// half of each (device/src/lists.rs says why that is enough).
@@ -19,7 +25,8 @@ pub struct ListRun {
     /// The run's `first` and `len`, packed by [`pack`]: written by the host, read by the
     /// workers.
     pub span: u64,
-    /// Device address of the run's first task.
+    /// Device address of the run's first task, with [`IN_HOST`] set if it lies in host
+    /// memory.
     pub addr: u64,
 }
 const _: () = assert!(core::mem::size_of::<ListRun>() == 16);
