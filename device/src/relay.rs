@@ -44,10 +44,11 @@
 //! 7. Runs: a large batch is written by the host in place into the host ring (mapped
 //!    pinned memory), and a resident list lies in device memory; either is committed
 //!    as list runs (`crate::lists`): the host writes each run's entry into the
-//!    mailbox's copy of the table, then release-stores `mailbox.committed`. The relay
-//!    polls that word with the slots, and when it moved past `next`, copies the runs
+//!    mailbox's copy of the table, its `span` last, with release. The relay polls the
+//!    entries' `span` words with the slots (each lane one entry), and copies the runs
 //!    that start at `next` into the device's table and publishes `tail` over them
-//!    ([`take_runs`] has the orderings). The workers then read the tasks in place,
+//!    ([`take_runs`] has the orderings): one round trip over PCIe from the host's
+//!    commit to the relay's publication. The workers then read the tasks in place,
 //!    over PCIe from the host ring. No copy engine and no driver call on the way
 //!    (`RuntimeConfig::relay_publish`); the relay is then the only writer of `tail`.
 //! 6. The relay leaves on abort, or once the terminate sentinel has run (`stop`) and
@@ -56,8 +57,8 @@
 //!    nothing is read through it); the relay stores it into the header's `abort`
 //!    (`st.release.gpu`), which the workers poll.
 
-use resident_shared::lists::{LIST_RUNS, ListRun};
-use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_stamp};
+use resident_shared::lists::{IN_HOST, LIST_RUNS, ListRun};
+use resident_shared::relay::{LL_SLOTS, LL_WORDS, RING_RUN, RelayMailbox, ll_stamp};
 use resident_shared::{BufferEntry, KernelParams, QueueHeader, Task, task_flags};
 
 use crate::arch;
@@ -89,6 +90,8 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let done = unsafe { Completer::new(p) };
     // Next sequence number to relay (64-bit, like the host's).
     let mut next = 0u64;
+    // Where the host ring lies (written before the launch; step 7).
+    let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
     let mut echoed = true;
     let mut sleep = 0u32;
     loop {
@@ -104,9 +107,13 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         // whose load is in flight with the slots'.
         let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
         let abort_asked = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).abort) };
-        // Step 7's commit word, in flight with the rest (relaxed: the acquire pattern
-        // is completed by a fence only when it moved).
-        let committed = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).committed) };
+        // Step 7: this lane's entry of the host's table of runs, in flight with the
+        // rest (relaxed: a fence completes the acquire pattern when a run is taken).
+        let span = if (lane as usize) < LIST_RUNS {
+            unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[lane as usize].span) }
+        } else {
+            0
+        };
         let mut ready = 0u32;
         let mut complete = true;
         for (r, w) in words.iter().enumerate() {
@@ -154,7 +161,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             continue;
         }
         // Step 7: runs committed into the host's table.
-        if committed > next && unsafe { take_runs(p, mailbox, &mut next, committed) } {
+        if unsafe { take_runs(p, mailbox, host_ring, &mut next, span) } {
             echoed = false;
             sleep = 0;
             continue;
@@ -201,21 +208,23 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     }
 }
 
-/// Step 7: passes the runs that the host committed, from `*next` up to `committed`,
-/// on into the device's table of list runs, then publishes `tail` over them. False if
-/// no committed run starts at `*next` yet (an inline batch comes first).
+/// Step 7: passes the runs that the host committed, from `*next` on, into the device's
+/// table of list runs, then publishes `tail` over them. `span` is this lane's entry of
+/// the host's table as this poll read it. False if no committed run starts at `*next`
+/// (an inline batch comes first, or nothing was committed).
 ///
 /// Orderings:
-/// - every lane loaded `committed` relaxed at system scope (the poll); the fence here
-///   makes that an acquire pattern that pairs with the host's release store of it
-///   (`host/cuda/relay.rs`, `commit`): every run ending at or below `committed` has
-///   its entry in the mailbox and its tasks (host ring or resident list) written.
-///   It also drops this SM's L1 lines of the mailbox's entries from an earlier read.
-/// - each lane reads one entry (`ld.relaxed.sys`, `span` in one 8-byte load). An
-///   entry is taken only if its run starts at `*next` and ends at or below
-///   `committed`: then it was written before the commit this relay acquired, and is
-///   not written again before the run completes (the host waits for that, as for its
-///   own table), which needs this relay to publish it first. So the pair is whole.
+/// - the host commits a run by a release store of its entry's `span` (after the run's
+///   tasks, and for a run outside the host ring after the entry's `addr`). Each lane
+///   loaded its entry's `span` relaxed at system scope (the poll); the fence here,
+///   after every lane's load, makes those loads an acquire pattern: for every `span`
+///   seen naming a run, that run's tasks (and `addr`) are visible to loads after it.
+///   It also drops this SM's L1 lines of the mailbox from an earlier read.
+/// - an entry is taken only if its run starts at `*next`: then its `span` is the
+///   run's commit, not an older run's (runs are committed in sequence order, and the
+///   host writes an entry again only once its last run completed, which needs this
+///   relay to publish it first). A run in the host ring (`RING_RUN`) has its address
+///   computed here; any other's `addr` is loaded after the fence (`ld.relaxed.sys`).
 /// - the lane that took an entry stores it into the device table (weak stores); the
 ///   warp barrier orders those stores before lane 0's `st.release.gpu` of `tail`,
 ///   which the workers' `ld.acquire.sys` of `tail` pairs with (`crate::queue`, step 2;
@@ -228,33 +237,32 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
 /// # Safety
 /// As for [`relay_loop`]; every lane must call.
 #[inline(never)]
-unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, next: &mut u64, committed: u64) -> bool {
-    arch::fence_acq_rel_sys();
+unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64, next: &mut u64, span: u64) -> bool {
     let lane = arch::lane_id() as usize;
-    let (mut span, mut addr) = (0u64, 0u64);
-    // One entry per lane on the GPU; the CPU's single lane has no relay.
-    if lane < LIST_RUNS {
-        let e = unsafe { &raw const (*mailbox).runs[lane] };
-        span = unsafe { arch::ld_relaxed_sys_u64(&raw const (*e).span) };
-        addr = unsafe { arch::ld_relaxed_sys_u64(&raw const (*e).addr) };
+    let starts = |at: u64| (span >> 32) as u32 & !(RING_RUN >> 32) as u32 > 0 && span as u32 == at as u32;
+    if arch::ballot(starts(*next)) == 0 {
+        return false;
     }
+    arch::fence_acq_rel_sys();
     let table = p.lists as *mut ListRun;
-    let start = *next;
-    while *next < committed {
-        let len = (span >> 32) as u32;
-        let fits = len > 0 && span as u32 == *next as u32 && *next + len as u64 <= committed;
-        let votes = arch::ballot(fits);
+    let mask = p.capacity as u64 - 1;
+    loop {
+        let votes = arch::ballot(starts(*next));
         if votes == 0 {
             break;
         }
         let from = votes.trailing_zeros();
+        let len = ((span >> 32) & !(RING_RUN >> 32)) as u32;
         if lane as u32 == from {
-            unsafe { table.add(lane).write(ListRun { span, addr }) };
+            let addr = if span & RING_RUN != 0 {
+                (host_ring + (*next & mask) * size_of::<Task>() as u64) | IN_HOST
+            } else {
+                // After the fence: the run's own `addr` (see above).
+                unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[lane].addr) }
+            };
+            unsafe { table.add(lane).write(ListRun::new(span as u32, len, addr)) };
         }
         *next += arch::shfl_idx(len, from) as u64;
-    }
-    if *next == start {
-        return false;
     }
     arch::syncwarp();
     if lane == 0 {

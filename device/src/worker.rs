@@ -155,25 +155,34 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     }
 }
 
-/// Copies the task at `from` into `to`: four 16-byte loads issued back to back (one
-/// round trip for all of them when `from` lies in host memory), then the stores.
-/// Volatile stores: the copy stays in memory (the lane's local memory, cached in L1),
-/// not in registers across the task.
+/// Copies the task at `from` into `to`. On the GPU one load instruction reads the
+/// whole task (lane `i` its 16 bytes `i % 4`: one 64-byte request, one round trip when
+/// `from` lies in host memory, where four loads of 16 bytes each were four requests),
+/// then shuffles give every lane all of it. Volatile stores: the copy stays in memory
+/// (the lane's local memory, cached in L1), not in registers across the task.
 ///
 /// # Safety
 /// `from` must be a published task, readable (see [`DeviceQueue::slot`]); `to` this
-/// lane's own.
+/// lane's own. Every lane must call.
 #[inline(always)]
 unsafe fn copy_task(from: *const Task, to: *mut Task) {
     let p = from as *const u64;
-    let w = unsafe {
-        [arch::ld_weak_v2_u64(p), arch::ld_weak_v2_u64(p.add(2)), arch::ld_weak_v2_u64(p.add(4)), arch::ld_weak_v2_u64(p.add(6))]
-    };
     let q = to as *mut u64;
-    for (i, (a, b)) in w.into_iter().enumerate() {
+    if arch::WARP == 1 {
+        // The CPU backend's one lane.
+        for i in 0..8 {
+            unsafe { core::ptr::write_volatile(q.add(i), p.add(i).read()) };
+        }
+        return;
+    }
+    let part = (arch::lane_id() % 4) as usize;
+    let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
+    for src in 0..4u32 {
+        let word = |v: u64| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
+        let (x, y) = (word(a), word(b));
         unsafe {
-            core::ptr::write_volatile(q.add(2 * i), a);
-            core::ptr::write_volatile(q.add(2 * i + 1), b);
+            core::ptr::write_volatile(q.add(2 * src as usize), x);
+            core::ptr::write_volatile(q.add(2 * src as usize + 1), y);
         }
     }
 }

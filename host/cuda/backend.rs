@@ -148,6 +148,7 @@ impl CudaBackend {
             let counters = DeviceAlloc::zeroed_sync(&ctx, MAX_COUNTERS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
             let relay = Relay::new(&ctx, config.relay_max_batch, config.relay_publish, &module)?;
+            relay.set_host_ring(staging.device_ptr());
             // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
             let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 

@@ -14,8 +14,8 @@
 //! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
 use cudarc::driver::sys::CUfunction;
-use resident_shared::lists::{LIST_RUNS, ListRun};
-use resident_shared::relay::{LL_SLOTS, LL_WORDS, RelayMailbox, ll_word};
+use resident_shared::lists::{IN_HOST, LIST_RUNS, ListRun};
+use resident_shared::relay::{LL_SLOTS, LL_WORDS, RING_RUN, RelayMailbox, ll_word};
 use resident_shared::{KernelParams, Task};
 
 use std::sync::Mutex;
@@ -173,12 +173,21 @@ impl Relay {
         Ok(())
     }
 
+    /// Tells the relay where the host ring lies (before it starts): runs over the ring
+    /// carry no address.
+    pub fn set_host_ring(&self, addr: u64) {
+        // SAFETY: the live mailbox; written before the relay is launched (the launch
+        // orders it before the relay's reads).
+        unsafe { (*self.mailbox()).host_ring = addr };
+    }
+
     /// Commits run `first..end` (step 7): its tasks lie at `from` (device address, in
-    /// the host ring or a resident list), described by mailbox entry `entry`, which the
-    /// relay copies into the device's table before it publishes `tail = end`.
+    /// a resident list, or with `lists::IN_HOST` in the host ring at the slots of
+    /// `first..end`), described by mailbox entry `entry`, which the relay copies into
+    /// the device's table before it publishes `tail` over the run.
     ///
     /// # Safety
-    /// The caller is the only producer, and publishes in sequence order; the entry is
+    /// The caller is the only producer, and commits in sequence order; the entry is
     /// free (its last run completed); `from..` holds `end - first` placed tasks, written
     /// before this call (any memory type: the fence below orders write-combined stores
     /// too), and stays live until they complete.
@@ -189,19 +198,24 @@ impl Relay {
             self.maybe_poison(&mut s, first)?;
         }
         let m = self.mailbox();
-        let run = ListRun::new(first as u32, (end - first) as u32, from);
+        let in_ring = from & IN_HOST != 0;
+        let mut span = ListRun::new(first as u32, (end - first) as u32, 0).span;
         // SAFETY: the live mailbox; aligned 8-byte words the relay reads concurrently
-        // (an entry it may read but will not take: device/src/relay.rs, `take_runs`).
+        // (it takes an entry only once its `span` names the run it waits for).
         unsafe {
-            AtomicU64::from_ptr(&raw mut (*m).runs[entry].addr).store(run.addr, Ordering::Relaxed);
-            AtomicU64::from_ptr(&raw mut (*m).runs[entry].span).store(run.span, Ordering::Relaxed);
+            if in_ring {
+                span |= RING_RUN;
+            } else {
+                AtomicU64::from_ptr(&raw mut (*m).runs[entry].addr).store(from, Ordering::Relaxed);
+            }
+            // Orders every earlier store (the run's tasks, also in write-combined
+            // memory, which x86's ordering leaves out; the entry's `addr`) before the
+            // `span`, which commits the run: a release store, paired with the relay's
+            // relaxed load of it followed by `fence.acq_rel.sys` (device/src/relay.rs,
+            // step 7).
+            std::sync::atomic::fence(Ordering::SeqCst);
+            AtomicU64::from_ptr(&raw mut (*m).runs[entry].span).store(span, Ordering::Release);
         }
-        // Orders every earlier store (the run's tasks, also in write-combined memory,
-        // which x86's ordering leaves out; the entry) before the commit. Then a
-        // release store: pairs with the relay's relaxed load of `committed` followed by
-        // `fence.acq_rel.sys` (device/src/relay.rs, step 7).
-        std::sync::atomic::fence(Ordering::SeqCst);
-        unsafe { AtomicU64::from_ptr(&raw mut (*m).committed) }.store(end, Ordering::Release);
         Ok(())
     }
 

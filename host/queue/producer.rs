@@ -149,15 +149,11 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         Source::Resident { .. } => None,
     };
     let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
-    // A large batch that fits the ring (and the table of runs) is checked and staged in
-    // one parallel pass, piece by piece while the piece is in the cache, and committed
-    // only once every piece passed: nothing of a refused batch is published. Larger
-    // ones are checked whole first, then staged and committed piece by piece (their
-    // pieces need earlier ones completed before they have room).
-    let user_host = matches!(src, Source::Host(_)) && origin == Origin::User;
-    let gated = parallel && user_host && n as u64 <= cap && pieces.len() <= LIST_RUNS;
+    // The whole batch is checked before anything of it is published (nothing of a
+    // refused batch runs); a large one on several threads. Its staging then overlaps
+    // the workers: they start on the first piece while the host stages the next.
     match src {
-        Source::Host(tasks) if user_host && !gated => {
+        Source::Host(tasks) if origin == Origin::User => {
             if parallel {
                 validate_parallel(shared, tasks, &p)?;
             } else {
@@ -238,24 +234,9 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         }
         Ok(())
     };
-    if gated && let Source::Host(tasks) = src {
-        stage_checked(shared, &p, tasks, first, &pieces, &room, &stage)?;
-    }
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
     shared.tracker.register(ticket.clone());
-    let done = if gated {
-        // Staged and checked: the commits alone, in order.
-        let mut done = 0;
-        let mut out = Ok(());
-        for piece in &pieces {
-            if let Err(e) = commit(piece) {
-                out = Err(e);
-                break;
-            }
-            done += 1;
-        }
-        (done, out)
-    } else if parallel && pieces.len() > 1 {
+    let done = if parallel && pieces.len() > 1 {
         publish_parallel(shared, &pieces, &room, &stage, &commit)
     } else {
         let mut done = 0;
@@ -358,63 +339,6 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Producer) -> Result<()
             }
         }
     });
-    match first_bad.into_inner() {
-        usize::MAX => Ok(()),
-        index => {
-            let reason = crate::validate::check_with(&tasks[index], &shared.set, &p.registry, &p.counters, &mut Default::default())
-                .expect_err("a task found bad is bad again: the registries are locked");
-            Err(Error::InvalidTask { index, reason })
-        }
-    }
-}
-
-/// The gated pass over a large batch, on the helper threads: each takes the next piece,
-/// waits for its room, checks its tasks and stages them; nothing is published. The
-/// first bad task (the lowest index) refuses the batch, as a serial check would.
-fn stage_checked(
-    shared: &Shared,
-    p: &Producer,
-    tasks: &[Task],
-    first: u64,
-    pieces: &[Piece],
-    room: &(dyn Fn(&Piece) -> Result<()> + Sync),
-    stage: &(dyn Fn(&Piece) + Sync),
-) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let first_bad = AtomicUsize::new(usize::MAX);
-    let error = Mutex::new(None);
-    let stop = AtomicBool::new(false);
-    shared.helpers.run(pieces.len(), &|| {
-        let mut c = resident_shared::Collected::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= pieces.len() || stop.load(Ordering::Relaxed) {
-                return;
-            }
-            let piece = &pieces[i];
-            let lo = (piece.at - first) as usize;
-            // A piece after a bad task cannot change the answer.
-            if lo > first_bad.load(Ordering::Relaxed) {
-                return;
-            }
-            if let Err(e) = room(piece) {
-                stop.store(true, Ordering::Relaxed);
-                error.lock().unwrap().get_or_insert(e);
-                return;
-            }
-            let hi = (piece.end - first) as usize;
-            match tasks[lo..hi].iter().position(|t| crate::validate::check_with(t, &shared.set, &p.registry, &p.counters, &mut c).is_err())
-            {
-                Some(k) => {
-                    first_bad.fetch_min(lo + k, Ordering::Relaxed);
-                }
-                None => stage(piece),
-            }
-        }
-    });
-    if let Some(e) = error.into_inner().unwrap() {
-        return Err(e);
-    }
     match first_bad.into_inner() {
         usize::MAX => Ok(()),
         index => {

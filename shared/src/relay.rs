@@ -47,6 +47,10 @@ pub const fn ll_word(seq: u64, w: u32) -> u64 {
     w as u64 | (ll_stamp(seq) as u64) << 32
 }
 
+/// Set in the `span` of a mailbox entry whose run lies in the host ring: its address
+/// follows from its first sequence number (`host_ring + (first % capacity) * 64`).
+pub const RING_RUN: u64 = 1 << 63;
+
 /// The mailbox: what the relay writes back on its own line, then the inline slots.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C, align(128))]
@@ -64,22 +68,22 @@ pub struct RelayMailbox {
     pub abort: u64,
     /// Fills the relay's line to 128 bytes; unused.
     pub _pad: [u64; 14],
-    /// End (a sequence number; 64-bit, never wraps) of the last run the host committed
-    /// into [`RelayMailbox::runs`]: written by the host with release (after the run's
-    /// tasks and its entry), read by the relay, which passes the runs on into the
-    /// device's table of list runs and then publishes `tail` (device/src/relay.rs,
-    /// step 7). On its own line: the host writes it, the relay polls it.
-    pub committed: u64,
-    /// Fills the commit line to 128 bytes; unused.
+    /// Device address of the host ring (mapped pinned memory, slot 0), written by the
+    /// host before the relay starts: a run over the ring ([`RING_RUN`]) needs no
+    /// address in its entry, the relay computes it (device/src/relay.rs, step 7).
+    pub host_ring: u64,
+    /// Fills the line to 128 bytes; unused.
     pub _pad2: [u64; 15],
     /// The host's copy of the table of list runs (`crate::lists`): entry `r %
     /// LIST_RUNS` describes run `r`, whose tasks lie in the host ring (mapped pinned
-    /// memory) or in a resident list. Written by the host, read by the relay.
+    /// memory; `span` has [`RING_RUN`] set, `addr` is unused) or in a resident list.
+    /// Written by the host, `span` last and with release: a run is committed when its
+    /// `span` is; read by the relay.
     pub runs: [ListRun; LIST_RUNS],
     /// The inline slots: task `seq` travels in slot `seq % LL_SLOTS`. Written by the
     /// host, read by the relay.
     pub slots: [LlSlot; LL_SLOTS],
 }
 const _: () = assert!(size_of::<RelayMailbox>() == 256 + LIST_RUNS * 16 + LL_SLOTS * 128);
-const _: () = assert!(core::mem::offset_of!(RelayMailbox, committed) == 128);
+const _: () = assert!(core::mem::offset_of!(RelayMailbox, host_ring) == 128);
 const _: () = assert!(core::mem::offset_of!(RelayMailbox, slots) == 256 + LIST_RUNS * 16);
