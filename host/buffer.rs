@@ -42,13 +42,15 @@ impl<T: Element> Buffer<T> {
         let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::BufferTooLarge(len))?;
         let mem = shared.backend.alloc(bytes)?;
-        let mut p = shared.producer.lock().unwrap();
-        let handle = p.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
-        if let Err(e) = shared.backend.set_buffer_entry(handle.index(), p.registry.entry(handle).unwrap()) {
-            p.registry.unregister(handle);
+        // The entry is in the device's table before any producer can see the handle
+        // (the write lock), so before any task naming it is published.
+        let mut r = shared.registries.write().unwrap_or_else(|e| e.into_inner());
+        let handle = r.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
+        if let Err(e) = shared.backend.set_buffer_entry(handle.index(), r.registry.entry(handle).unwrap()) {
+            r.registry.unregister(handle);
             return Err(e);
         }
-        drop(p);
+        drop(r);
         Ok(Self { shared, handle, len: len32, mem: Some(mem), _t: PhantomData })
     }
 
@@ -126,13 +128,13 @@ impl<T: Element> Buffer<T> {
 
 impl<T: Element> Drop for Buffer<T> {
     fn drop(&mut self) {
-        // Under the producer lock: no submit is between validation and publication,
-        // so `next` covers every task that may name this buffer; new submits are
-        // refused from here on.
+        // Under the registries' write lock: no producer is between its validation and
+        // its reservation (they hold the read lock across both), so `next`, read now,
+        // covers every task that may name this buffer; later ones are refused.
         let target = {
-            let mut p = self.shared.producer.lock().unwrap();
-            p.registry.unregister(self.handle);
-            p.next
+            let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
+            r.registry.unregister(self.handle);
+            self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
         let drained = self.shared.quiesce(target, DROP_WAIT);
         let _ = self.shared.backend.set_buffer_entry(self.handle.index(), BufferEntry::EMPTY);

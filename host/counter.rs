@@ -45,11 +45,11 @@ impl std::fmt::Debug for Counter {
 impl Counter {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.fault()?;
-        let mut p = shared.producer.lock().unwrap();
+        let mut p = shared.registries.write().unwrap_or_else(|e| e.into_inner());
         let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
         let addr = shared.backend.counter_addr(id.0 as usize);
         // Zeroed before any task that names it can be published: the copy completes
-        // before this returns, under the producer lock.
+        // before this returns, under the registries' write lock.
         if let Err(e) = unsafe { shared.backend.upload(addr, &0u32.to_ne_bytes()) } {
             p.counters.give_back(id);
             return Err(e);
@@ -77,13 +77,13 @@ impl Drop for Counter {
     fn drop(&mut self) {
         // As for buffers: refuse new tasks naming it, wait for those in flight.
         let target = {
-            let mut p = self.shared.producer.lock().unwrap();
-            p.counters.retire(self.id);
-            p.next
+            let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
+            r.counters.retire(self.id);
+            self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
         let drained = self.shared.quiesce(target, DROP_WAIT);
         if drained {
-            self.shared.producer.lock().unwrap().counters.give_back(self.id);
+            self.shared.registries.write().unwrap_or_else(|e| e.into_inner()).counters.give_back(self.id);
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::Notifier;
-use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
+use crate::queue::producer::{self, Origin, Producer, Registries, Source, WhenFull};
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
@@ -29,7 +29,13 @@ pub(crate) struct Shared {
     pub config: RuntimeConfig,
     /// The task set the kernel runs: what submissions are checked against.
     pub set: crate::task_set::SetInfo,
+    /// The reservations (sequence numbers, list-run entries): a short lock per batch.
     pub producer: Mutex<Producer>,
+    /// The live buffers and counters that tasks are checked against.
+    pub registries: std::sync::RwLock<Registries>,
+    /// End of everything committed (published to the workers): commits happen in
+    /// sequence order, each once this reaches its first task (host/queue/producer.rs).
+    pub committed: AtomicU64,
     pub tracker: CompletionTracker,
     pub notifier: Notifier,
     /// Threads that validate and stage large batches beside the submitting one.
@@ -318,6 +324,8 @@ impl Runtime {
                 set: config.image.set,
                 config,
                 producer: Mutex::new(Producer::new()),
+                registries: std::sync::RwLock::new(Registries::new()),
+                committed: AtomicU64::new(0),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
                 helpers: crate::queue::helpers::Helpers::new(submit_threads),
@@ -380,8 +388,8 @@ impl Runtime {
     /// runtime is measured against.
     pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
         {
-            let p = self.shared.producer.lock().unwrap();
-            crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &p.registry, &p.counters)?;
+            let r = self.shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &r.registry, &r.counters)?;
         }
         Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
     }

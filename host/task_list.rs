@@ -33,8 +33,8 @@ impl std::fmt::Debug for TaskList {
 impl TaskList {
     pub(crate) fn upload(shared: &Arc<Shared>, tasks: &[Task]) -> Result<Self> {
         {
-            let p = shared.producer.lock().unwrap();
-            crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
+            let r = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            crate::validate::validate(tasks, &shared.set, &r.registry, &r.counters)?;
         }
         // Every buffer the tasks declare, re-checked at each submission.
         let handles = crate::validate::handles(tasks, &shared.set);

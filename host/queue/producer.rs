@@ -1,11 +1,17 @@
-//! The producer side: sequence numbers, ring space, staging and publication. One
-//! producer lock serializes submitters (the copy engine serializes them anyway) and
-//! the buffer registry, so a buffer can never be freed between a task's validation
-//! and its publication.
+//! The producer side: sequence numbers, ring space, staging and publication.
+//!
+//! Producers run side by side. The one serialized step is the reservation: under the
+//! short `Producer` lock a batch takes its sequence numbers (and its list-run table
+//! entries) and registers its ticket. Validation before it runs under the registries'
+//! read lock, held until the reservation is made: a buffer or counter dropped later
+//! (write lock, then it reads `next`) waits for every reserved task (`Buffer`'s drop),
+//! and one dropped earlier fails validation. Staging into the ring, waiting for room,
+//! and the commits after it run with no lock; commits happen in sequence order
+//! (`Shared::committed`): each waits until everything before it is committed.
 
 use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Task, task_flags};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -26,30 +32,37 @@ pub(crate) const PUBLISH_CHUNK: usize = 4096;
 /// on the first while the host writes the next.
 pub(crate) const RELAY_CHUNK: usize = 1024;
 
+/// The reservations: what the short producer lock guards.
 pub(crate) struct Producer {
-    /// Sequence number of the next task.
+    /// Sequence number of the next task to reserve.
     pub next: u64,
     /// No more submissions (shutdown or fault).
     pub closed: bool,
-    pub registry: BufferRegistry,
-    pub counters: CounterRegistry,
-    /// List runs published so far; run `r` uses table entry `r % LIST_RUNS`.
+    /// List runs reserved so far; run `r` uses table entry `r % LIST_RUNS`.
     pub runs: u64,
-    /// The end (sequence number past its last task) of the run in each table entry: an
-    /// entry is written again only once everything before its end has completed.
+    /// The end (sequence number past its last task) of the run last reserved in each
+    /// table entry: an entry is written again only once everything before its end has
+    /// completed.
     pub run_ends: [u64; LIST_RUNS],
 }
 
 impl Producer {
     pub fn new() -> Self {
-        Self {
-            next: 0,
-            closed: false,
-            registry: BufferRegistry::new(),
-            counters: CounterRegistry::new(),
-            runs: 0,
-            run_ends: [0; LIST_RUNS],
-        }
+        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS] }
+    }
+}
+
+/// The live buffers and counters, as tasks are checked against them: read by
+/// producers (until their reservation is made), written when a buffer or counter is
+/// made or dropped.
+pub(crate) struct Registries {
+    pub registry: BufferRegistry,
+    pub counters: CounterRegistry,
+}
+
+impl Registries {
+    pub fn new() -> Self {
+        Self { registry: BufferRegistry::new(), counters: CounterRegistry::new() }
     }
 }
 
@@ -106,10 +119,6 @@ struct Piece {
 
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
-    let mut p = shared.producer.lock().unwrap();
-    if p.closed && origin != Origin::Runtime {
-        return Err(Error::ShutDown);
-    }
     if origin == Origin::Runtime {
         shared.fault()?;
     } else {
@@ -123,11 +132,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && (shared.backend.cuda().is_none() || shared.backend.host_ring().is_some());
     let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
-    if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
-        return Err(Error::QueueFull);
-    }
     shared.bind()?;
-    let first = p.next;
     // A lone leaf task from the host resolves from its own record (`task_flags::EXPRESS`):
     // the latency path, which the relay warp may shorten further by running it itself.
     // A leaf: its type declares no children (and it is a checked type; an unknown id
@@ -148,25 +153,53 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         Source::Host(_) => shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)),
         Source::Resident { .. } => None,
     };
-    let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
-    // The whole batch is checked before anything of it is published (nothing of a
-    // refused batch runs); a large one on several threads. Its staging then overlaps
-    // the workers: they start on the first piece while the host stages the next.
+    // The whole batch is checked before anything of it is reserved (nothing of a
+    // refused batch runs, and it takes no sequence number); a large one on several
+    // threads. The read lock stays until the reservation is made (see the module's
+    // doc). Its staging then overlaps the workers: they start on the first piece while
+    // the host stages the next.
+    let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
     match src {
         Source::Host(tasks) if origin == Origin::User => {
             if parallel {
-                validate_parallel(shared, tasks, &p)?;
+                validate_parallel(shared, tasks, &reg)?;
             } else {
-                crate::validate::validate(tasks, &shared.set, &p.registry, &p.counters)?;
+                crate::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
             }
         }
         Source::Resident { handles, .. } => {
-            if let Some(h) = handles.iter().find(|h| p.registry.entry(**h).is_none()) {
+            if let Some(h) = handles.iter().find(|h| reg.registry.entry(**h).is_none()) {
                 return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
             }
         }
         _ => {}
     }
+    // The reservation: sequence numbers, table entries, the ticket.
+    let (first, pieces, ticket) = {
+        let mut p = shared.producer.lock().unwrap_or_else(|e| e.into_inner());
+        if p.closed && origin != Origin::Runtime {
+            return Err(Error::ShutDown);
+        }
+        // Room for all of it now: every earlier reservation is in `next`, and
+        // completions only grow, so no wait for room follows.
+        if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
+            return Err(Error::QueueFull);
+        }
+        let first = p.next;
+        let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+        p.next = first + n as u64;
+        for piece in &pieces {
+            if let Some(e) = piece.entry {
+                p.runs += 1;
+                p.run_ends[e] = piece.end;
+            }
+        }
+        let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
+        // In reservation order: the tracker's tickets are in sequence order.
+        shared.tracker.register(ticket.clone());
+        (first, pieces, ticket)
+    };
+    drop(reg);
     let deadline = match full {
         WhenFull::Until(d) => Some(d),
         _ => None,
@@ -234,34 +267,36 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         }
         Ok(())
     };
-    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
-    shared.tracker.register(ticket.clone());
-    let done = if parallel && pieces.len() > 1 {
-        publish_parallel(shared, &pieces, &room, &stage, &commit)
-    } else {
-        let mut done = 0;
-        let mut out = Ok(());
-        for piece in &pieces {
-            let out_piece = room(piece).and_then(|()| {
-                stage(piece);
-                commit(piece)
-            });
-            if let Err(e) = out_piece {
-                out = Err(e);
-                break;
-            }
-            done += 1;
+    // A piece's turn: every task before it committed (by this producer or another),
+    // then it is committed and the next may go. Acquire/release: the commits form one
+    // chain, so `tail` (CPU), the copies (CUDA) and the relay's entries are written in
+    // sequence order.
+    let turn = |piece: &Piece| -> Result<()> {
+        shared.wait_until(deadline, || shared.is_aborted() || shared.committed.load(Ordering::Acquire) == piece.at)?;
+        if shared.is_aborted() {
+            shared.fault()?;
+            return Err(Error::ShutDown);
         }
-        (done, out)
+        Ok(())
     };
-    for piece in &pieces[..done.0] {
-        if let Some(e) = piece.entry {
-            p.runs += 1;
-            p.run_ends[e] = piece.end;
-        }
-        p.next = piece.end;
-    }
-    done.1.map(|()| ticket)
+    let commit_in_turn = |piece: &Piece| -> Result<()> {
+        turn(piece)?;
+        commit(piece)?;
+        shared.committed.store(piece.end, Ordering::Release);
+        Ok(())
+    };
+    // A failure after the reservation is the runtime's end (a fault, an abort, or
+    // shutdown's own deadline): every ticket resolves with it, this one too.
+    let out = if parallel && pieces.len() > 1 {
+        publish_parallel(shared, &pieces, &room, &stage, &commit_in_turn)
+    } else {
+        pieces.iter().try_for_each(|piece| {
+            room(piece)?;
+            stage(piece);
+            commit_in_turn(piece)
+        })
+    };
+    out.map(|()| ticket)
 }
 
 /// The pieces a batch is published in. Host tasks go in pieces of `publish_chunk`
@@ -317,7 +352,7 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
 /// lowest index) is the one reported, as a serial check would.
-fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Producer) -> Result<()> {
+fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
     const PART: usize = 1024;
     let parts = tasks.len().div_ceil(PART);
     let next = AtomicUsize::new(0);
@@ -350,60 +385,38 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Producer) -> Result<()
 }
 
 /// Publishes the pieces on the helper threads: each takes the next piece, waits for its
-/// room, stages it, and commits it once every piece before it is published (in
-/// order: `tail`, and the relay's commit word, only grow). Returns how many pieces were
-/// published (a prefix), and the first error.
+/// room, stages it, and commits it in its turn (`commit`: after every piece before it).
+/// The first error.
 fn publish_parallel(
     shared: &Shared,
     pieces: &[Piece],
     room: &(dyn Fn(&Piece) -> Result<()> + Sync),
     stage: &(dyn Fn(&Piece) + Sync),
     commit: &(dyn Fn(&Piece) -> Result<()> + Sync),
-) -> (usize, Result<()>) {
+) -> Result<()> {
     let next = AtomicUsize::new(0);
-    // Pieces published; release/acquire: a piece's publication happens before the next
-    // piece's (one chain of commits).
-    let published = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
     let error = Mutex::new(None);
-    let fail = |e: Error| {
-        stop.store(true, Ordering::Relaxed);
-        error.lock().unwrap().get_or_insert(e);
-    };
     shared.helpers.run(pieces.len(), &|| {
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= pieces.len() || stop.load(Ordering::Relaxed) {
+            if i >= pieces.len() {
                 return;
             }
             let piece = &pieces[i];
-            // Room first: the lowest unpublished piece always gets it (everything
-            // before it is published, see `plan`), so the wait ends.
-            if let Err(e) = room(piece) {
-                return fail(e);
+            // Room first: the lowest uncommitted piece always gets it (everything
+            // before it is committed, see `plan`), so the wait ends. A helper that
+            // fails stops taking pieces; the others' waits end with the same cause
+            // (an abort, a fault or the deadline).
+            if let Err(e) = room(piece).and_then(|()| {
+                stage(piece);
+                commit(piece)
+            }) {
+                error.lock().unwrap().get_or_insert(e);
+                return;
             }
-            stage(piece);
-            // Its turn: every piece before it published (or a failure stops all).
-            let mut spins = 0u32;
-            while published.load(Ordering::Acquire) != i {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                spins += 1;
-                if spins < 1 << 12 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-            if let Err(e) = commit(piece) {
-                return fail(e);
-            }
-            published.store(i + 1, Ordering::Release);
         }
     });
-    let done = published.into_inner();
-    (done, error.into_inner().unwrap().map_or(Ok(()), Err))
+    error.into_inner().unwrap().map_or(Ok(()), Err)
 }
 
 /// For `wait_until`: a deadline from an optional timeout.
