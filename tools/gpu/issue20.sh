@@ -7,9 +7,10 @@
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue20} && source tools/gpu/common.sh
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | tee $L/device.txt
 lscpu | grep "Model name" | tee -a $L/device.txt; nproc | tee -a $L/device.txt
+[ -x $T/resident_lib ] && step 60 host-passes $T/resident_lib timing --ignored --nocapture --test-threads 1 && grep -E "us$" $L/host-passes.log
 step 240 gpu $T/gpu --include-ignored --test-threads 1
 grep -B2 -A12 "panicked" $L/gpu.log | head -40
-for t in fused_ops_gpu custom_task_gpu streams_gpu; do [ -x $T/$t ] && step 150 $t $T/$t --include-ignored --test-threads 1; done
+for t in gpu_faults fused_ops_gpu custom_task_gpu streams_gpu; do [ -x $T/$t ] && step 150 $t $T/$t --include-ignored --test-threads 1; done
 DISPATCH_HOST=1 step 200 dispatch-host .gpu/benches/dispatch --bench --noplot
 grep -E "noop batch split|^summary|^variant|^relay|^staging|^host-fed|^list|^one launch|^CUDA Graph|^device copy|^axpy loop" $L/dispatch-host.log
 step 100 latency .gpu/benches/latency --bench --noplot
