@@ -45,7 +45,7 @@
 //!    pinned memory), and a resident list lies in device memory; either is committed
 //!    as list runs (`crate::lists`): the host writes each run's entry into the
 //!    mailbox's copy of the table, its `span` last, with release. The relay polls the
-//!    entries' `span` words with the slots (each lane one entry), and copies the runs
+//!    `span` words of the entries of the next few runs with the slots, and copies the runs
 //!    that start at `next` into the device's table and publishes `tail` over them
 //!    ([`take_runs`] has the orderings): one round trip over PCIe from the host's
 //!    commit to the relay's publication. The workers then read the tasks in place,
@@ -90,6 +90,9 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let done = unsafe { Completer::new(p) };
     // Next sequence number to relay (64-bit, like the host's).
     let mut next = 0u64;
+    // Runs published so far: the next one is in entry `runs_taken % LIST_RUNS` (the host
+    // gives runs their entries in sequence order, the order they are published in).
+    let mut runs_taken = 0u32;
     // Where the host ring lies (written before the launch; step 7).
     let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
     let mut echoed = true;
@@ -109,8 +112,8 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         let abort_asked = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).abort) };
         // Step 7: this lane's entry of the host's table of runs, in flight with the
         // rest (relaxed: a fence completes the acquire pattern when a run is taken).
-        let span = if (lane as usize) < LIST_RUNS {
-            unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[lane as usize].span) }
+        let span = if lane < RUNS_PER_POLL {
+            unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[run_entry(runs_taken, lane)].span) }
         } else {
             0
         };
@@ -161,7 +164,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             continue;
         }
         // Step 7: runs committed into the host's table.
-        if unsafe { take_runs(p, mailbox, host_ring, &mut next, span) } {
+        if unsafe { take_runs(p, mailbox, host_ring, &mut next, &mut runs_taken, span) } {
             echoed = false;
             sleep = 0;
             continue;
@@ -208,9 +211,21 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     }
 }
 
+/// Mailbox entries polled per poll: lane `k` reads the `span` of the entry of the
+/// `k`-th run after the last one taken (32 bytes over PCIe, where all 32 entries were
+/// 256: a one-task round trip was about 0.5 µs slower with those, H100 2026-11-25).
+const RUNS_PER_POLL: u32 = 4;
+
+/// The table entry of the run `k` after the `taken` runs published so far.
+#[inline(always)]
+fn run_entry(taken: u32, k: u32) -> usize {
+    (taken.wrapping_add(k) % LIST_RUNS as u32) as usize
+}
+
 /// Step 7: passes the runs that the host committed, from `*next` on, into the device's
 /// table of list runs, then publishes `tail` over them. `span` is this lane's entry of
-/// the host's table as this poll read it. False if no committed run starts at `*next`
+/// the host's table as this poll read it (lane `k < RUNS_PER_POLL`: the `k`-th run
+/// after the `*taken` published; the host gives runs their entries in sequence order). False if no committed run starts at `*next`
 /// (an inline batch comes first, or nothing was committed).
 ///
 /// Orderings:
@@ -237,8 +252,9 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
 /// # Safety
 /// As for [`relay_loop`]; every lane must call.
 #[inline(never)]
-unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64, next: &mut u64, span: u64) -> bool {
-    let lane = arch::lane_id() as usize;
+unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64, next: &mut u64, taken: &mut u32, span: u64) -> bool {
+    let lane = arch::lane_id();
+    let entry = run_entry(*taken, lane);
     let starts = |at: u64| (span >> 32) as u32 & !(RING_RUN >> 32) as u32 > 0 && span as u32 == at as u32;
     if arch::ballot(starts(*next)) == 0 {
         return false;
@@ -253,16 +269,17 @@ unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64
         }
         let from = votes.trailing_zeros();
         let len = ((span >> 32) & !(RING_RUN >> 32)) as u32;
-        if lane as u32 == from {
+        if lane == from {
             let addr = if span & RING_RUN != 0 {
                 (host_ring + (*next & mask) * size_of::<Task>() as u64) | IN_HOST
             } else {
                 // After the fence: the run's own `addr` (see above).
-                unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[lane].addr) }
+                unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[entry].addr) }
             };
-            unsafe { table.add(lane).write(ListRun::new(span as u32, len, addr)) };
+            unsafe { table.add(entry).write(ListRun::new(span as u32, len, addr)) };
         }
         *next += arch::shfl_idx(len, from) as u64;
+        *taken = taken.wrapping_add(1);
     }
     arch::syncwarp();
     if lane == 0 {
