@@ -98,8 +98,8 @@ impl Backend {
     /// or the next copy (CUDA) will find them.
     ///
     /// # Safety
-    /// The slots must be free: every earlier task in them has completed, and the caller
-    /// is the only producer (the runtime's producer lock).
+    /// The slots must be free: every earlier task in them has completed, and they are
+    /// the caller's alone (reserved for its batch, each piece staged by one thread).
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         each!(self, b => unsafe { b.stage(first, tasks, place) })
     }

@@ -42,7 +42,7 @@ pub(crate) struct Shared {
     pub helpers: crate::queue::helpers::Helpers,
     fault: Mutex<Option<Error>>,
     /// Shutdown has begun: an exited kernel is then no fault. Set before shutdown takes
-    /// the producer lock, so that a producer stuck waiting for room there ends with
+    /// the producer lock, so that a producer stuck waiting for room ends with
     /// `ShutDown` once the abort lets the workers go.
     pub(crate) closing: AtomicBool,
     /// The workers were told to abort: producers waiting for ring space give up.

@@ -3,9 +3,10 @@
 //! 1. Mark the runtime closing; new submits fail with `ShutDown`.
 //! 2. Drain: the terminate sentinel goes in after everything queued; every queued task
 //!    runs and the workers leave.
-//! 3. Cancel, if the drain is not done within `shutdown_timeout` (or a producer holds
-//!    the producer lock that long, waiting for room that hung tasks never free): write
-//!    `abort`, give the workers `ABORT_GRACE` to leave; what did not run never runs.
+//! 3. Cancel, if the drain is not done within `shutdown_timeout` (the sentinel commits
+//!    after every batch reserved before it, and one may wait for room that hung tasks
+//!    never free): write `abort`, give the workers `ABORT_GRACE` to leave; what did not
+//!    run never runs.
 //! 4. Resolve every remaining ticket (`ShutDown`), stop the notifier. Memory is freed
 //!    when the last owner of the runtime drops it, unless workers never left: then it
 //!    is leaked, never freed under running code.

@@ -210,8 +210,9 @@ impl CpuBackend {
 
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
         assert!(index < MAX_BUFFERS);
-        // Volatile, and ordered before any later publication by the producer lock and
-        // the release store of `tail` (the device reads entries volatile, after its
+        // Volatile, and ordered before any later publication by the registries' lock (a
+        // producer validates a task naming it only after this) and the release store of
+        // `tail` (the device reads entries volatile, after its
         // acquire of `tail`).
         unsafe { std::ptr::write_volatile((self.table.ptr() as *mut BufferEntry).add(index), e) };
         Ok(())

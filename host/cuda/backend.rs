@@ -1,14 +1,17 @@
 //! The persistent kernel and its queue memory on a CUDA device.
 //!
 //! Memory layout and who writes what:
-//! - ring (device memory): written only by the transfer stream's copies from `staging`;
-//! - staging (pinned; cached by default, write-combined on request): the host's mirror of the ring, written by the
-//!   producer, read by the copy engine;
+//! - ring (device memory): written by the relay (inline batches) and, with
+//!   `relay_publish` off, by the transfer stream's copies from `staging`;
+//! - staging, the host ring (pinned, mapped; cached by default, write-combined on
+//!   request): the host's twin of the ring, written by producers into their reserved
+//!   slots; read in place by the workers over PCIe when the relay publishes runs over
+//!   it (docs/protocol.md, R9), else by the copy engine;
 //! - tails (pinned): one `u32` per slot, the source of the 4-byte copy that publishes
 //!   `tail`; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
 //!   not reused before slot `end - 1` itself is, so the copy's source stays intact;
-//! - header (device memory): `head` by the workers' atomics, `tail` by 4-byte copies on
-//!   the transfer stream, `abort` by a memset on the control stream, `stop` and
+//! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and
+//!   by 4-byte copies on the transfer stream with `relay_publish` off), `abort` by a memset on the control stream, `stop` and
 //!   `stop_at` by the sentinel;
 //! - completions (pinned, mapped, cached): per-task records, written by the workers
 //!   over PCIe (posted writes) only for failed tasks and tickets that want results;
@@ -17,7 +20,8 @@
 //!   that completes it, polled by the host (`resident_shared::segment`);
 //! - counters (device memory): the device-side dependency counters; reset by a
 //!   synchronous copy when the host hands one out;
-//! - buffer table (device memory): written by synchronous copies under the producer lock;
+//! - buffer table (device memory): written by synchronous copies under the registries'
+//!   write lock;
 //! - list runs (device memory, `resident_shared::lists`): each entry by a 16-byte copy on
 //!   the transfer stream from its own pinned mailbox (`run_mail`), before the copy into
 //!   `tail` that publishes the run; an entry, and its mailbox, is written again only
@@ -298,7 +302,7 @@ impl CudaBackend {
             let mut tasks = [Task::zeroed(); LL_SLOTS / 2];
             let n = (end - first) as usize;
             for (i, t) in tasks[..n].iter_mut().enumerate() {
-                // SAFETY: in bounds; staged by the caller under the producer lock.
+                // SAFETY: in bounds; staged by the caller into its own reserved slots.
                 *t = unsafe { staged.add(((first + i as u64) & mask) as usize).read() };
             }
             return self.relay.publish(first, &tasks[..n], &self.transfer);

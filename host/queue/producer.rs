@@ -205,8 +205,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         _ => None,
     };
     // Stages one piece of host tasks into its slots (free: the caller waited for them).
-    // SAFETY (of the call inside): each piece's slots are staged by one thread only, and
-    // the producer lock keeps every other producer out; the slots are not read before
+    // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
+    // and each piece is staged by one thread only; the slots are not read before
     // `commit` publishes them.
     let stage = |piece: &Piece| {
         if let Source::Host(tasks) = src {
