@@ -144,6 +144,10 @@ pub enum Error {
     /// A batch (or task list) of this many tasks: more than `u32::MAX`.
     #[error("batch too large: {0} tasks (at most u32::MAX)")]
     BatchTooLarge(usize),
+    /// Every task of a [`crate::Reservation`] is written already (its length is the
+    /// number).
+    #[error("the reservation of {0} tasks is full")]
+    ReservationFull(usize),
     /// Every device counter is in use (the limit is the number).
     #[error("too many live device counters (at most {0})")]
     TooManyCounters(usize),

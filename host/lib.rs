@@ -52,6 +52,7 @@ mod cuda;
 mod error;
 mod image;
 mod queue;
+mod reservation;
 mod runtime;
 mod shutdown;
 pub mod stream;
@@ -71,6 +72,7 @@ pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
+pub use reservation::Reservation;
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};

@@ -217,7 +217,7 @@ impl Drop for Shared {
 /// # Ok::<(), resident::Error>(())
 /// ```
 pub struct Runtime {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for Runtime {

@@ -165,6 +165,11 @@ fn async_ticket_resolved_by_shutdown() {
 }
 
 #[test]
+fn reservations_exactly_once() {
+    common::reservations_exactly_once(&cpu(1 << 12), 4, 20_000);
+}
+
+#[test]
 fn many_futures_one_ticket() {
     common::many_futures_one_ticket(&cpu(1 << 12));
 }

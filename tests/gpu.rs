@@ -196,6 +196,14 @@ gpu_test!(mixed_batch_sizes_runs_only, {
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
 
+gpu_test!(reservations_exactly_once, common::reservations_exactly_once(&gpu(1 << 14), 4, 100_000));
+
+// The same over copies (staging written in place, then copied).
+gpu_test!(reservations_exactly_once_copies, {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_publish: false, ..RuntimeConfig::cuda() }).unwrap();
+    common::reservations_exactly_once(&rt, 4, 50_000);
+});
+
 gpu_test!(many_futures_one_ticket, common::many_futures_one_ticket(&gpu(1 << 12)));
 
 gpu_test!(large_batches_exactly_once_or_refused, common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 20_000, 20));

@@ -91,6 +91,9 @@ pub(crate) enum Origin {
 /// Where the tasks of a submission come from.
 #[derive(Clone, Copy)]
 pub(crate) enum Source<'a> {
+    /// `n` tasks that the caller writes into the reserved slots itself, each checked
+    /// as it is written (`crate::Reservation`).
+    InPlace(usize),
     /// Tasks in host memory, validated now, staged and copied host-to-device.
     Host(&'a [Task]),
     /// A resident task list (validated at upload; `handles` re-checked now), read in
@@ -102,6 +105,7 @@ impl Source<'_> {
     fn len(&self) -> usize {
         match self {
             Source::Host(t) => t.len(),
+            Source::InPlace(n) => *n,
             Source::Resident { len, .. } => *len,
         }
     }
@@ -110,15 +114,64 @@ impl Source<'_> {
 /// One publication of a batch: slots `at..end`, and for a list run its table entry,
 /// free once everything before `entry_end` has completed.
 #[derive(Clone, Copy, Debug)]
-struct Piece {
-    at: u64,
-    end: u64,
+pub(crate) struct Piece {
+    pub at: u64,
+    pub end: u64,
     entry: Option<usize>,
     entry_end: u64,
 }
 
+/// A reserved batch: its sequence numbers, the pieces it is published in, and how.
+pub(crate) struct Batch {
+    pub first: u64,
+    pub pieces: Vec<Piece>,
+    /// The runtime's header words for its tasks.
+    pub place: Placement,
+    /// The device address of the host ring, if its pieces are runs over it.
+    host_ring: Option<u64>,
+    /// The device address of a resident list's first task, if it is one.
+    list: Option<u64>,
+    deadline: Option<Instant>,
+    pub ticket: Arc<TicketState>,
+}
+
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
+    let batch = reserve(shared, src, keep_results, full, origin)?;
+    let n = src.len();
+    // A large host batch is staged on several threads (the CPU backend, or CUDA when
+    // the relay publishes runs: no driver call on the helpers).
+    let parallel = matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && batch.helpers_may_commit(shared);
+    // Stages one piece of host tasks into its slots (free: the caller waited for them).
+    // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
+    // and each piece is staged by one thread only; the slots are not read before
+    // `commit` publishes them.
+    let stage = |piece: &Piece| {
+        if let Source::Host(tasks) = src {
+            let off = (piece.at - batch.first) as usize;
+            let len = (piece.end - piece.at) as usize;
+            unsafe { shared.backend.stage(piece.at, &tasks[off..off + len], batch.place.at(off as u32)) };
+        }
+    };
+    let room = |piece: &Piece| batch.room(shared, piece);
+    let commit = |piece: &Piece| batch.commit(shared, piece);
+    // A failure after the reservation is the runtime's end (a fault, an abort, or
+    // shutdown's own deadline): every ticket resolves with it, this one too.
+    let out = if parallel && batch.pieces.len() > 1 {
+        publish_parallel(shared, &batch.pieces, &room, &stage, &commit)
+    } else {
+        batch.pieces.iter().try_for_each(|piece| {
+            room(piece)?;
+            stage(piece);
+            commit(piece)
+        })
+    };
+    out.map(|()| batch.ticket)
+}
+
+/// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
+/// its sequence numbers, its list-run entries and its ticket. Nothing is published.
+pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Batch> {
     if origin == Origin::Runtime {
         shared.fault()?;
     } else {
@@ -126,10 +179,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         shared.poll_health()?;
     }
     let n = src.len();
-    // A large host batch is validated and staged on several threads (the CPU backend,
-    // or CUDA when the relay publishes runs: no driver call on the helpers).
-    let parallel =
-        matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && (shared.backend.cuda().is_none() || shared.backend.host_ring().is_some());
+    let parallel = matches!(src, Source::Host(_)) && n >= PARALLEL_MIN;
     let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
     shared.bind()?;
@@ -149,15 +199,15 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // A host batch goes into the ring in place and is published as list runs over the
     // ring when the relay publishes runs (CUDA, `RuntimeConfig::relay_publish`), except
     // a small one, which the relay takes inline.
-    let host_ring = match src {
-        Source::Host(_) => shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)),
-        Source::Resident { .. } => None,
+    let (host_ring, list) = match src {
+        Source::Host(_) | Source::InPlace(_) => (shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)), None),
+        Source::Resident { addr, .. } => (None, Some(addr)),
     };
     // The whole batch is checked before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number); a large one on several
     // threads. The read lock stays until the reservation is made (see the module's
-    // doc). Its staging then overlaps the workers: they start on the first piece while
-    // the host stages the next.
+    // doc). (Tasks written in place are checked one by one as they are written:
+    // `Reservation`.)
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
     match src {
         Source::Host(tasks) if origin == Origin::User => {
@@ -175,85 +225,51 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
         _ => {}
     }
     // The reservation: sequence numbers, table entries, the ticket.
-    let (first, pieces, ticket) = {
-        let mut p = shared.producer.lock().unwrap_or_else(|e| e.into_inner());
-        if p.closed && origin != Origin::Runtime {
-            return Err(Error::ShutDown);
+    let mut p = shared.producer.lock().unwrap_or_else(|e| e.into_inner());
+    if p.closed && origin != Origin::Runtime {
+        return Err(Error::ShutDown);
+    }
+    // Room for all of it now: every earlier reservation is in `next`, and completions
+    // only grow, so no wait for room follows.
+    if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
+        return Err(Error::QueueFull);
+    }
+    let first = p.next;
+    let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+    p.next = first + n as u64;
+    for piece in &pieces {
+        if let Some(e) = piece.entry {
+            p.runs += 1;
+            p.run_ends[e] = piece.end;
         }
-        // Room for all of it now: every earlier reservation is in `next`, and
-        // completions only grow, so no wait for room follows.
-        if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
-            return Err(Error::QueueFull);
-        }
-        let first = p.next;
-        let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
-        p.next = first + n as u64;
-        for piece in &pieces {
-            if let Some(e) = piece.entry {
-                p.runs += 1;
-                p.run_ends[e] = piece.end;
-            }
-        }
-        let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
-        // In reservation order: the tracker's tickets are in sequence order.
-        shared.tracker.register(ticket.clone());
-        (first, pieces, ticket)
-    };
+    }
+    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
+    // In reservation order: the tracker's tickets are in sequence order.
+    shared.tracker.register(ticket.clone());
+    drop(p);
     drop(reg);
     let deadline = match full {
         WhenFull::Until(d) => Some(d),
         _ => None,
     };
-    // Stages one piece of host tasks into its slots (free: the caller waited for them).
-    // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
-    // and each piece is staged by one thread only; the slots are not read before
-    // `commit` publishes them.
-    let stage = |piece: &Piece| {
-        if let Source::Host(tasks) = src {
-            let off = (piece.at - first) as usize;
-            let len = (piece.end - piece.at) as usize;
-            unsafe { shared.backend.stage(piece.at, &tasks[off..off + len], place.at(off as u32)) };
-        }
-    };
-    // Publishes one staged piece, its entry free too, after every piece before it.
-    let commit = |piece: &Piece| -> Result<()> {
-        let (at, end) = (piece.at, piece.end);
-        let published = match (src, host_ring, piece.entry) {
-            (Source::Host(_), Some(ring), Some(entry)) => {
-                // SAFETY: the slots are staged and the entry is free; the run lies in
-                // the host ring (it stops at the ring's end), which outlives the
-                // kernel, and its slots are not written again before its tasks
-                // complete.
-                unsafe {
-                    let from = (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST;
-                    shared.backend.publish_run(at, end, from, entry)
-                }
-            }
-            (Source::Host(_), _, _) => shared.backend.publish(at, end),
-            (Source::Resident { addr, .. }, _, entry) => {
-                let from = addr + ((at - first) as usize * size_of::<Task>()) as u64;
-                // SAFETY: the slots and the entry are free (the caller waited for
-                // them); `from..` lies in the list (the piece lies in the batch), which
-                // outlives its tasks (`TaskList`'s drop waits for them).
-                unsafe { shared.backend.publish_run(at, end, from, entry.expect("a list run has an entry")) }
-            }
-        };
-        // A driver call that failed because the device died reports that fault. Any
-        // other failed publication leaves the ring in an unknown state (this ticket
-        // registered, its slots perhaps half copied): it becomes the runtime's fault,
-        // so that every ticket resolves and nothing is published after it.
-        published.map_err(|e| match shared.explain(e) {
-            Error::ShutDown => Error::ShutDown,
-            e => shared.record_fault(e),
-        })
-    };
-    // Slots `at..end` are free once everything before `end - cap` has completed, a
-    // list run's entry once its last run has. The wait ends on a fault (health polls),
-    // at the deadline, or when shutdown aborts the workers; the ticket of a batch cut
-    // short is resolved by the fault or by shutdown (`fail_all`), and `next` covers
-    // exactly what was published.
-    let room = |piece: &Piece| -> Result<()> {
-        shared.wait_until(deadline, || {
+    Ok(Batch { first, pieces, place, host_ring, list, deadline, ticket })
+}
+
+impl Batch {
+    /// Whether helper threads may commit its pieces: no driver call on the way (the
+    /// CPU backend, or runs over the host ring).
+    fn helpers_may_commit(&self, shared: &Shared) -> bool {
+        shared.backend.cuda().is_none() || self.host_ring.is_some()
+    }
+
+    /// Waits until `piece`'s slots are free (everything before `end - capacity` has
+    /// completed) and, for a list run, its table entry (its last run has). The wait
+    /// ends on a fault (health polls), at the deadline, or when shutdown aborts the
+    /// workers; the ticket of a batch cut short is resolved by the fault or by
+    /// shutdown (`fail_all`).
+    pub fn room(&self, shared: &Shared, piece: &Piece) -> Result<()> {
+        let cap = shared.backend.capacity() as u64;
+        shared.wait_until(self.deadline, || {
             if shared.is_aborted() {
                 return true;
             }
@@ -266,37 +282,51 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             return Err(Error::ShutDown);
         }
         Ok(())
-    };
-    // A piece's turn: every task before it committed (by this producer or another),
-    // then it is committed and the next may go. Acquire/release: the commits form one
-    // chain, so `tail` (CPU), the copies (CUDA) and the relay's entries are written in
-    // sequence order.
-    let turn = |piece: &Piece| -> Result<()> {
-        shared.wait_until(deadline, || shared.is_aborted() || shared.committed.load(Ordering::Acquire) == piece.at)?;
+    }
+
+    /// Publishes `piece` (its tasks written, its room waited for) in its turn: once
+    /// every task before it is committed (by this producer or another). Acquire and
+    /// release on `Shared::committed`: the commits form one chain, so `tail` (CPU), the
+    /// copies (CUDA) and the relay's entries are written in sequence order.
+    pub fn commit(&self, shared: &Shared, piece: &Piece) -> Result<()> {
+        shared.wait_until(self.deadline, || shared.is_aborted() || shared.committed.load(Ordering::Acquire) == piece.at)?;
         if shared.is_aborted() {
             shared.fault()?;
             return Err(Error::ShutDown);
         }
+        let (at, end) = (piece.at, piece.end);
+        let cap = shared.backend.capacity() as u64;
+        let published = match (self.list, self.host_ring, piece.entry) {
+            (Some(addr), _, entry) => {
+                let from = addr + ((at - self.first) as usize * size_of::<Task>()) as u64;
+                // SAFETY: the slots and the entry are free (the caller waited for
+                // them); `from..` lies in the list (the piece lies in the batch), which
+                // outlives its tasks (`TaskList`'s drop waits for them).
+                unsafe { shared.backend.publish_run(at, end, from, entry.expect("a list run has an entry")) }
+            }
+            (None, Some(ring), Some(entry)) => {
+                // SAFETY: the slots are written and the entry is free; the run lies in
+                // the host ring (it stops at the ring's end), which outlives the
+                // kernel, and its slots are not written again before its tasks
+                // complete.
+                unsafe {
+                    let from = (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST;
+                    shared.backend.publish_run(at, end, from, entry)
+                }
+            }
+            _ => shared.backend.publish(at, end),
+        };
+        // A driver call that failed because the device died reports that fault. Any
+        // other failed publication leaves the ring in an unknown state (this ticket
+        // registered, its slots perhaps half copied): it becomes the runtime's fault,
+        // so that every ticket resolves and nothing is published after it.
+        published.map_err(|e| match shared.explain(e) {
+            Error::ShutDown => Error::ShutDown,
+            e => shared.record_fault(e),
+        })?;
+        shared.committed.store(end, Ordering::Release);
         Ok(())
-    };
-    let commit_in_turn = |piece: &Piece| -> Result<()> {
-        turn(piece)?;
-        commit(piece)?;
-        shared.committed.store(piece.end, Ordering::Release);
-        Ok(())
-    };
-    // A failure after the reservation is the runtime's end (a fault, an abort, or
-    // shutdown's own deadline): every ticket resolves with it, this one too.
-    let out = if parallel && pieces.len() > 1 {
-        publish_parallel(shared, &pieces, &room, &stage, &commit_in_turn)
-    } else {
-        pieces.iter().try_for_each(|piece| {
-            room(piece)?;
-            stage(piece);
-            commit_in_turn(piece)
-        })
-    };
-    out.map(|()| ticket)
+    }
 }
 
 /// The pieces a batch is published in. Host tasks go in pieces of `publish_chunk`
@@ -312,7 +342,7 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
     let runs = host_ring || matches!(src, Source::Resident { .. });
     let (first_chunk, chunk) = match src {
-        Source::Host(_) => {
+        Source::Host(_) | Source::InPlace(_) => {
             let c = match shared.config.publish_chunk {
                 0 if host_ring => RELAY_CHUNK,
                 0 => PUBLISH_CHUNK,

@@ -776,3 +776,74 @@ pub fn many_futures_one_ticket(rt: &Runtime) {
     let mut late = t.wait_async();
     assert_eq!(late.poll_unpin(&mut Context::from_waker(&noop_waker())), Poll::Ready(Ok(())));
 }
+
+/// Tasks written in place through reservations: exactly once, from several threads at
+/// once beside plain submits; a refused push writes nothing and the reservation goes
+/// on; unwritten slots of a committed or dropped reservation run as no-ops and hold
+/// nothing back; a full reservation refuses more.
+pub fn reservations_exactly_once(rt: &Runtime, threads: usize, per_thread: usize) {
+    let n = threads * per_thread;
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (rt, marks) = (&rt, &marks);
+            s.spawn(move || {
+                let mut rng = rand::rng();
+                let mut i = th * per_thread;
+                let end = (th + 1) * per_thread;
+                let mut tickets = vec![];
+                while i < end {
+                    let len = match rng.random_range(0..6) {
+                        0 => rng.random_range(1000..6000),
+                        1 => rng.random_range(1..4),
+                        _ => rng.random_range(4..300),
+                    }
+                    .min(end - i);
+                    let tasks: Vec<Task> = (i..i + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                    match rng.random_range(0..3) {
+                        0 => tickets.push(rt.submit(&tasks).unwrap()),
+                        1 => {
+                            let mut r = rt.reserve(len).unwrap();
+                            r.extend(&tasks).unwrap();
+                            tickets.push(r.commit().unwrap());
+                        }
+                        _ => {
+                            // One by one, with a refused push now and then, and two
+                            // slots more than needed (they run as no-ops).
+                            let mut r = rt.reserve(len + 2).unwrap();
+                            for (k, t) in tasks.iter().enumerate() {
+                                if k % 97 == 5 {
+                                    let bad = Task::mark(marks.slice(0..1), 3);
+                                    match r.push(bad) {
+                                        Err(Error::InvalidTask { index, .. }) => assert_eq!(index, k),
+                                        other => panic!("a bad push: {other:?}"),
+                                    }
+                                }
+                                r.push(*t).unwrap();
+                            }
+                            tickets.push(r.commit().unwrap());
+                        }
+                    }
+                    if tickets.len() > 8 {
+                        tickets.remove(0).wait().unwrap();
+                    }
+                    i += len;
+                }
+                tickets.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != 1).take(10).collect();
+    assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
+    // A dropped reservation, half written, holds nothing back; a full one refuses more.
+    let mut r = rt.reserve(10).unwrap();
+    r.push(Task::noop(1)).unwrap();
+    drop(r);
+    let mut r = rt.reserve(2).unwrap();
+    r.extend(&[Task::noop(1), Task::noop(2)]).unwrap();
+    assert!(matches!(r.push(Task::noop(3)), Err(Error::ReservationFull(2))));
+    assert!(matches!(r.extend(&[Task::noop(3)]), Err(Error::ReservationFull(2))));
+    r.commit().unwrap().wait().unwrap();
+    rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
+}

@@ -1,0 +1,161 @@
+//! Writing tasks in place: a [`Reservation`] holds sequence numbers of the ring, and
+//! each task pushed into it is checked and written straight into its slot (the ring's
+//! host memory: the host ring on CUDA, the ring itself on the CPU backend), with no
+//! batch in between and no copy. Every full piece of the reservation (1024 tasks over
+//! the host ring) is committed as soon as it is written, so the workers run the first
+//! tasks while the rest are written: the write-in-place path of docs/host-path.md.
+
+use resident_shared::{Collected, Task};
+
+use crate::queue::producer::{self, Batch, Origin, Source, WhenFull};
+use crate::{Error, Result, Runtime, Ticket};
+
+/// Room for `len` tasks in the ring, written one by one ([`Reservation::push`]) and
+/// committed piece by piece as they are written; [`Reservation::commit`] publishes the
+/// rest and returns the ticket of all of them.
+///
+/// Unlike [`Runtime::submit`], a reservation is not all-or-nothing: each push is
+/// checked on its own, a refused one ([`Error::InvalidTask`], its `index` the slot it
+/// would have taken) writes nothing and the reservation goes on. Slots left unwritten
+/// when it is committed or dropped run as no-ops. While it is open, it holds back
+/// every batch reserved after it (they are published in sequence order), and a buffer
+/// or counter dropped meanwhile waits for it to be committed (up to the drop's own
+/// limit): commit it soon.
+///
+/// ```
+/// # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu()).unwrap();
+/// use resident::Task;
+/// let mut r = rt.reserve(1000)?;
+/// for i in 0..1000 {
+///     r.push(Task::noop(i))?;
+/// }
+/// r.commit()?.wait()?;
+/// # Ok::<(), resident::Error>(())
+/// ```
+#[must_use = "a reservation holds back every later batch until it is committed or dropped"]
+pub struct Reservation<'a> {
+    rt: &'a Runtime,
+    batch: Option<Batch>,
+    len: usize,
+    /// Tasks written (or skipped) so far: the next slot is `first + written`.
+    written: usize,
+    /// The piece being written, and whether its room was waited for.
+    piece: usize,
+    room: bool,
+    checks: Collected,
+}
+
+impl Runtime {
+    /// Reserves `len` slots of the ring for tasks to be written in place
+    /// ([`Reservation`]). Fails like [`Runtime::submit`] after shutdown or a fault.
+    pub fn reserve(&self, len: usize) -> Result<Reservation<'_>> {
+        let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User)?;
+        Ok(Reservation { rt: self, batch: Some(batch), len, written: 0, piece: 0, room: false, checks: Collected::new() })
+    }
+}
+
+impl Reservation<'_> {
+    /// Tasks it holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether it holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Tasks still to be written.
+    pub fn remaining(&self) -> usize {
+        self.len - self.written
+    }
+
+    /// Checks `task` as [`Runtime::submit`] would and writes it into the next slot.
+    /// A full piece is committed at once, so the workers may run it before this
+    /// returns. Refused: [`Error::InvalidTask`] (its `index` the slot in the
+    /// reservation; nothing written, the slot stays for the next push), [`Error::ReservationFull`], or the runtime's fault or shutdown.
+    pub fn push(&mut self, task: Task) -> Result<()> {
+        let slot = self.written;
+        self.extend(std::slice::from_ref(&task)).map_err(|e| match e {
+            Error::InvalidTask { reason, .. } => Error::InvalidTask { index: slot, reason },
+            e => e,
+        })
+    }
+
+    /// Pushes every task of `tasks`, all or none: the first bad one refuses the call
+    /// ([`Error::InvalidTask`], its `index` the task's place in `tasks`) and nothing of
+    /// it is written; too many for the room left is [`Error::ReservationFull`]. One
+    /// check of the registries for the whole slice, so cheaper per task than `push`.
+    pub fn extend(&mut self, tasks: &[Task]) -> Result<()> {
+        if tasks.len() > self.remaining() {
+            return Err(Error::ReservationFull(self.len));
+        }
+        let shared = &self.rt.shared;
+        {
+            let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            for (index, t) in tasks.iter().enumerate() {
+                crate::validate::check_with(t, &shared.set, &reg.registry, &reg.counters, &mut self.checks)
+                    .map_err(|reason| Error::InvalidTask { index, reason })?;
+            }
+        }
+        for t in tasks {
+            self.write(*t)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the next slot (waiting for its piece's room first), then commits the
+    /// piece if it is full.
+    fn write(&mut self, t: Task) -> Result<()> {
+        let batch = self.batch.as_ref().expect("live until commit or drop");
+        let shared = &self.rt.shared;
+        let piece = batch.pieces[self.piece];
+        if !self.room {
+            batch.room(shared, &piece)?;
+            self.room = true;
+        }
+        let seq = batch.first + self.written as u64;
+        // SAFETY: slot `seq` is this reservation's alone (reserved), free (its piece's
+        // room was waited for), and not read before the piece is committed; the pointer
+        // lies in the backend's live host ring.
+        unsafe { shared.backend.host_slot(seq).write(batch.place.apply(self.written, &t)) };
+        self.written += 1;
+        if seq + 1 == piece.end {
+            batch.commit(shared, &piece)?;
+            self.piece += 1;
+            self.room = false;
+        }
+        Ok(())
+    }
+
+    /// Publishes what is left (unwritten slots run as no-ops) and returns the ticket of
+    /// every task of the reservation.
+    pub fn commit(mut self) -> Result<Ticket> {
+        self.finish()?;
+        let batch = self.batch.take().expect("live until commit or drop");
+        Ok(Ticket { state: batch.ticket, shared: self.rt.shared.clone() })
+    }
+
+    /// Fills the unwritten slots with no-ops (all of them committed by the last write).
+    fn finish(&mut self) -> Result<()> {
+        while self.written < self.len {
+            self.write(Task::noop(0))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.batch.is_some() {
+            // Dropped uncommitted: its slots must still be published (as no-ops where
+            // unwritten), or every later batch would wait for them. A failure here is
+            // the runtime's fault or shutdown, which resolves every ticket.
+            let _ = self.finish();
+        }
+    }
+}
+
+impl std::fmt::Debug for Reservation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reservation").field("len", &self.len).field("written", &self.written).finish()
+    }
+}
