@@ -103,11 +103,6 @@ impl Backend {
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         each!(self, b => unsafe { b.stage(first, tasks, place) })
     }
-    /// Slot `seq`'s place in host memory, where [`Backend::stage`] writes: the ring
-    /// itself (CPU), or its host twin (CUDA: the host ring, or staging).
-    pub fn host_slot(&self, seq: u64) -> *mut Task {
-        each!(self, b => b.host_slot(seq))
-    }
     /// Makes the staged slots `first..end` visible to the workers: `tail = end`.
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         each!(self, b => b.publish(first, end))

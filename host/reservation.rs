@@ -96,32 +96,33 @@ impl Reservation<'_> {
                     .map_err(|reason| Error::InvalidTask { index, reason })?;
             }
         }
-        for t in tasks {
-            self.write(*t)?;
-        }
-        Ok(())
+        self.write(tasks)
     }
 
-    /// Writes the next slot (waiting for its piece's room first), then commits the
-    /// piece if it is full.
-    fn write(&mut self, t: Task) -> Result<()> {
+    /// Writes `tasks` (checked) into the next slots, piece by piece: waits for a
+    /// piece's room before its first task, commits it after its last.
+    fn write(&mut self, mut tasks: &[Task]) -> Result<()> {
         let batch = self.batch.as_ref().expect("live until commit or drop");
         let shared = &self.rt.shared;
-        let piece = batch.pieces[self.piece];
-        if !self.room {
-            batch.room(shared, &piece)?;
-            self.room = true;
-        }
-        let seq = batch.first + self.written as u64;
-        // SAFETY: slot `seq` is this reservation's alone (reserved), free (its piece's
-        // room was waited for), and not read before the piece is committed; the pointer
-        // lies in the backend's live host ring.
-        unsafe { shared.backend.host_slot(seq).write(batch.place.apply(self.written, &t)) };
-        self.written += 1;
-        if seq + 1 == piece.end {
-            batch.commit(shared, &piece)?;
-            self.piece += 1;
-            self.room = false;
+        while !tasks.is_empty() {
+            let piece = batch.pieces[self.piece];
+            if !self.room {
+                batch.room(shared, &piece)?;
+                self.room = true;
+            }
+            let seq = batch.first + self.written as u64;
+            let k = tasks.len().min((piece.end - seq) as usize);
+            // SAFETY: slots `seq..seq + k` are this reservation's alone (reserved), free
+            // (their piece's room was waited for), and not read before the piece is
+            // committed.
+            unsafe { shared.backend.stage(seq, &tasks[..k], batch.place.at(self.written as u32)) };
+            self.written += k;
+            tasks = &tasks[k..];
+            if seq + k as u64 == piece.end {
+                batch.commit(shared, &piece)?;
+                self.piece += 1;
+                self.room = false;
+            }
         }
         Ok(())
     }
@@ -136,8 +137,10 @@ impl Reservation<'_> {
 
     /// Fills the unwritten slots with no-ops (all of them committed by the last write).
     fn finish(&mut self) -> Result<()> {
+        let noops = [Task::noop(0); 256];
         while self.written < self.len {
-            self.write(Task::noop(0))?;
+            let k = (self.len - self.written).min(noops.len());
+            self.write(&noops[..k])?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! over its set: the set comes with the kernel image it loads.
 
 use resident_device::TaskSet;
-use resident_shared::{ArgError, Declare, KernelParams, OneTaskParams, Task, TaskId};
+use resident_shared::{ArgError, Collected, Declare, KernelParams, OneTaskParams, Task, TaskId};
 
 use crate::image::__CpuKernelFn;
 
@@ -14,11 +14,19 @@ pub(crate) struct SetInfo {
     pub name: &'static str,
     pub ids: &'static [TaskId],
     pub declare: fn(&Task, &mut Declare<'_>) -> Option<Result<(), ArgError>>,
+    /// `declare` into a collector, monomorphized for the set: the set's dispatch and
+    /// its types' declarations inline into one function, no call per item.
+    pub declare_collect: fn(&Task, &mut Collected) -> Option<Result<(), ArgError>>,
     /// The persistent loop over the set, for the CPU backend's worker threads.
     pub cpu_loop: unsafe fn(&KernelParams),
     /// `resident_one_task` over the set, as a kernel of the host's kernel table (its
     /// parameter is one `OneTaskParams`): one task on a one-lane warp.
     pub cpu_one_task: __CpuKernelFn,
+}
+
+/// `S::declare` into `c`.
+fn declare_collect<S: TaskSet>(t: &Task, c: &mut Collected) -> Option<Result<(), ArgError>> {
+    S::declare(t, &mut Declare::collect(c))
 }
 
 /// The host body of `resident_one_task` for the set `S`.
@@ -38,6 +46,7 @@ impl SetInfo {
             name: S::NAME,
             ids: S::IDS,
             declare: S::declare,
+            declare_collect: declare_collect::<S>,
             cpu_loop: resident_device::entry::persistent::<S>,
             cpu_one_task: one_task::<S>,
         }

@@ -100,7 +100,7 @@ fn declare_into(t: &Task, set: &SetInfo, c: &mut Collected) -> Result<Declared, 
     if t.id() == TaskId::TERMINATE {
         return Err(Rejection::ReservedTask(t.id()));
     }
-    verdict((set.declare)(t, &mut Declare::collect(c))).map_err(|e| match e {
+    verdict((set.declare_collect)(t, c)).map_err(|e| match e {
         Rejection::UnknownTask(_) => Rejection::UnknownTask(t.id()),
         e => e,
     })?;

@@ -159,10 +159,6 @@ impl CpuBackend {
         }
     }
 
-    pub fn host_slot(&self, seq: u64) -> *mut Task {
-        (self.ring.ptr() as *mut Task).wrapping_add((seq & (self.capacity as u64 - 1)) as usize)
-    }
-
     pub fn publish(&self, _first: u64, end: u64) -> Result<()> {
         // Release: publishes the slot writes in `stage` to the workers' acquire load of
         // `tail` (device/src/queue.rs, step 2).

@@ -288,10 +288,6 @@ impl CudaBackend {
         }
     }
 
-    pub fn host_slot(&self, seq: u64) -> *mut Task {
-        (self.staging.host_ptr() as *mut Task).wrapping_add((seq & (self.capacity as u64 - 1)) as usize)
-    }
-
     /// Whether a batch of `n` tasks goes inline through the relay.
     pub fn inline(&self, n: u64) -> bool {
         self.relay.enabled() && self.relay.takes(n)

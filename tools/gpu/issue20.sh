@@ -12,7 +12,7 @@ step 240 gpu $T/gpu --include-ignored --test-threads 1
 grep -B2 -A12 "panicked" $L/gpu.log | head -40
 for t in gpu_faults fused_ops_gpu custom_task_gpu streams_gpu; do [ -x $T/$t ] && step 150 $t $T/$t --include-ignored --test-threads 1; done
 DISPATCH_HOST=1 step 200 dispatch-host .gpu/benches/dispatch --bench --noplot
-grep -E "noop batch split|^summary|^variant|^relay|^staging|^host-fed|^list|^one launch|^CUDA Graph|^device copy|^axpy loop" $L/dispatch-host.log
+grep -E "noop batch split|^summary|^variant|^relay|^staging|^host-fed|^reservation|^list|^one launch|^CUDA Graph|^device copy|^axpy loop" $L/dispatch-host.log
 step 100 latency .gpu/benches/latency --bench --noplot
 grep -E "^persistent|^  \(|^launch|^graph" $L/latency.log | head -16
 step 150 streaming .gpu/benches/streaming --bench --noplot

@@ -21,6 +21,7 @@ struct F4([f32; 4]);
 impl DeviceTask for Axpy {
     const ID: TaskId = ids::AXPY;
     const RELAY: bool = true;
+    #[inline]
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         d.read(self.x);
         d.write(self.y);
@@ -47,6 +48,7 @@ impl DeviceTask for Axpy {
 impl DeviceTask for AxpyRaw {
     const ID: TaskId = ids::AXPY_RAW;
     const UNCHECKED: bool = true;
+    #[inline]
     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
         Ok(())
     }

@@ -12,6 +12,7 @@ use crate::{DeviceTask, TaskCx, arch};
 impl DeviceTask for FaultTrap {
     const ID: TaskId = ids::FAULT_TRAP;
     const UNCHECKED: bool = true;
+    #[inline]
     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
         Ok(())
     }
@@ -26,6 +27,7 @@ impl DeviceTask for FaultTrap {
 impl DeviceTask for FaultIllegalAddress {
     const ID: TaskId = ids::FAULT_ILLEGAL_ADDRESS;
     const UNCHECKED: bool = true;
+    #[inline]
     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
         Ok(())
     }

@@ -8,6 +8,7 @@ use crate::{DeviceTask, TaskCx, arch};
 impl DeviceTask for Mark {
     const ID: TaskId = ids::MARK;
     const RELAY: bool = true;
+    #[inline]
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         d.atomic(self.marks);
         if self.index >= self.marks.len { Err(ArgError::IndexOutOfRange { index: self.index, len: self.marks.len }) } else { Ok(()) }

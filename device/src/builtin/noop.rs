@@ -9,6 +9,7 @@ impl DeviceTask for Noop {
     const ID: TaskId = ids::NOOP;
     const RELAY: bool = true;
     const PURE: bool = true;
+    #[inline]
     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
         Ok(())
     }

@@ -8,6 +8,7 @@ use crate::{DeviceTask, TaskCx, arch};
 
 impl DeviceTask for Spin {
     const ID: TaskId = ids::SPIN;
+    #[inline]
     fn declare(&self, _: &mut Declare<'_>) -> Result<(), ArgError> {
         Ok(())
     }

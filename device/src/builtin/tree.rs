@@ -11,6 +11,7 @@ impl DeviceTask for Tree {
     const ID: TaskId = ids::TREE;
 
     /// The node's children touch the same slice; the whole subtree must fit it.
+    #[inline]
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         d.atomic(self.marks);
         d.spawns(Self::ID);

@@ -194,6 +194,7 @@ macro_rules! task_set {
                 <$crate::task_set!(@base $($base)?) as $crate::TaskSet>::execute(task, cx)
             }
 
+            #[inline]
             fn declare(task: &$crate::shared::Task, d: &mut $crate::shared::Declare<'_>) -> Option<Result<(), $crate::shared::ArgError>> {
                 let id = task.opcode;
                 $( if id == <$task as $crate::DeviceTask>::ID.0 { return Some($crate::task::declare_as::<$task>(task, d)); } )*
