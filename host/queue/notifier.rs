@@ -54,7 +54,7 @@ impl Notifier {
 
     /// Forgets future `id` (dropped before its ticket was done): nothing of it stays.
     pub fn deregister(&self, id: u64) {
-        let mut s = self.inner.state.lock().unwrap();
+        let mut s = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = s.waiting.iter().position(|(f, _, _)| *f == id) {
             s.waiting.swap_remove(i);
         }
@@ -62,7 +62,7 @@ impl Notifier {
 
     /// Wakes future `id`'s `waker` (the latest it was polled with) once `ticket` is done.
     pub fn register(&self, shared: &Arc<Shared>, id: u64, ticket: &Arc<TicketState>, waker: &Waker) {
-        let mut s = self.inner.state.lock().unwrap();
+        let mut s = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.stop {
             // Shut down: every ticket is resolved; let the future poll again.
             waker.wake_by_ref();
@@ -86,16 +86,21 @@ impl Notifier {
 
     /// Starts the thread now, polling health every `period` while idle: the watchdog.
     pub fn watch(&self, shared: &Arc<Shared>, period: Duration) -> crate::Result<()> {
-        self.inner.state.lock().unwrap().watch = Some(period);
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner()).watch = Some(period);
         if self.ensure_thread(shared) { Ok(()) } else { Err(crate::Error::Config("cannot start the watchdog thread".into())) }
     }
 
     /// Whether the thread runs (started now if it did not).
     fn ensure_thread(&self, shared: &Arc<Shared>) -> bool {
-        let mut thread = self.thread.lock().unwrap();
+        let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+        // A thread that ended while futures may still register died (a panic: `guarded`
+        // woke every future it had, and their next poll lands here): start another.
+        if thread.as_ref().is_some_and(|h| h.is_finished()) {
+            let _ = thread.take().map(JoinHandle::join);
+        }
         if thread.is_none() {
             let (inner, weak) = (self.inner.clone(), Arc::downgrade(shared));
-            match std::thread::Builder::new().name("resident-notifier".into()).spawn(move || run(&inner, &weak)) {
+            match std::thread::Builder::new().name("resident-notifier".into()).spawn(move || guarded(&inner, &weak)) {
                 Ok(h) => *thread = Some(h),
                 Err(_) => return false,
             }
@@ -107,13 +112,13 @@ impl Notifier {
     /// tickets are resolved by then). Called by shutdown.
     pub fn stop(&self) {
         let woken: Vec<Waker> = {
-            let mut s = self.inner.state.lock().unwrap();
+            let mut s = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
             s.stop = true;
             s.waiting.drain(..).map(|(_, _, w)| w).collect()
         };
         self.inner.cv.notify_all();
         woken.into_iter().for_each(Waker::wake);
-        if let Some(h) = self.thread.lock().unwrap().take()
+        if let Some(h) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take()
             && h.thread().id() != std::thread::current().id()
         {
             let _ = h.join();
@@ -121,11 +126,29 @@ impl Notifier {
     }
 }
 
+/// Test hook: the notifier thread panics at its next turn.
+#[cfg(test)]
+pub(crate) static PANIC_NEXT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The thread's body: [`run`], and if it panics, every registered future is woken (not
+/// resolved): each polls again, finds its ticket not done, registers again, and that
+/// registration starts a new thread (`ensure_thread`). No wake-up is lost.
+fn guarded(inner: &Inner, weak: &Weak<Shared>) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(inner, weak))).is_err() {
+        let woken: Vec<Waker> = inner.state.lock().unwrap_or_else(|e| e.into_inner()).waiting.drain(..).map(|(_, _, w)| w).collect();
+        woken.into_iter().for_each(Waker::wake);
+    }
+}
+
 fn run(inner: &Inner, weak: &Weak<Shared>) {
     let mut last_progress = Instant::now();
     loop {
+        #[cfg(test)]
+        if PANIC_NEXT.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            panic!("resident-notifier: injected panic (test)");
+        }
         {
-            let s = inner.state.lock().unwrap();
+            let s = inner.state.lock().unwrap_or_else(|e| e.into_inner());
             if s.stop {
                 return;
             }
@@ -150,7 +173,7 @@ fn run(inner: &Inner, weak: &Weak<Shared>) {
             let _ = shared.poll_health();
         }
         let woken: Vec<Waker> = {
-            let mut s = inner.state.lock().unwrap();
+            let mut s = inner.state.lock().unwrap_or_else(|e| e.into_inner());
             let mut woken = vec![];
             s.waiting.retain(|(_, t, w)| {
                 let done = t.is_done();
@@ -174,5 +197,24 @@ fn run(inner: &Inner, weak: &Weak<Shared>) {
         } else {
             std::thread::sleep(Duration::from_micros(50));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Runtime, RuntimeConfig, Task};
+    use std::time::{Duration, Instant};
+
+    /// A notifier thread that dies (a panic) while a future waits is replaced, and the
+    /// future still resolves: no lost wake-up.
+    #[test]
+    fn a_dead_notifier_is_restarted() {
+        let rt = Runtime::with_config(RuntimeConfig { async_spin: Duration::ZERO, ..RuntimeConfig::cpu() }).unwrap();
+        let t = rt.submit(&[Task::spin(50_000_000)]).unwrap();
+        super::PANIC_NEXT.store(true, std::sync::atomic::Ordering::Relaxed);
+        let start = Instant::now();
+        assert_eq!(futures::executor::block_on(t.wait_async()), Ok(()));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(!super::PANIC_NEXT.load(std::sync::atomic::Ordering::Relaxed), "the notifier never ran");
     }
 }
