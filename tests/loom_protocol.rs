@@ -7,7 +7,9 @@
 //! `loom/tickets.rs` models the host's ticket hand-offs: a fault or shutdown racing a
 //! submit and the scan (every ticket resolves, once), and the notifier's wake-up.
 //! `loom/lists.rs` models the table of list runs: an entry rewritten for a later run
-//! while another worker scans the table.
+//! while another worker scans the table. `loom/producers.rs` models producers side by
+//! side (validation under the registries' read lock until the reservation, commits in
+//! sequence order) and a buffer dropped while they run.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
 //! and `device/src/arch`, which loom cannot instrument. Each atomic below mirrors one in
@@ -21,6 +23,9 @@ mod tickets;
 
 #[path = "loom/lists.rs"]
 mod lists;
+
+#[path = "loom/producers.rs"]
+mod producers;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
