@@ -148,6 +148,11 @@ pub enum Error {
     /// number).
     #[error("the reservation of {0} tasks is full")]
     ReservationFull(usize),
+    /// This thread holds an open [`crate::Reservation`] of this runtime: a batch
+    /// reserved now would wait for it to be committed, which this thread would never
+    /// do while it waits. Commit or drop the reservation first.
+    #[error("this thread holds an open reservation of this runtime: commit or drop it first")]
+    ReservationOpen,
     /// Every device counter is in use (the limit is the number).
     #[error("too many live device counters (at most {0})")]
     TooManyCounters(usize),

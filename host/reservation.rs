@@ -6,9 +6,25 @@
 //! tasks while the rest are written: the write-in-place path of docs/host-path.md.
 
 use resident_shared::{Collected, Task};
+use std::cell::RefCell;
+use std::marker::PhantomData;
 
 use crate::queue::producer::{self, Batch, Origin, Source, WhenFull};
+use crate::runtime::Shared;
 use crate::{Error, Result, Runtime, Ticket};
+
+thread_local! {
+    /// The runtimes (their `Shared`'s address) of which this thread holds an open
+    /// reservation.
+    static OPEN: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread holds an open reservation of `shared`'s runtime: then a batch
+/// reserved now would wait for it forever (`Error::ReservationOpen`).
+pub(crate) fn open_here(shared: &Shared) -> bool {
+    let id = shared as *const Shared as usize;
+    OPEN.with(|o| o.borrow().contains(&id))
+}
 
 /// Room for `len` tasks in the ring, written one by one ([`Reservation::push`]) and
 /// committed piece by piece as they are written; [`Reservation::commit`] publishes the
@@ -20,7 +36,10 @@ use crate::{Error, Result, Runtime, Ticket};
 /// when it is committed or dropped run as no-ops. While it is open, it holds back
 /// every batch reserved after it (they are published in sequence order), and a buffer
 /// or counter dropped meanwhile waits for it to be committed (up to the drop's own
-/// limit): commit it soon.
+/// limit): commit it soon. The thread that holds it can submit nothing else to the
+/// same runtime until then ([`Error::ReservationOpen`]; it would wait for itself), and
+/// it stays on that thread (it is not `Send`). Leaking it (`mem::forget`) holds back
+/// every later batch until shutdown.
 ///
 /// ```
 /// # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu()).unwrap();
@@ -43,6 +62,8 @@ pub struct Reservation<'a> {
     piece: usize,
     room: bool,
     checks: Collected,
+    /// Not `Send`: the open mark lives in this thread's `OPEN`.
+    _here: PhantomData<*const ()>,
 }
 
 impl Runtime {
@@ -50,7 +71,18 @@ impl Runtime {
     /// ([`Reservation`]). Fails like [`Runtime::submit`] after shutdown or a fault.
     pub fn reserve(&self, len: usize) -> Result<Reservation<'_>> {
         let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User)?;
-        Ok(Reservation { rt: self, batch: Some(batch), len, written: 0, piece: 0, room: false, checks: Collected::new() })
+        let id = &*self.shared as *const Shared as usize;
+        OPEN.with(|o| o.borrow_mut().push(id));
+        Ok(Reservation {
+            rt: self,
+            batch: Some(batch),
+            len,
+            written: 0,
+            piece: 0,
+            room: false,
+            checks: Collected::new(),
+            _here: PhantomData,
+        })
     }
 }
 
@@ -132,7 +164,19 @@ impl Reservation<'_> {
     pub fn commit(mut self) -> Result<Ticket> {
         self.finish()?;
         let batch = self.batch.take().expect("live until commit or drop");
+        self.close();
         Ok(Ticket { state: batch.ticket, shared: self.rt.shared.clone() })
+    }
+
+    /// Clears this thread's open mark (once).
+    fn close(&mut self) {
+        let id = &*self.rt.shared as *const Shared as usize;
+        OPEN.with(|o| {
+            let mut o = o.borrow_mut();
+            if let Some(i) = o.iter().position(|x| *x == id) {
+                o.swap_remove(i);
+            }
+        });
     }
 
     /// Fills the unwritten slots with no-ops (all of them committed by the last write).
@@ -153,6 +197,7 @@ impl Drop for Reservation<'_> {
             // unwritten), or every later batch would wait for them. A failure here is
             // the runtime's fault or shutdown, which resolves every ticket.
             let _ = self.finish();
+            self.close();
         }
     }
 }

@@ -172,6 +172,11 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
 /// its sequence numbers, its list-run entries and its ticket. Nothing is published.
 pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Batch> {
+    // Batches are published in sequence order: one reserved after an open reservation
+    // of this thread would wait for this thread.
+    if origin != Origin::Runtime && crate::reservation::open_here(shared) {
+        return Err(Error::ReservationOpen);
+    }
     if origin == Origin::Runtime {
         shared.fault()?;
     } else {

@@ -844,6 +844,15 @@ pub fn reservations_exactly_once(rt: &Runtime, threads: usize, per_thread: usize
     r.extend(&[Task::noop(1), Task::noop(2)]).unwrap();
     assert!(matches!(r.push(Task::noop(3)), Err(Error::ReservationFull(2))));
     assert!(matches!(r.extend(&[Task::noop(3)]), Err(Error::ReservationFull(2))));
-    r.commit().unwrap().wait().unwrap();
+    // While it is open, this thread can reserve nothing else of this runtime (it would
+    // wait for itself); another thread can, and waits for it.
+    assert!(matches!(rt.submit(&[Task::noop(3)]), Err(Error::ReservationOpen)));
+    assert!(matches!(rt.reserve(1), Err(Error::ReservationOpen)));
+    std::thread::scope(|s| {
+        let other = s.spawn(|| rt.submit(&[Task::noop(4)]).unwrap().wait());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        r.commit().unwrap().wait().unwrap();
+        other.join().unwrap().unwrap();
+    });
     rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
 }
