@@ -172,6 +172,9 @@ fn bench(c: &mut Criterion) {
                 false,
             ),
             ("relay runs, write-combined ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
+            ("relay runs, 1 submit thread", RuntimeConfig { submit_threads: 1, ..base.clone() }, true, false, false),
+            ("relay runs, 4 submit threads", RuntimeConfig { submit_threads: 4, ..base.clone() }, true, false, false),
+            ("relay runs, 16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
             ("staging + copies again", copy, true, false, false),
             ("relay runs again", base.clone(), true, false, true),
         ]
