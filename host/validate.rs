@@ -174,24 +174,9 @@ pub(crate) fn handles(tasks: &[Task], set: &SetInfo) -> Vec<BufferHandle> {
 #[cfg(test)]
 mod timing {
     use super::*;
+    use crate::queue::helpers::timing::med;
     use crate::queue::placement::Placement;
     use resident_shared::{ElemType, Slice};
-    use std::time::Instant;
-
-    fn med(mut f: impl FnMut()) -> f64 {
-        for _ in 0..20 {
-            f();
-        }
-        let mut v: Vec<f64> = (0..51)
-            .map(|_| {
-                let s = Instant::now();
-                f();
-                s.elapsed().as_secs_f64() * 1e6
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[25]
-    }
 
     #[test]
     #[ignore]

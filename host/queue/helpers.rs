@@ -57,12 +57,15 @@ impl Helpers {
 }
 
 #[cfg(test)]
-mod timing {
+pub(crate) mod timing {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
-    fn med(mut f: impl FnMut()) -> f64 {
+    /// Median wall time of `f` in microseconds, after 20 warm-up calls, over 101 calls:
+    /// for the host-pass timings (`validate::timing` too). Ignored tests, for a look at
+    /// one host; speeds are measured in the benches.
+    pub(crate) fn med(mut f: impl FnMut()) -> f64 {
         for _ in 0..20 {
             f();
         }
