@@ -30,8 +30,8 @@ pub(crate) fn validate(tasks: &[Task], set: &SetInfo, reg: &BufferRegistry, coun
 }
 
 /// One task: the runtime's header words, its counters, then its type's declaration,
-/// item by item (slices are numbered in the order declared, from 0), collected into `c` (reused from task to task: no call
-/// per item, no allocation).
+/// item by item (slices are numbered in the order declared, from 0), collected into
+/// `c` (reused from task to task: no call per item, no allocation).
 #[inline]
 pub(crate) fn check_with(
     t: &Task,
@@ -48,7 +48,8 @@ pub(crate) fn check_with(
             return Err(Rejection::BadCounter(c));
         }
     }
-    let declared = declare_into(t, set, c)?;
+    not_reserved(t)?;
+    verdict(t, (set.declare_collect)(t, c))?;
     let mut slices = 0;
     let mut first_bad = None;
     let mut one = |a: Access| {
@@ -57,13 +58,18 @@ pub(crate) fn check_with(
             first_bad = bad;
         }
     };
-    match c.items() {
-        Some(items) => items.iter().for_each(|a| one(*a)),
-        // More items than the collector holds: declare again, item by item.
-        None => {
-            declare(t, set, one)?;
+    let declared = match c.items() {
+        Some(items) => {
+            let mut d = Declared::default();
+            for a in items {
+                d.note(a);
+                one(*a);
+            }
+            d
         }
-    }
+        // More items than the collector holds: declare again, item by item.
+        None => declare(t, set, one)?,
+    };
     if let Some(bad) = first_bad {
         return Err(bad);
     }
@@ -93,37 +99,28 @@ fn item(a: Access, slices: &mut usize, set: &SetInfo, reg: &BufferRegistry, coun
     }
 }
 
-/// Runs `t`'s declaration into `c`; what it said (from the collected items, or, if
-/// they overflowed `c`, from a second declaration), or why its arguments are refused.
-#[inline]
-fn declare_into(t: &Task, set: &SetInfo, c: &mut Collected) -> Result<Declared, Rejection> {
-    if t.id() == TaskId::TERMINATE {
-        return Err(Rejection::ReservedTask(t.id()));
-    }
-    verdict((set.declare_collect)(t, c)).map_err(|e| match e {
-        Rejection::UnknownTask(_) => Rejection::UnknownTask(t.id()),
-        e => e,
-    })?;
-    match c.items() {
-        Some(items) => {
-            let mut out = Declared::default();
-            for a in items {
-                match a {
-                    Access::Spawns(_) => out.spawns = true,
-                    Access::Unchecked => out.unchecked = true,
-                    _ => {}
-                }
-            }
-            Ok(out)
+impl Declared {
+    /// What item `a` says of the task beyond its checks.
+    #[inline(always)]
+    fn note(&mut self, a: &Access) {
+        match a {
+            Access::Spawns(_) => self.spawns = true,
+            Access::Unchecked => self.unchecked = true,
+            _ => {}
         }
-        None => declare(t, set, |_| {}),
     }
 }
 
-/// A declaration's own verdict as a rejection.
-fn verdict(r: Option<Result<(), ArgError>>) -> Result<(), Rejection> {
+/// The terminate sentinel belongs to the runtime: no user submits it.
+fn not_reserved(t: &Task) -> Result<(), Rejection> {
+    if t.id() == TaskId::TERMINATE { Err(Rejection::ReservedTask(t.id())) } else { Ok(()) }
+}
+
+/// Task `t`'s declaration's own verdict as a rejection (`None`: its id is not in the
+/// set).
+fn verdict(t: &Task, r: Option<Result<(), ArgError>>) -> Result<(), Rejection> {
     match r {
-        None => Err(Rejection::UnknownTask(TaskId(0))),
+        None => Err(Rejection::UnknownTask(t.id())),
         Some(Err(e)) => Err(match e {
             ArgError::LengthMismatch(a, b) => Rejection::LengthMismatch(a, b),
             ArgError::IndexOutOfRange { index, len } => Rejection::IndexOutOfRange { index, len },
@@ -136,22 +133,13 @@ fn verdict(r: Option<Result<(), ArgError>>) -> Result<(), Rejection> {
 /// Runs `t`'s declaration, handing each item to `item`; what it said, or why its
 /// arguments are refused (its own check, an id outside the set, the sentinel).
 pub(crate) fn declare(t: &Task, set: &SetInfo, mut item: impl FnMut(Access)) -> Result<Declared, Rejection> {
-    if t.id() == TaskId::TERMINATE {
-        return Err(Rejection::ReservedTask(t.id()));
-    }
+    not_reserved(t)?;
     let mut out = Declared::default();
     let mut sink = |a: Access| {
-        match a {
-            Access::Spawns(_) => out.spawns = true,
-            Access::Unchecked => out.unchecked = true,
-            _ => {}
-        }
+        out.note(&a);
         item(a)
     };
-    verdict((set.declare)(t, &mut Declare::new(&mut sink))).map_err(|e| match e {
-        Rejection::UnknownTask(_) => Rejection::UnknownTask(t.id()),
-        e => e,
-    })?;
+    verdict(t, (set.declare)(t, &mut Declare::new(&mut sink)))?;
     Ok(out)
 }
 

@@ -22,8 +22,9 @@
 //!   synchronous copy when the host hands one out;
 //! - buffer table (device memory): written by synchronous copies under the registries'
 //!   write lock;
-//! - list runs (device memory, `resident_shared::lists`): each entry by a 16-byte copy on
-//!   the transfer stream from its own pinned mailbox (`run_mail`), before the copy into
+//! - list runs (device memory, `resident_shared::lists`): each entry by the relay from
+//!   the mailbox's copy of the table (`relay_publish`), or by a 16-byte copy on the
+//!   transfer stream from its own pinned mailbox (`run_mail`) before the copy into
 //!   `tail` that publishes the run; an entry, and its mailbox, is written again only
 //!   once its last run has completed (the producer waits for that).
 //!

@@ -1,8 +1,11 @@
 //! The host side of the relay (`device/src/relay.rs` has the protocol): small batches
 //! are written inline into the mailbox's slots, every 8-byte word stamped with its
-//! task's sequence number, with no driver call; large ones go by copies on the
-//! transfer stream. Both publish `tail`, so the producer (which calls everything here
-//! under its lock) never lets them overlap:
+//! task's sequence number, with no driver call. Large ones, and resident lists, are
+//! committed as runs that the relay passes on (`commit`, `RuntimeConfig::relay_publish`,
+//! the default): then the relay is the only writer of `tail`. With `relay_publish` off
+//! they go by copies on the transfer stream instead. Both publish `tail`, so the
+//! producers (which call everything here in sequence order, one commit at a time:
+//! host/queue/producer.rs) never let them overlap:
 //! - before a copy publication, it waits until the relay has published every relayed
 //!   batch (`mailbox.relayed`, the relay's release store after its `tail` stores);
 //! - before a relayed publication that follows copies, it waits until the transfer
@@ -187,7 +190,8 @@ impl Relay {
     /// the device's table before it publishes `tail` over the run.
     ///
     /// # Safety
-    /// The caller is the only producer, and commits in sequence order; the entry is
+    /// Commits come one at a time, in sequence order (the producers' turn chain,
+    /// `Shared::committed`); the entry is
     /// free (its last run completed); `from..` holds `end - first` placed tasks, written
     /// before this call (any memory type: the fence below orders write-combined stores
     /// too), and stays live until they complete.
