@@ -178,8 +178,8 @@ impl Backend {
     pub fn workers_gone(&self) -> bool {
         each!(self, b => b.workers_gone())
     }
-    /// Waits up to `timeout` for every worker to leave; true if they did.
-    pub fn wait_exit(&self, timeout: Duration) -> bool {
+    /// Waits up to `timeout` (`None`: no limit) for every worker to leave; true if they did.
+    pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
         each!(self, b => b.wait_exit(timeout))
     }
     /// The buffer table's address, as the workers (and `resident_one_task`) read it.

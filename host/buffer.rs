@@ -10,6 +10,7 @@ use resident_shared::{BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS,
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 use crate::backend::Memory;
@@ -80,21 +81,34 @@ impl<T: Element> Buffer<T> {
         Slice::new(self.handle, 0, self.len)
     }
 
-    /// A range of elements as a task argument. Panics if the range is out of bounds,
-    /// like slice indexing.
+    /// A range of elements as a task argument. Never panics: a range that does not lie
+    /// in the buffer (reversed, past its end, or past `u32::MAX`) gives a slice that no
+    /// check accepts (offset and length `u32::MAX`), so a task carrying it is refused at
+    /// submission with [`crate::Rejection::OutOfRange`]. [`Buffer::try_slice`] says so at
+    /// once instead.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Slice<T> {
+        self.try_slice(range).unwrap_or(Slice::new(self.handle, u32::MAX, u32::MAX))
+    }
+
+    /// A range of elements as a task argument, or [`Error::RangeOutOfBounds`] if it does
+    /// not lie in the buffer. Every `RangeBounds` form is taken, bounds saturating at
+    /// `usize::MAX` (which no buffer reaches).
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Result<Slice<T>> {
         let start = match range.start_bound() {
             Bound::Included(&s) => s,
-            Bound::Excluded(&s) => s + 1,
+            Bound::Excluded(&s) => s.saturating_add(1),
             Bound::Unbounded => 0,
         };
         let end = match range.end_bound() {
-            Bound::Included(&e) => e + 1,
+            Bound::Included(&e) => e.saturating_add(1),
             Bound::Excluded(&e) => e,
             Bound::Unbounded => self.len(),
         };
-        assert!(start <= end && end <= self.len(), "range {start}..{end} out of bounds for a buffer of {}", self.len);
-        Slice::new(self.handle, start as u32, (end - start) as u32)
+        if start > end || end > self.len() {
+            return Err(Error::RangeOutOfBounds { start, end, len: self.len() });
+        }
+        // Both fit a u32: `end <= len <= u32::MAX`.
+        Ok(Slice::new(self.handle, start as u32, (end - start) as u32))
     }
 
     /// Copies `data` into the buffer from element `offset`. Like a CUDA copy, it is not
@@ -145,29 +159,42 @@ impl<T: Element> Drop for Buffer<T> {
     }
 }
 
+/// The generation last handed out at each table index, for the whole process: every
+/// runtime takes a new one from here when it registers a buffer at that index. So a
+/// handle (index, generation) is handed out once per process, never again: a handle of
+/// another runtime, or of a dropped buffer, never names a live buffer, however many are
+/// made and dropped (issue 21). An index whose 65,535 generations are used up is retired
+/// for good, by every runtime: after about 2^32 buffers in one process, new ones are
+/// refused with `Error::TooManyBuffers` rather than reuse a handle.
+static GENERATIONS: [AtomicU16; MAX_BUFFERS] = [const { AtomicU16::new(0) }; MAX_BUFFERS];
+
+/// A generation for a new buffer at `index` (never 0, never one handed out before), or
+/// `None` if the index is used up.
+fn next_generation(index: u16) -> Option<u16> {
+    // Relaxed: uniqueness needs only the atomicity of the update; what the generation
+    // guards (the table entry) is published under the registries' lock.
+    GENERATIONS[index as usize].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| g.checked_add(1)).ok().map(|g| g + 1)
+}
+
 /// The host's copy of the buffer table: which handles are live, with which generation.
 pub(crate) struct BufferRegistry {
     entries: Vec<BufferEntry>,
-    generations: Vec<u16>,
     free: Vec<u16>,
 }
 
 impl BufferRegistry {
     pub fn new() -> Self {
-        Self {
-            entries: vec![BufferEntry::EMPTY; MAX_BUFFERS],
-            // Generation 0 is never handed out: a zeroed handle is never live.
-            generations: vec![0; MAX_BUFFERS],
-            free: (0..MAX_BUFFERS).rev().map(|i| i as u16).collect(),
-        }
+        Self { entries: vec![BufferEntry::EMPTY; MAX_BUFFERS], free: (0..MAX_BUFFERS).rev().map(|i| i as u16).collect() }
     }
 
     pub fn register(&mut self, ptr: u64, len: u32, elem: ElemType) -> Result<BufferHandle> {
-        let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
-        let g = &mut self.generations[index as usize];
-        *g = g.wrapping_add(1).max(1);
-        self.entries[index as usize] = BufferEntry { ptr, len, elem: elem.0, generation: *g };
-        Ok(BufferHandle::new(index, *g))
+        loop {
+            let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
+            // An index whose generations are used up is not given back to `free`.
+            let Some(generation) = next_generation(index) else { continue };
+            self.entries[index as usize] = BufferEntry { ptr, len, elem: elem.0, generation };
+            return Ok(BufferHandle::new(index, generation));
+        }
     }
 
     pub fn unregister(&mut self, h: BufferHandle) {
@@ -181,5 +208,26 @@ impl BufferRegistry {
     pub fn entry(&self, h: BufferHandle) -> Option<BufferEntry> {
         let e = *self.entries.get(h.index())?;
         (e.ptr != 0 && e.generation as u32 == h.generation()).then_some(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index is retired once its generations are used up; the next buffer goes to
+    /// another index, and no handle is handed out twice.
+    #[test]
+    fn used_up_indices_are_retired() {
+        let mut r = BufferRegistry::new();
+        let first = r.register(256, 4, ElemType::F32).unwrap();
+        r.unregister(first);
+        // Use up the generations of that index (shared by the process: set directly).
+        GENERATIONS[first.index()].store(u16::MAX, Ordering::Relaxed);
+        let next = r.register(256, 4, ElemType::F32).unwrap();
+        assert_ne!(next.index(), first.index());
+        assert!(r.entry(first).is_none());
+        r.unregister(next);
+        assert!(!r.free.contains(&(first.index() as u16)), "a used-up index went back to the free list");
     }
 }

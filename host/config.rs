@@ -34,7 +34,8 @@ pub struct RuntimeConfig {
     /// the occupancy query allows: the runtime's own memsets and other streams' kernels
     /// need room beside the persistent kernel.
     pub max_blocks_per_sm: u32,
-    /// CPU backend: worker threads (0: one per available core).
+    /// CPU backend: worker threads (0: one per available core; at most
+    /// [`RuntimeConfig::MAX_CPU_WORKERS`]).
     pub cpu_workers: usize,
     /// Worker policies (`resident_shared::worker_flags` bits), for measurement; the
     /// default is the combination measured fastest (docs/benchmarks.md).
@@ -106,6 +107,10 @@ pub struct RuntimeConfig {
     /// allocations that existed at its launch (host/cuda/arena.rs). Default: the
     /// environment's `RESIDENT_BUFFER_ARENA_MB` (MiB), else 0.
     pub buffer_arena: usize,
+    /// Test hook (fault injection): the start of CPU worker `k` fails as if the system
+    /// refused the thread, so that tests can check what a failed start cleans up.
+    #[doc(hidden)]
+    pub fail_worker_start: Option<usize>,
 }
 
 impl Default for RuntimeConfig {
@@ -134,11 +139,16 @@ impl Default for RuntimeConfig {
             image: KernelImage::builtin(),
             task_deadline: None,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
+            fail_worker_start: None,
         }
     }
 }
 
 impl RuntimeConfig {
+    /// Most CPU worker threads a runtime starts (`cpu_workers`): they are threads of
+    /// this process, each polling the queue.
+    pub const MAX_CPU_WORKERS: usize = 1024;
+
     /// The defaults, on the CPU backend.
     pub fn cpu() -> Self {
         Self { backend: BackendKind::Cpu, ..Self::default() }
@@ -163,6 +173,9 @@ impl RuntimeConfig {
         }
         if !self.block_threads.is_multiple_of(32) || self.block_threads > 1024 {
             return bad("block_threads must be 0 (the image's) or a multiple of 32 in [32, 1024]");
+        }
+        if self.cpu_workers > Self::MAX_CPU_WORKERS {
+            return bad("cpu_workers must be at most RuntimeConfig::MAX_CPU_WORKERS (1024)");
         }
         if self.max_blocks_per_sm == 0 {
             return bad("max_blocks_per_sm must be at least 1");

@@ -20,7 +20,8 @@
 //! [`Task::after`]: resident_shared::Task::after
 
 use resident_shared::{CounterId, MAX_COUNTERS};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::runtime::Shared;
@@ -44,7 +45,7 @@ impl std::fmt::Debug for Counter {
 
 impl Counter {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
-        shared.fault()?;
+        shared.usable()?;
         let mut p = shared.registries.write().unwrap_or_else(|e| e.into_inner());
         let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
         let addr = shared.backend.counter_addr(id.0 as usize);
@@ -88,16 +89,28 @@ impl Drop for Counter {
     }
 }
 
-/// Which counter ids are live.
+/// The counter ids not live in any runtime of the process, oldest first: a runtime
+/// takes one from the front when it makes a counter and gives it back at the end once
+/// no task can name it. So a counter id is live in at most one runtime at a time (a
+/// task naming another runtime's counter is refused), and a dropped counter's id comes
+/// back only after every other free id did (the 16-bit ids of the task header allow no
+/// generation: a stale id can name a later counter only after 65,534 others were made).
+static FREE_IDS: Mutex<Option<VecDeque<u16>>> = Mutex::new(None);
+
+fn with_free<R>(f: impl FnOnce(&mut VecDeque<u16>) -> R) -> R {
+    let mut free = FREE_IDS.lock().unwrap_or_else(|e| e.into_inner());
+    // Id 0 means "no counter" and is never handed out.
+    f(free.get_or_insert_with(|| (1..MAX_COUNTERS).map(|i| i as u16).collect()))
+}
+
+/// Which counter ids are live in this runtime.
 pub(crate) struct CounterRegistry {
     live: Vec<bool>,
-    free: Vec<u16>,
 }
 
 impl CounterRegistry {
     pub fn new() -> Self {
-        // Id 0 means "no counter" and is never handed out.
-        Self { live: vec![false; MAX_COUNTERS], free: (1..MAX_COUNTERS).rev().map(|i| i as u16).collect() }
+        Self { live: vec![false; MAX_COUNTERS] }
     }
 
     pub fn is_live(&self, id: u16) -> bool {
@@ -105,7 +118,7 @@ impl CounterRegistry {
     }
 
     fn take(&mut self) -> Option<CounterId> {
-        let id = self.free.pop()?;
+        let id = with_free(|f| f.pop_front())?;
         self.live[id as usize] = true;
         Some(CounterId(id))
     }
@@ -117,6 +130,6 @@ impl CounterRegistry {
 
     fn give_back(&mut self, id: CounterId) {
         self.live[id.0 as usize] = false;
-        self.free.push(id.0);
+        with_free(|f| f.push_back(id.0));
     }
 }

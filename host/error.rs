@@ -153,15 +153,49 @@ pub enum Error {
     /// do while it waits. Commit or drop the reservation first.
     #[error("this thread holds an open reservation of this runtime: commit or drop it first")]
     ReservationOpen,
-    /// Every device counter is in use (the limit is the number).
-    #[error("too many live device counters (at most {0})")]
+    /// Every device counter id is in use, by the runtimes of this process together
+    /// (ids are unique in the process, so that one runtime never accepts another's; the
+    /// limit is the number).
+    #[error("too many live device counters in this process (at most {0})")]
     TooManyCounters(usize),
-    /// Every buffer table entry is in use (the limit is the number).
-    #[error("too many live buffers (at most {0})")]
+    /// Every buffer table entry is in use (the limit is the number), or the free entries'
+    /// handles are used up: a handle is never handed out twice in a process, so after
+    /// about 2^32 buffers made in one process new ones are refused.
+    #[error("too many live buffers (at most {0}), or every free entry's handles are used up")]
     TooManyBuffers(usize),
     /// `Ticket::results` on a batch not submitted with `submit_for_results`.
     #[error("this ticket keeps no results: submit with submit_for_results")]
     NoResults,
+    /// A handle of another runtime (a task list, a ticket, a reservation) was given to
+    /// this one: nothing of it reaches this runtime's workers. (Slices and counter ids
+    /// of another runtime inside tasks are refused as [`Rejection::BadBuffer`] and
+    /// [`Rejection::BadCounter`]: no live buffer or counter of this runtime has them.)
+    #[error("this {0} belongs to another runtime")]
+    ForeignHandle(&'static str),
+    /// A request that can never succeed on this runtime however long it waits: a
+    /// batch for `try_submit`, or a reservation, larger than the ring (`capacity`
+    /// slots). [`crate::Runtime::submit`] feeds a larger batch in as room frees.
+    #[error("{len} tasks can never be in the ring of {capacity} slots at once")]
+    ExceedsQueue {
+        /// Tasks asked for.
+        len: usize,
+        /// Slots in the ring.
+        capacity: usize,
+    },
+    /// A `try_*` call would have had to wait for another thread (which holds a lock of
+    /// the runtime, or an earlier batch not yet published): nothing was done; try again.
+    #[error("the runtime is busy with another thread's request: nothing was done, try again")]
+    WouldBlock,
+    /// A range of elements that does not lie in the buffer (`Buffer::try_slice`).
+    #[error("range [{start}, {end}) is not within a buffer of {len} elements")]
+    RangeOutOfBounds {
+        /// The range's first element (saturated at `usize::MAX`).
+        start: usize,
+        /// Its end (saturated at `usize::MAX`).
+        end: usize,
+        /// The buffer's length.
+        len: usize,
+    },
     /// A copy or launch got a slice of the wrong length.
     #[error("length mismatch: expected {expected}, got {got}")]
     LengthMismatch {

@@ -68,7 +68,10 @@ pub struct Reservation<'a> {
 
 impl Runtime {
     /// Reserves `len` slots of the ring for tasks to be written in place
-    /// ([`Reservation`]). Fails like [`Runtime::submit`] after shutdown or a fault.
+    /// ([`Reservation`]), at most [`Runtime::capacity`] ([`Error::ExceedsQueue`]: a
+    /// reservation holds back every later batch while it is open, and its unwritten
+    /// slots are written as no-ops when it ends; the ring bounds both). Fails like
+    /// [`Runtime::submit`] after shutdown or a fault.
     pub fn reserve(&self, len: usize) -> Result<Reservation<'_>> {
         let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User)?;
         let id = &*self.shared as *const Shared as usize;

@@ -3,7 +3,7 @@
 
 use resident_shared::Task;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use crate::backend::{Backend, BackendInfo, Health};
 use crate::buffer::Buffer;
 use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
+use crate::lifecycle::Lifecycle;
 use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::Notifier;
 use crate::queue::producer::{self, Origin, Producer, Registries, Source, WhenFull};
@@ -40,16 +41,8 @@ pub(crate) struct Shared {
     pub notifier: Notifier,
     /// Threads that validate and stage large batches beside the submitting one.
     pub helpers: crate::queue::helpers::Helpers,
-    fault: Mutex<Option<Error>>,
-    /// Shutdown has begun: an exited kernel is then no fault. Set before shutdown takes
-    /// the producer lock, so that a producer stuck waiting for room ends with
-    /// `ShutDown` once the abort lets the workers go.
-    pub(crate) closing: AtomicBool,
-    /// The workers were told to abort: producers waiting for ring space give up.
-    aborted: AtomicBool,
-    pub(crate) stopped: AtomicBool,
-    /// Workers may still run (shutdown could not stop them): never free their memory.
-    pub(crate) leak: AtomicBool,
+    /// Running, closing, stopped; the fault (host/lifecycle.rs).
+    pub life: Lifecycle,
     last_health: AtomicU64,
     epoch: Instant,
 }
@@ -57,36 +50,34 @@ pub(crate) struct Shared {
 impl Shared {
     /// The error every operation reports after a fault, if there was one.
     pub fn fault(&self) -> Result<()> {
-        match &*self.fault.lock().unwrap() {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
+        self.life.fault()
     }
 
-    pub fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
+    /// For operations that start something new (a buffer, a counter, a list, a
+    /// submission): the fault, or `ShutDown` once the runtime is closing.
+    pub fn usable(&self) -> Result<()> {
+        self.fault()?;
+        if self.life.is_closing() { Err(Error::ShutDown) } else { Ok(()) }
     }
 
     /// No worker can touch queue or buffer memory any more: they left (shutdown, abort)
     /// or died (a device fault). Drops of buffers and lists then free at once.
     pub fn workers_gone(&self) -> bool {
-        (self.is_stopped() && !self.leak.load(Ordering::Acquire)) || self.backend.workers_gone()
+        (self.life.is_stopped() && !self.life.leaked()) || self.backend.workers_gone()
     }
 
     /// Tells every worker to leave as soon as it can (`abort`: polling workers and
     /// cooperative tasks such as `spin` leave; a task that never polls cannot be
     /// stopped), and every producer waiting for ring space to give up.
     pub fn abort_workers(&self) {
-        // Release: pairs with the Acquire in `is_aborted`, polled by producers waiting
-        // for room (a flag; the workers' own signal is `abort` in the queue header).
-        self.aborted.store(true, Ordering::Release);
+        self.life.set_aborted();
         let _ = self.bind();
         let _ = self.backend.abort();
     }
 
-    /// See [`Shared::abort_workers`].
+    /// See [`Lifecycle::is_aborted`].
     pub fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
+        self.life.is_aborted()
     }
 
     pub fn bind(&self) -> Result<()> {
@@ -100,11 +91,7 @@ impl Shared {
     /// ticket with it, and says so once on stderr: an embedding program may never
     /// wait on a ticket, and a dead device must not go unnoticed.
     pub fn record_fault(&self, e: Error) -> Error {
-        let (e, first) = {
-            let mut f = self.fault.lock().unwrap();
-            let first = f.is_none();
-            (f.get_or_insert(e).clone(), first)
-        };
+        let (e, first) = self.life.record_fault(e);
         if first {
             eprintln!("resident: {e}; every outstanding ticket fails with it");
             if let (Error::DeviceFault(_), Some(c)) = (&e, self.backend.cuda()) {
@@ -121,8 +108,7 @@ impl Shared {
     pub fn explain(&self, e: Error) -> Error {
         match self.backend.health() {
             Health::Fault(f) => self.record_fault(f),
-            // Acquire: pairs with shutdown's Release store of `closing`.
-            Health::Exited if self.closing.load(Ordering::Acquire) => Error::ShutDown,
+            Health::Exited if self.life.is_closing() => Error::ShutDown,
             _ => e,
         }
     }
@@ -150,8 +136,7 @@ impl Shared {
                 Some(d) => crate::watchdog::check(self, d),
                 None => Ok(()),
             },
-            // Acquire: pairs with shutdown's Release store of `closing`.
-            Health::Exited if self.is_stopped() || self.closing.load(Ordering::Acquire) => Err(Error::ShutDown),
+            Health::Exited if self.life.is_closing() => Err(Error::ShutDown),
             Health::Exited => {
                 // Records that landed before the exit still count.
                 self.tracker.advance(&self.backend);
@@ -190,15 +175,15 @@ impl Shared {
         }
     }
 
-    /// Waits until every task before `target` has completed.
-    pub fn wait_completed(&self, target: u64, timeout: Duration) -> Result<()> {
-        self.wait_until(Some(Instant::now() + timeout), || self.tracker.advance(&self.backend) >= target)
+    /// Waits until every task before `target` has completed (or `deadline` passes).
+    pub fn wait_completed(&self, target: u64, deadline: Option<Instant>) -> Result<()> {
+        self.wait_until(deadline, || self.tracker.advance(&self.backend) >= target)
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if !self.leak.load(Ordering::Acquire) {
+        if !self.life.leaked() {
             // SAFETY: dropped once, here; the workers have exited.
             unsafe { ManuallyDrop::drop(&mut self.backend) };
         }
@@ -329,11 +314,7 @@ impl Runtime {
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
                 helpers: crate::queue::helpers::Helpers::new(submit_threads),
-                fault: Mutex::new(None),
-                closing: AtomicBool::new(false),
-                aborted: AtomicBool::new(false),
-                stopped: AtomicBool::new(false),
-                leak: AtomicBool::new(false),
+                life: Lifecycle::default(),
                 last_health: AtomicU64::new(0),
                 epoch: Instant::now(),
             }),
@@ -435,7 +416,7 @@ impl Runtime {
 
     /// A zeroed buffer of `len` elements.
     pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
-        self.shared.fault()?;
+        self.shared.usable()?;
         Buffer::new(self.shared.clone(), len)
     }
 
@@ -510,7 +491,12 @@ impl Runtime {
     /// buffers it names are checked to be still live; the device checks every slice
     /// again.
     pub fn submit_list(&self, list: &TaskList) -> Result<Ticket> {
-        let src = Source::Resident { addr: list.addr(), len: list.len(), handles: list.handles() };
+        // Its tasks lie in the memory of the runtime that uploaded it, and were checked
+        // against that runtime's buffers: never this one's to run.
+        if !Arc::ptr_eq(list.owner(), &self.shared) {
+            return Err(Error::ForeignHandle("task list"));
+        }
+        let src = Source::Resident { addr: list.addr(), len: list.len(), names: list.names() };
         let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
         Ok(Ticket { state, shared: self.shared.clone() })
     }

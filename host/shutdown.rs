@@ -15,10 +15,11 @@
 
 use resident_shared::Task;
 use std::sync::Mutex;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::backend::Health;
+use crate::deadline;
+use crate::lifecycle::CloseTurn;
 use crate::queue::producer::{self, Origin, Source, WhenFull};
 use crate::runtime::Shared;
 use crate::{Error, Result};
@@ -32,16 +33,16 @@ impl Shared {
     /// completed, or the workers are gone (shutdown, abort, device fault). False if
     /// neither happened within `timeout`: the caller must then leak what it would free.
     pub fn quiesce(&self, target: u64, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline::after(timeout);
         loop {
             if self.workers_gone() {
                 return true;
             }
-            match self.wait_completed(target, deadline.saturating_duration_since(Instant::now())) {
+            match self.wait_completed(target, deadline) {
                 Ok(()) => return true,
                 Err(Error::Timeout) => return self.workers_gone(),
                 // A fault or shutdown: the workers are leaving; wait for them to be gone.
-                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+                Err(_) if !deadline::passed(deadline) => std::thread::sleep(Duration::from_millis(1)),
                 Err(_) => return self.workers_gone(),
             }
         }
@@ -50,36 +51,35 @@ impl Shared {
     /// Drains (the sentinel runs after everything queued), aborts if the drain does not
     /// finish within `shutdown_timeout`, and resolves every unfinished ticket; returns
     /// within about `shutdown_timeout + ABORT_GRACE`. After a fault there is nothing
-    /// to drain: it aborts at once and returns the fault.
+    /// to drain: it aborts at once and returns the fault. Called from several threads
+    /// at once, one drains and every one returns its outcome once it has ended
+    /// (host/lifecycle.rs).
     pub(crate) fn shutdown(&self) -> Result<()> {
-        // Release: pairs with the Acquire loads in `check_health` and `explain`, which
-        // then read an exited kernel as a shutdown, not a fault (a flag; it orders
-        // nothing else).
-        self.closing.store(true, Ordering::Release);
-        let deadline = Instant::now() + self.config.shutdown_timeout;
+        if let CloseTurn::Done(outcome) = self.life.begin_close() {
+            return outcome;
+        }
+        // `None`: a timeout too long for the clock, i.e. no deadline.
+        let deadline = deadline::after(self.config.shutdown_timeout);
         let _ = self.bind();
         let mut result = self.fault();
-        // A producer holds the lock while it waits for ring space; if a hung task
-        // keeps the ring full, only the abort below ends that wait.
+        // The reservation gate: no batch is reserved after the sentinel. The producer
+        // lock is held only for reservations, but take it with a bound anyway.
         let mut p = match lock_until(&self.producer, deadline) {
             Some(p) => p,
             None => {
                 self.abort_workers();
                 result = result.and(Err(Error::Timeout));
-                self.producer.lock().unwrap()
+                self.producer.lock().unwrap_or_else(|e| e.into_inner())
             }
         };
-        if p.closed {
-            return Ok(());
-        }
         p.closed = true;
         drop(p);
         let mut exited = false;
         if result.is_ok() {
-            result =
-                producer::submit(self, Source::Host(&[Task::terminate()]), false, WhenFull::Until(deadline), Origin::Runtime).map(|_| ());
+            let until = deadline.map_or(WhenFull::Wait, WhenFull::Until);
+            result = producer::submit(self, Source::Host(&[Task::terminate()]), false, until, Origin::Runtime).map(|_| ());
             if result.is_ok() {
-                exited = self.backend.wait_exit(deadline.saturating_duration_since(Instant::now()));
+                exited = self.backend.wait_exit(deadline::remaining(deadline));
                 if !exited {
                     result = Err(Error::Timeout);
                 }
@@ -87,33 +87,34 @@ impl Shared {
         }
         if !exited {
             self.abort_workers();
-            exited = self.backend.wait_exit(ABORT_GRACE);
+            exited = self.backend.wait_exit(Some(ABORT_GRACE));
         }
         self.tracker.advance(&self.backend);
         if let Health::Fault(e) = self.backend.health() {
             result = Err(self.record_fault(e));
         }
         self.tracker.fail_all(&Error::ShutDown);
-        self.stopped.store(true, Ordering::Release);
         self.notifier.stop();
         if !exited {
-            self.leak.store(true, Ordering::Release);
             if let Some(c) = self.backend.cuda() {
                 c.context().mark_wedged();
             }
             eprintln!("resident: workers did not stop after abort (a task that never polls abort); leaking the queue memory");
         }
+        self.life.finish(result.clone(), !exited);
         result
     }
 }
 
-/// Takes `m` if it frees before `deadline`.
-fn lock_until<T>(m: &Mutex<T>, deadline: Instant) -> Option<std::sync::MutexGuard<'_, T>> {
+/// Takes `m` if it frees before `deadline` (`None`: no deadline).
+fn lock_until<T>(m: &Mutex<T>, deadline: Option<Instant>) -> Option<std::sync::MutexGuard<'_, T>> {
     loop {
         match m.try_lock() {
             Ok(g) => return Some(g),
             Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(200)),
+            Err(std::sync::TryLockError::WouldBlock) if deadline.is_none_or(|d| Instant::now() < d) => {
+                std::thread::sleep(Duration::from_micros(200))
+            }
             Err(std::sync::TryLockError::WouldBlock) => return None,
         }
     }

@@ -4,13 +4,14 @@
 //! per-submission host work (validation, staging, a host-to-device copy) is paid once,
 //! at upload.
 
-use resident_shared::{BufferHandle, Task};
+use resident_shared::Task;
 use std::sync::Arc;
 
 use crate::Result;
 use crate::backend::Memory;
 use crate::queue::placement::Placement;
 use crate::runtime::Shared;
+use crate::validate::Names;
 
 /// A batch of tasks validated once and kept in device memory ([`crate::Runtime::upload_tasks`]),
 /// submitted again and again with [`crate::Runtime::submit_list`].
@@ -18,26 +19,27 @@ pub struct TaskList {
     /// `None` only after a drop that had to leak it.
     mem: Option<Memory>,
     len: usize,
-    /// Every buffer the tasks name, re-checked at each submission.
-    handles: Vec<BufferHandle>,
+    /// Every buffer and counter the tasks name, re-checked at each submission.
+    names: Names,
     // Last: the memory is freed on the runtime's transfer stream (see `Buffer`).
     shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for TaskList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskList").field("len", &self.len).field("buffers", &self.handles.len()).finish()
+        f.debug_struct("TaskList").field("len", &self.len).field("buffers", &self.names.buffers.len()).finish()
     }
 }
 
 impl TaskList {
     pub(crate) fn upload(shared: &Arc<Shared>, tasks: &[Task]) -> Result<Self> {
+        shared.usable()?;
         {
             let r = shared.registries.read().unwrap_or_else(|e| e.into_inner());
             crate::validate::validate(tasks, &shared.set, &r.registry, &r.counters)?;
         }
-        // Every buffer the tasks declare, re-checked at each submission.
-        let handles = crate::validate::handles(tasks, &shared.set);
+        // Every buffer and counter the tasks name, re-checked at each submission.
+        let names = Names::of(tasks, &shared.set);
         let len = u32::try_from(tasks.len()).map_err(|_| crate::Error::BatchTooLarge(tasks.len()))?;
         // Stored already placed: a list is always submitted whole, as one batch, so its
         // segments are fixed relative to its start and the replay copy needs no patch.
@@ -46,7 +48,7 @@ impl TaskList {
         let mem = shared.backend.alloc(size_of_val(tasks))?;
         // SAFETY: `mem` holds exactly the tasks' bytes.
         unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed)) }?;
-        Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), handles })
+        Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), names })
     }
 
     /// Tasks in the list.
@@ -60,8 +62,12 @@ impl TaskList {
     pub(crate) fn addr(&self) -> u64 {
         self.mem.as_ref().expect("live until drop").addr()
     }
-    pub(crate) fn handles(&self) -> &[BufferHandle] {
-        &self.handles
+    /// The runtime it was uploaded to.
+    pub(crate) fn owner(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+    pub(crate) fn names(&self) -> &Names {
+        &self.names
     }
 }
 

@@ -143,20 +143,46 @@ pub(crate) fn declare(t: &Task, set: &SetInfo, mut item: impl FnMut(Access)) -> 
     Ok(out)
 }
 
-/// Every buffer the declarations of `tasks` name (sorted, without repeats): what a
-/// resident list re-checks at each submission.
-pub(crate) fn handles(tasks: &[Task], set: &SetInfo) -> Vec<BufferHandle> {
-    let mut out = vec![];
-    for t in tasks {
-        let _ = declare(t, set, |a| {
-            if let Access::Slice { slice, .. } = a {
-                out.push(slice.handle)
-            }
-        });
+/// Every buffer and counter the tasks of a resident list name (sorted, without
+/// repeats): what the list re-checks at each submission, since any of them may have
+/// been dropped since its upload.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    /// Buffers of the declared slices (a task that pushes tasks declares what they
+    /// touch too).
+    pub buffers: Vec<BufferHandle>,
+    /// Counters of the header (`after`, `signals`) and of the declarations.
+    pub counters: Vec<u16>,
+}
+
+impl Names {
+    pub fn of(tasks: &[Task], set: &SetInfo) -> Self {
+        let mut out = Self::default();
+        for t in tasks {
+            out.counters.extend([t.wait_counter, t.signal_counter].into_iter().filter(|&c| c != 0));
+            let _ = declare(t, set, |a| match a {
+                Access::Slice { slice, .. } => out.buffers.push(slice.handle),
+                Access::Counter(c) => out.counters.push(c.0),
+                _ => {}
+            });
+        }
+        out.buffers.sort_by_key(|h| h.0);
+        out.buffers.dedup();
+        out.counters.sort_unstable();
+        out.counters.dedup();
+        out
     }
-    out.sort_by_key(|h| h.0);
-    out.dedup();
-    out
+
+    /// The first name that is not live any more, as the rejection a submit gets.
+    pub fn check(&self, reg: &BufferRegistry, counters: &CounterRegistry) -> Result<(), Rejection> {
+        if let Some(h) = self.buffers.iter().find(|h| reg.entry(**h).is_none()) {
+            return Err(Rejection::BadBuffer { arg: 0, handle: h.0 });
+        }
+        match self.counters.iter().find(|&&c| !counters.is_live(c)) {
+            Some(&c) => Err(Rejection::BadCounter(c)),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

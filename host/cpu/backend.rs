@@ -5,7 +5,7 @@ use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_CO
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
@@ -74,13 +74,33 @@ impl CpuBackend {
         let scratch = config.image.scratch_bytes_per_warp;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
-        let mut handles = Vec::with_capacity(n_workers);
         let abort_addr = header.ptr() as usize + std::mem::offset_of!(QueueHeader, abort);
+        // The backend owns the memory before any worker starts: if a start fails, its
+        // drop stops and joins the workers started so far before it frees anything.
+        let mut this = Self {
+            ring,
+            header,
+            completions,
+            segment_counts,
+            segment_done,
+            counters,
+            table,
+            lists,
+            _spawn: spawn,
+            capacity,
+            workers: Mutex::new(Vec::with_capacity(n_workers)),
+            n_workers: 0,
+            exited,
+            fault,
+            gpu: OnceLock::new(),
+        };
         for i in 0..n_workers {
-            let (exited, fault) = (exited.clone(), fault.clone());
-            let h = std::thread::Builder::new()
-                .name(format!("resident-worker-{i}"))
-                .spawn(move || {
+            let (exited, fault) = (this.exited.clone(), this.fault.clone());
+            let refused = config.fail_worker_start == Some(i);
+            let started = if refused {
+                Err(std::io::Error::other("refused by the fail_worker_start test hook"))
+            } else {
+                std::thread::Builder::new().name(format!("resident-worker-{i}")).spawn(move || {
                     resident_device::arch::set_worker(i as u32, n_workers as u32);
                     resident_device::arch::set_smem_bytes(scratch);
                     // SAFETY: the queue memory outlives the workers: the backend joins
@@ -98,26 +118,17 @@ impl CpuBackend {
                     }
                     exited.fetch_add(1, Ordering::AcqRel);
                 })
-                .map_err(|e| Error::Config(format!("cannot spawn worker thread: {e}")))?;
-            handles.push(h);
+            };
+            match started {
+                Ok(h) => {
+                    this.workers.get_mut().unwrap().push(h);
+                    this.n_workers += 1;
+                }
+                // Dropping `this` aborts and joins the `i` workers started so far.
+                Err(e) => return Err(Error::Config(format!("cannot start CPU worker thread {i} of {n_workers}: {e}"))),
+            }
         }
-        Ok(Self {
-            ring,
-            header,
-            completions,
-            segment_counts,
-            segment_done,
-            counters,
-            table,
-            lists,
-            _spawn: spawn,
-            capacity,
-            workers: Mutex::new(handles),
-            n_workers,
-            exited,
-            fault,
-            gpu: OnceLock::new(),
-        })
+        Ok(this)
     }
 
     pub fn info(&self) -> BackendInfo {
@@ -235,10 +246,10 @@ impl CpuBackend {
         Ok(())
     }
 
-    pub fn wait_exit(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+    pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.and_then(crate::deadline::after);
         while self.exited.load(Ordering::Acquire) < self.n_workers {
-            if Instant::now() >= deadline {
+            if crate::deadline::passed(deadline) {
                 return false;
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -256,7 +267,7 @@ impl Drop for CpuBackend {
         // running (a task that never returns), the queue memory must outlive them.
         if self.exited.load(Ordering::Acquire) < self.n_workers {
             let _ = self.abort();
-            if !self.wait_exit(Duration::from_secs(1)) {
+            if !self.wait_exit(Some(Duration::from_secs(1))) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");
                 for m in [
                     &mut self.ring,
@@ -266,6 +277,8 @@ impl Drop for CpuBackend {
                     &mut self.segment_done,
                     &mut self.counters,
                     &mut self.table,
+                    &mut self.lists,
+                    &mut self._spawn,
                 ] {
                     m.leak();
                 }

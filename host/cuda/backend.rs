@@ -46,7 +46,7 @@ use resident_shared::relay::LL_SLOTS;
 use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::arena::Arena;
 use super::driver::{Context, check};
@@ -219,7 +219,18 @@ impl CudaBackend {
                 sms,
                 name,
             };
-            this.launch(persistent, config)?;
+            if let Err(e) = this.launch(persistent, config) {
+                // What started (the persistent kernel, if the relay's launch failed)
+                // must stop before its memory goes: abort, and wait for both kernels.
+                // One that does not leave keeps its memory (freeing it under a running
+                // kernel would fault it, and pinned frees wait for it forever).
+                let _ = this.abort();
+                if !this.wait_exit(Some(Duration::from_secs(5))) {
+                    this.ctx.mark_wedged();
+                    std::mem::forget(this);
+                }
+                return Err(e);
+            }
             Ok(this)
         }
     }
@@ -463,8 +474,8 @@ impl CudaBackend {
         !matches!(self.kernel_stream.state(), StreamState::Busy) && !matches!(self.relay.state(), StreamState::Busy)
     }
 
-    pub fn wait_exit(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+    pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.and_then(crate::deadline::after);
         loop {
             // Both kernels: the relay leaves on the same signals as the workers.
             let state = match self.kernel_stream.state() {
@@ -472,7 +483,7 @@ impl CudaBackend {
                 s => s,
             };
             match state {
-                StreamState::Busy if Instant::now() < deadline => std::thread::sleep(Duration::from_micros(100)),
+                StreamState::Busy if !crate::deadline::passed(deadline) => std::thread::sleep(Duration::from_micros(100)),
                 StreamState::Busy => return false,
                 _ => return true,
             }

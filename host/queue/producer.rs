@@ -96,9 +96,9 @@ pub(crate) enum Source<'a> {
     InPlace(usize),
     /// Tasks in host memory, validated now, staged and copied host-to-device.
     Host(&'a [Task]),
-    /// A resident task list (validated at upload; `handles` re-checked now), read in
+    /// A resident task list (validated at upload; `names` re-checked now), read in
     /// place by the workers as list runs (`device/src/lists.rs`): no staging, no copy.
-    Resident { addr: u64, len: usize, handles: &'a [resident_shared::BufferHandle] },
+    Resident { addr: u64, len: usize, names: &'a crate::validate::Names },
 }
 
 impl Source<'_> {
@@ -185,8 +185,14 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
     }
     let n = src.len();
     let parallel = matches!(src, Source::Host(_)) && n >= PARALLEL_MIN;
-    let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     let cap = shared.backend.capacity() as u64;
+    // A batch that must fit the ring at once (`try_submit`) but never can. And a
+    // reservation is bounded by the ring too: it holds back every later batch while
+    // open, and its unwritten slots are written as no-ops when it ends.
+    if n as u64 > cap && (full == WhenFull::Fail || matches!(src, Source::InPlace(_))) {
+        return Err(Error::ExceedsQueue { len: n, capacity: cap as usize });
+    }
+    let batch_len = u32::try_from(n).map_err(|_| Error::BatchTooLarge(n))?;
     shared.bind()?;
     // A lone leaf task from the host resolves from its own record (`task_flags::EXPRESS`):
     // the latency path, which the relay warp may shorten further by running it itself.
@@ -222,10 +228,8 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
                 crate::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
             }
         }
-        Source::Resident { handles, .. } => {
-            if let Some(h) = handles.iter().find(|h| reg.registry.entry(**h).is_none()) {
-                return Err(Error::InvalidTask { index: 0, reason: crate::Rejection::BadBuffer { arg: 0, handle: h.0 } });
-            }
+        Source::Resident { names, .. } => {
+            names.check(&reg.registry, &reg.counters).map_err(|reason| Error::InvalidTask { index: 0, reason })?;
         }
         _ => {}
     }
@@ -454,7 +458,7 @@ fn publish_parallel(
     error.into_inner().unwrap().map_or(Ok(()), Err)
 }
 
-/// For `wait_until`: a deadline from an optional timeout.
+/// For `wait_until`: a deadline from an optional timeout (none if too far to tell).
 pub(crate) fn deadline(timeout: Option<std::time::Duration>) -> Option<Instant> {
-    timeout.map(|t| Instant::now() + t)
+    timeout.and_then(crate::deadline::after)
 }

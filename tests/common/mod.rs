@@ -5,6 +5,8 @@
 #![allow(dead_code)]
 
 pub mod faults;
+pub mod hostile;
+pub mod isolate;
 pub mod leaks;
 pub mod soak;
 pub mod streams;
@@ -793,12 +795,14 @@ pub fn reservations_exactly_once(rt: &Runtime, threads: usize, per_thread: usize
                 let end = (th + 1) * per_thread;
                 let mut tickets = vec![];
                 while i < end {
+                    // A reservation holds at most the ring (two slots spare below).
                     let len = match rng.random_range(0..6) {
                         0 => rng.random_range(1000..6000),
                         1 => rng.random_range(1..4),
                         _ => rng.random_range(4..300),
                     }
-                    .min(end - i);
+                    .min(end - i)
+                    .min(rt.capacity() - 2);
                     let tasks: Vec<Task> = (i..i + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
                     match rng.random_range(0..3) {
                         0 => tickets.push(rt.submit(&tasks).unwrap()),

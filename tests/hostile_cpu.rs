@@ -1,0 +1,28 @@
+//! Hostile and careless use of the public API on the CPU backend (issue 21; the
+//! scenarios are in `common/hostile.rs`, the GPU runs them in `hostile_gpu.rs`). Each
+//! runs in a child process under a time limit: a crash or a hang fails its test alone.
+
+mod common;
+
+use common::hostile::{self, Make};
+use resident::RuntimeConfig;
+use std::time::Duration;
+
+const CPU: Make =
+    Make(|| RuntimeConfig { capacity: 1 << 10, cpu_workers: 2, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cpu() });
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+isolated_test!(foreign_task_list, LIMIT, hostile::foreign_task_list(CPU));
+isolated_test!(foreign_buffer_refused, LIMIT, hostile::foreign_buffer_refused(CPU));
+isolated_test!(foreign_counter_refused, LIMIT, hostile::foreign_counter_refused(CPU));
+isolated_test!(stale_handle_never_aliases, LIMIT, hostile::stale_handle_never_aliases(CPU, 140_000));
+isolated_test!(timeouts_at_extremes, LIMIT, hostile::timeouts_at_extremes(CPU));
+isolated_test!(config_extremes, LIMIT * 2, hostile::config_extremes(CPU));
+isolated_test!(ranges_and_sizes_at_extremes, LIMIT, hostile::ranges_and_sizes_at_extremes(CPU));
+isolated_test!(try_submit_larger_than_ring, LIMIT, hostile::try_submit_larger_than_ring(CPU));
+isolated_test!(many_waiters_one_ticket, LIMIT, hostile::many_waiters_one_ticket(CPU));
+isolated_test!(close_races_close, LIMIT, hostile::close_races_close(CPU));
+isolated_test!(construction_failure_cleans_up, LIMIT, hostile::construction_failure_cleans_up(CPU));
+isolated_test!(list_rechecked_each_submit, LIMIT, hostile::list_rechecked_each_submit(CPU));
+isolated_test!(nothing_after_close, LIMIT, hostile::nothing_after_close(CPU));

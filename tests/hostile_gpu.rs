@@ -1,0 +1,96 @@
+//! Hostile and careless use of the public API on a CUDA GPU (issue 21; the scenarios are
+//! in `common/hostile.rs`, shared with `hostile_cpu.rs`). Each runs in a child process
+//! under a time limit. On a GPU:
+//!
+//!     <hostile_gpu test binary> --include-ignored --test-threads=1
+//!
+//! Without a GPU these fail: `RuntimeConfig::cuda()` refuses to start.
+
+mod common;
+
+use common::hostile::{self, Make};
+use resident::RuntimeConfig;
+use std::time::Duration;
+
+const GPU: Make = Make(|| RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() });
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    foreign_task_list,
+    LIMIT,
+    hostile::foreign_task_list(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    foreign_buffer_refused,
+    LIMIT,
+    hostile::foreign_buffer_refused(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    foreign_counter_refused,
+    LIMIT,
+    hostile::foreign_counter_refused(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    stale_handle_never_aliases,
+    LIMIT * 2,
+    hostile::stale_handle_never_aliases(GPU, 70_000)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    timeouts_at_extremes,
+    LIMIT,
+    hostile::timeouts_at_extremes(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    config_extremes,
+    LIMIT * 2,
+    hostile::config_extremes(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    ranges_and_sizes_at_extremes,
+    LIMIT,
+    hostile::ranges_and_sizes_at_extremes(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    try_submit_larger_than_ring,
+    LIMIT,
+    hostile::try_submit_larger_than_ring(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    many_waiters_one_ticket,
+    LIMIT,
+    hostile::many_waiters_one_ticket(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    close_races_close,
+    LIMIT,
+    hostile::close_races_close(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    construction_failure_cleans_up,
+    LIMIT,
+    hostile::construction_failure_cleans_up(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    list_rechecked_each_submit,
+    LIMIT,
+    hostile::list_rechecked_each_submit(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    nothing_after_close,
+    LIMIT,
+    hostile::nothing_after_close(GPU)
+);
