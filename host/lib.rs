@@ -58,6 +58,7 @@ mod reservation;
 mod runtime;
 mod shutdown;
 pub mod stream;
+mod sync;
 mod task_list;
 mod task_set;
 mod ticket;

@@ -22,8 +22,8 @@
 //! (`Producer::closed`, under the producer lock, so that the sentinel is reserved after
 //! every batch that got in), the tickets (the completion tracker).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::{Condvar, Mutex};
 
 use crate::{Error, Result};
 
@@ -91,13 +91,12 @@ impl Lifecycle {
                 self.closing.store(true, Ordering::Release);
                 CloseTurn::Drain
             }
-            Phase::Closing => {
-                let phase = self.ended.wait_while(phase, |p| matches!(p, Phase::Closing)).unwrap_or_else(|e| e.into_inner());
-                match &*phase {
-                    Phase::Stopped(r) => CloseTurn::Done(r.clone()),
-                    _ => unreachable!("the wait ends only once stopped"),
+            Phase::Closing => loop {
+                phase = self.ended.wait(phase).unwrap_or_else(|e| e.into_inner());
+                if let Phase::Stopped(r) = &*phase {
+                    return CloseTurn::Done(r.clone());
                 }
-            }
+            },
             Phase::Stopped(r) => CloseTurn::Done(r.clone()),
         }
     }
@@ -142,7 +141,7 @@ impl Lifecycle {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
@@ -176,5 +175,39 @@ mod tests {
         assert!(outcomes.iter().all(|o| *o == Err(Error::Timeout)), "{outcomes:?}");
         assert!(matches!(life.begin_close(), CloseTurn::Done(Err(Error::Timeout))));
         assert!(life.is_stopped() && life.is_closing());
+    }
+}
+
+/// loom: two closers; one drains and writes the drain's result, the other returns only
+/// after it and reads it (loom flags the read if nothing orders it after the write).
+#[cfg(all(test, loom))]
+mod loom_lifecycle {
+    use super::*;
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+
+    #[test]
+    fn loom_a_second_closer_sees_the_drain() {
+        loom::model(|| {
+            let life = Arc::new(Lifecycle::default());
+            let drained = Arc::new(UnsafeCell::new(false));
+            let close = |life: &Lifecycle, drained: &UnsafeCell<bool>| match life.begin_close() {
+                CloseTurn::Drain => {
+                    drained.with_mut(|d| unsafe { *d = true });
+                    life.finish(Ok(()), false);
+                }
+                CloseTurn::Done(r) => {
+                    assert_eq!(r, Ok(()));
+                    assert!(drained.with(|d| unsafe { *d }), "returned before the drain ended");
+                }
+            };
+            let h = {
+                let (life, drained) = (life.clone(), drained.clone());
+                loom::thread::spawn(move || close(&life, &drained))
+            };
+            close(&life, &drained);
+            h.join().unwrap();
+            assert!(life.is_stopped());
+        });
     }
 }

@@ -15,6 +15,7 @@ use crate::lifecycle::Lifecycle;
 use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::Notifier;
 use crate::queue::producer::{self, Origin, Producer, Registries, Source, WhenFull};
+use crate::queue::publisher::Publisher;
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
@@ -34,9 +35,8 @@ pub(crate) struct Shared {
     pub producer: Mutex<Producer>,
     /// The live buffers and counters that tasks are checked against.
     pub registries: std::sync::RwLock<Registries>,
-    /// End of everything committed (published to the workers): commits happen in
-    /// sequence order, each once this reaches its first task (host/queue/producer.rs).
-    pub committed: AtomicU64,
+    /// Publication in sequence order, handed from producer to producer.
+    pub publisher: Publisher,
     pub tracker: CompletionTracker,
     pub notifier: Notifier,
     /// Threads that validate and stage large batches beside the submitting one.
@@ -310,7 +310,7 @@ impl Runtime {
                 config,
                 producer: Mutex::new(Producer::new()),
                 registries: std::sync::RwLock::new(Registries::new()),
-                committed: AtomicU64::new(0),
+                publisher: Publisher::default(),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
                 helpers: crate::queue::helpers::Helpers::new(submit_threads),

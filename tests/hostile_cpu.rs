@@ -20,6 +20,7 @@ isolated_test!(stale_handle_never_aliases, LIMIT, hostile::stale_handle_never_al
 isolated_test!(timeouts_at_extremes, LIMIT, hostile::timeouts_at_extremes(CPU));
 isolated_test!(config_extremes, LIMIT * 2, hostile::config_extremes(CPU));
 isolated_test!(ranges_and_sizes_at_extremes, LIMIT, hostile::ranges_and_sizes_at_extremes(CPU));
+isolated_test!(try_submit_never_blocks, LIMIT, hostile::try_submit_never_blocks(CPU));
 isolated_test!(try_submit_larger_than_ring, LIMIT, hostile::try_submit_larger_than_ring(CPU));
 isolated_test!(many_waiters_one_ticket, LIMIT, hostile::many_waiters_one_ticket(CPU));
 isolated_test!(close_races_close, LIMIT, hostile::close_races_close(CPU));

@@ -7,4 +7,5 @@ pub(crate) mod helpers;
 pub(crate) mod notifier;
 pub(crate) mod placement;
 pub(crate) mod producer;
+pub(crate) mod publisher;
 pub(crate) mod ticket_state;

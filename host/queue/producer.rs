@@ -5,9 +5,9 @@
 //! entries) and registers its ticket. Validation before it runs under the registries'
 //! read lock, held until the reservation is made: a buffer or counter dropped later
 //! (write lock, then it reads `next`) waits for every reserved task (`Buffer`'s drop),
-//! and one dropped earlier fails validation. Staging into the ring, waiting for room,
-//! and the commits after it run with no lock; commits happen in sequence order
-//! (`Shared::committed`): each waits until everything before it is committed.
+//! and one dropped earlier fails validation. Staging into the ring and waiting for room
+//! run with no lock; publication is in sequence order, handed from producer to producer
+//! (host/queue/publisher.rs): no producer waits for another, only for room.
 
 use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Task, task_flags};
@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use super::helpers::PARALLEL_MIN;
 use super::placement::Placement;
+use super::publisher::{How, Publication};
 use super::ticket_state::TicketState;
 use crate::buffer::BufferRegistry;
 use crate::counter::CounterRegistry;
@@ -184,7 +185,11 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
         shared.poll_health()?;
     }
     let n = src.len();
-    let parallel = matches!(src, Source::Host(_)) && n >= PARALLEL_MIN;
+    // `try_submit` waits for no other thread: no helper pool (another batch may hold
+    // it), no lock that another thread holds (`WouldBlock`), no room that has not
+    // freed yet (`QueueFull`).
+    let wait = full != WhenFull::Fail;
+    let parallel = wait && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN;
     let cap = shared.backend.capacity() as u64;
     // A batch that must fit the ring at once (`try_submit`) but never can. And a
     // reservation is bounded by the ring too: it holds back every later batch while
@@ -219,7 +224,12 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
     // threads. The read lock stays until the reservation is made (see the module's
     // doc). (Tasks written in place are checked one by one as they are written:
     // `Reservation`.)
-    let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+    let reg = match shared.registries.try_read() {
+        Ok(r) => r,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) if !wait => return Err(Error::WouldBlock),
+        Err(std::sync::TryLockError::WouldBlock) => shared.registries.read().unwrap_or_else(|e| e.into_inner()),
+    };
     match src {
         Source::Host(tasks) if origin == Origin::User => {
             if parallel {
@@ -234,17 +244,26 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
         _ => {}
     }
     // The reservation: sequence numbers, table entries, the ticket.
-    let mut p = shared.producer.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = match shared.producer.try_lock() {
+        Ok(p) => p,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) if !wait => return Err(Error::WouldBlock),
+        Err(std::sync::TryLockError::WouldBlock) => shared.producer.lock().unwrap_or_else(|e| e.into_inner()),
+    };
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
-    // Room for all of it now: every earlier reservation is in `next`, and completions
-    // only grow, so no wait for room follows.
-    if full == WhenFull::Fail && n as u64 > cap.saturating_sub(p.next - shared.tracker.advance(&shared.backend)) {
-        return Err(Error::QueueFull);
-    }
     let first = p.next;
     let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+    // `try_submit`: room for all of it now, slots and run entries (every earlier
+    // reservation is in `next` and `run_ends`, and completions only grow), so no
+    // piece waits for room. Its commits wait for nothing either (the publisher).
+    if !wait {
+        let done = shared.tracker.advance(&shared.backend);
+        if pieces.iter().any(|pc| pc.end > done + cap || pc.entry_end > done) {
+            return Err(Error::QueueFull);
+        }
+    }
     p.next = first + n as u64;
     for piece in &pieces {
         if let Some(e) = piece.entry {
@@ -293,49 +312,53 @@ impl Batch {
         Ok(())
     }
 
-    /// Publishes `piece` (its tasks written, its room waited for) in its turn: once
-    /// every task before it is committed (by this producer or another). Acquire and
-    /// release on `Shared::committed`: the commits form one chain, so `tail` (CPU), the
-    /// copies (CUDA) and the relay's entries are written in sequence order.
+    /// Publishes `piece` (its tasks written, its room waited for) in its turn, or
+    /// leaves it to the thread that publishes the piece before it: no wait for another
+    /// producer (host/queue/publisher.rs).
     pub fn commit(&self, shared: &Shared, piece: &Piece) -> Result<()> {
-        shared.wait_until(self.deadline, || shared.is_aborted() || shared.committed.load(Ordering::Acquire) == piece.at)?;
         if shared.is_aborted() {
+            // The workers are leaving: nothing published now would run.
             shared.fault()?;
             return Err(Error::ShutDown);
         }
-        let (at, end) = (piece.at, piece.end);
         let cap = shared.backend.capacity() as u64;
-        let published = match (self.list, self.host_ring, piece.entry) {
-            (Some(addr), _, entry) => {
-                let from = addr + ((at - self.first) as usize * size_of::<Task>()) as u64;
-                // SAFETY: the slots and the entry are free (the caller waited for
-                // them); `from..` lies in the list (the piece lies in the batch), which
-                // outlives its tasks (`TaskList`'s drop waits for them).
-                unsafe { shared.backend.publish_run(at, end, from, entry.expect("a list run has an entry")) }
-            }
+        let (at, end) = (piece.at, piece.end);
+        let how = match (self.list, self.host_ring, piece.entry) {
+            (Some(addr), _, entry) => How::Run {
+                from: addr + ((at - self.first) as usize * size_of::<Task>()) as u64,
+                entry: entry.expect("a list run has an entry"),
+            },
             (None, Some(ring), Some(entry)) => {
-                // SAFETY: the slots are written and the entry is free; the run lies in
-                // the host ring (it stops at the ring's end), which outlives the
-                // kernel, and its slots are not written again before its tasks
-                // complete.
-                unsafe {
-                    let from = (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST;
-                    shared.backend.publish_run(at, end, from, entry)
-                }
+                How::Run { from: (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST, entry }
             }
-            _ => shared.backend.publish(at, end),
+            _ => How::Tail,
         };
-        // A driver call that failed because the device died reports that fault. Any
-        // other failed publication leaves the ring in an unknown state (this ticket
-        // registered, its slots perhaps half copied): it becomes the runtime's fault,
-        // so that every ticket resolves and nothing is published after it.
-        published.map_err(|e| match shared.explain(e) {
-            Error::ShutDown => Error::ShutDown,
-            e => shared.record_fault(e),
-        })?;
-        shared.committed.store(end, Ordering::Release);
-        Ok(())
+        shared.publisher.commit(Publication { at, end, how }, |p| publish(shared, p))
     }
+}
+
+/// One publication on the backend (by whichever producer's turn it is).
+fn publish(shared: &Shared, p: &Publication) -> Result<()> {
+    // A producer may publish another's piece: the context must be this thread's.
+    shared.bind()?;
+    let published = match p.how {
+        // SAFETY: the slots and the entry are free (the piece's producer waited for
+        // them before it staged); for a resident list `from..` lies in the list (the
+        // piece lies in the batch), which outlives its tasks (`TaskList`'s drop waits
+        // for them); for a run over the host ring, it lies in the ring (a run stops at
+        // the ring's end), which outlives the kernel, and its slots are not written
+        // again before its tasks complete.
+        How::Run { from, entry } => unsafe { shared.backend.publish_run(p.at, p.end, from, entry) },
+        How::Tail => shared.backend.publish(p.at, p.end),
+    };
+    // A driver call that failed because the device died reports that fault. Any
+    // other failed publication leaves the ring in an unknown state (a ticket
+    // registered, its slots perhaps half copied): it becomes the runtime's fault, so
+    // that every ticket resolves and nothing is published after it.
+    published.map_err(|e| match shared.explain(e) {
+        Error::ShutDown => Error::ShutDown,
+        e => shared.record_fault(e),
+    })
 }
 
 /// The pieces a batch is published in. Host tasks go in pieces of `publish_chunk`
