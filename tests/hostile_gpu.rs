@@ -94,3 +94,9 @@ isolated_test!(
     LIMIT,
     hostile::nothing_after_close(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    waiting_task_does_not_wedge,
+    LIMIT,
+    hostile::waiting_task_does_not_wedge(GPU)
+);

@@ -117,9 +117,6 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                     Wait::Abort => return,
                 }
                 k += 1;
-                if preclaim && k == q.claim {
-                    next = unsafe { q.start_claim() };
-                }
                 // A list run's task is read from the list, any other from the ring.
                 let task = unsafe { lists.find(seq, &mut list_run) }.unwrap_or_else(|| q.slot(seq));
                 if list_run.in_host() && list_run.holds(seq) {
@@ -145,7 +142,19 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // Idle polls look too.
         look = !sparse_look || child.is_some() || seq.is_multiple_of(SPARSE_LOOK_EVERY);
         polls = 0;
-        unsafe { run::<S>(&done, &base, seq, &*task) };
+        // The next claim's atomic is issued once this task may run (its dependency
+        // met), not before: a task that waits on a counter then holds no later slot
+        // that its wait would keep from every other worker (issue 21: one waiting task
+        // must not wedge unrelated work). Still before the task body, so the claim's
+        // latency overlaps it.
+        let claim_next = child.is_none() && preclaim && k == q.claim;
+        unsafe {
+            run::<S>(&done, &base, seq, &*task, || {
+                if claim_next {
+                    next = q.start_claim();
+                }
+            })
+        };
         if let Some(pos) = child
             && arch::lane_id() == 0
         {
@@ -187,15 +196,19 @@ unsafe fn copy_task(from: *const Task, to: *mut Task) {
     }
 }
 
-/// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`).
+/// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`);
+/// `ready` runs once the task's dependency is met (or failed), before its body.
 #[inline(always)]
-unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task) {
+unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) {
     let cx = TaskCx { child_seg: done.child_seg(seq, task), ..*base };
     let out = if task.flags & task_flags::RELAYED != 0 {
         // The relay warp ran it already (device/src/relay.rs): only count it.
+        ready();
         Outcome::ok(0)
     } else {
-        match unsafe { crate::deps::wait(&cx, task) } {
+        let waited = unsafe { crate::deps::wait(&cx, task) };
+        ready();
+        match waited {
             Ok(()) => unsafe { dispatch::<S>(task, &cx, seq) },
             Err(status) => Outcome::err(status),
         }

@@ -16,6 +16,10 @@ use super::ticket_state::TicketState;
 use crate::Error;
 use crate::backend::Backend;
 
+/// How long the oldest unfinished ticket must have been stuck before the scan looks at
+/// the tickets behind it too (each costs one record read per poll).
+const OUT_OF_ORDER_AFTER: Duration = Duration::from_micros(200);
+
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
     /// Every task before this sequence number has completed and its record was read;
@@ -27,8 +31,9 @@ pub(crate) struct CompletionTracker {
 
 struct Scan {
     prefix: u64,
-    /// Tickets in sequence order; together they cover every published slot.
-    tickets: VecDeque<Arc<TicketState>>,
+    /// Tickets in sequence order, each with how far its segments were found done;
+    /// together they cover every published slot.
+    tickets: VecDeque<(Arc<TicketState>, u64)>,
     /// When the oldest unfinished work last made progress: the prefix moved, or a
     /// ticket arrived at an empty queue. The watchdog's clock (`host/watchdog.rs`).
     moved_at: Instant,
@@ -64,14 +69,15 @@ impl CompletionTracker {
         if scan.tickets.is_empty() {
             scan.moved_at = Instant::now();
         }
-        scan.tickets.push_back(t);
+        let first = t.first;
+        scan.tickets.push_back((t, first));
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
     /// progress (as seen by the scans so far); `None` when nothing is outstanding.
     pub fn stalled(&self) -> Option<(u64, Duration)> {
         let scan = self.scan.lock().unwrap();
-        let t = scan.tickets.front()?;
+        let (t, _) = scan.tickets.front()?;
         Some((scan.prefix.max(t.first), scan.moved_at.elapsed()))
     }
 
@@ -81,17 +87,28 @@ impl CompletionTracker {
         self.completed.load(Ordering::Acquire)
     }
 
-    /// Reads every newly completed segment; returns the new `completed`.
+    /// Reads every newly completed segment; returns the new `completed`. Tickets are
+    /// resolved as soon as their own segments are done, in any order: a ticket behind
+    /// one that is stuck (a task waiting on a counter nobody signals yet, a long task)
+    /// resolves all the same, once the front has been stuck for `OUT_OF_ORDER_AFTER`
+    /// (before that, only the front is scanned: in-order completion, one record read
+    /// per poll). `completed`, which frees ring slots, still moves only in order.
     pub fn advance(&self, backend: &Backend) -> u64 {
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
         let scan = &mut *scan;
-        while let Some(t) = scan.tickets.front().cloned() {
-            if t.express && !t.is_done() {
-                read_express(backend, &t);
+        let beyond = scan.moved_at.elapsed() >= OUT_OF_ORDER_AFTER;
+        let mut prefix = scan.prefix;
+        let mut in_order = true;
+        for (t, cursor) in scan.tickets.iter_mut() {
+            if !in_order && !beyond {
+                break;
             }
-            // Segments are cut from the ticket's start, and `prefix` only stops at a
+            if t.express && !t.is_done() {
+                read_express(backend, t);
+            }
+            // Segments are cut from the ticket's start, and a cursor only stops at a
             // segment's end: `seg` is always a segment's first task.
-            let mut seg = scan.prefix.max(t.first);
+            let mut seg = (*cursor).max(t.first);
             while seg < t.end {
                 let end = (seg + self.segment as u64).min(t.end);
                 let d = backend.segment_done(seg);
@@ -108,20 +125,25 @@ impl CompletionTracker {
                 // holds the outcome: the segment's `failed` does not count a task
                 // the relay ran).
                 if (failed != 0 || t.keep_results) && !t.is_done() {
-                    read_records(backend, &t, seg, end, failed);
+                    read_records(backend, t, seg, end, failed);
                 }
                 seg = end;
             }
-            if seg != scan.prefix {
-                scan.moved_at = Instant::now();
-            }
-            scan.prefix = seg;
-            if seg < t.end {
-                break;
-            }
-            if !t.is_done() {
+            *cursor = seg;
+            if seg == t.end && !t.is_done() {
                 t.finish();
             }
+            if in_order {
+                prefix = seg;
+                in_order = seg == t.end;
+            }
+        }
+        if prefix != scan.prefix {
+            scan.prefix = prefix;
+            scan.moved_at = Instant::now();
+        }
+        // A ticket's slots are free once it and every one before it are done.
+        while scan.tickets.front().is_some_and(|(t, c)| *c == t.end && t.is_done()) {
             scan.tickets.pop_front();
             scan.moved_at = Instant::now();
         }
@@ -135,7 +157,7 @@ impl CompletionTracker {
     pub fn fail_all(&self, error: &Error) {
         let mut scan = self.scan.lock().unwrap();
         scan.closed.get_or_insert_with(|| error.clone());
-        for t in scan.tickets.drain(..) {
+        for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());
         }
     }

@@ -463,3 +463,27 @@ pub fn read_waits_for_writers(make: Make) {
     let _t = rt.submit(&[Task::spin(30_000_000).signals(c.id()), Task::axpy(2.0, x.all(), y.all()).after(c.id(), 1)]).unwrap();
     assert_eq!(y.read().unwrap(), vec![3.0; 256], "the read did not wait for the axpy in flight");
 }
+
+// --- 10. No single task wedges the runtime ---
+
+/// A task waiting on a counter that nothing signals yet holds a worker, not the
+/// runtime: batches submitted after it complete and their tickets resolve (in any
+/// order), until the signal comes and the waiting task runs too. (Up to a ring's worth
+/// of tasks: a slot is reused only once every task before it completed.)
+pub fn waiting_task_does_not_wedge(make: Make) {
+    let rt = make.rt();
+    let c = rt.counter().unwrap();
+    let waiting = rt.submit_for_results(&[Task::noop(5).after(c.id(), 1)]).unwrap();
+    let start = Instant::now();
+    let rounds = (rt.capacity() as u64 - 64) / 10;
+    for round in 0..rounds {
+        let tasks: Vec<Task> = (0..10).map(|i| Task::noop(round * 10 + i)).collect();
+        let t = rt.submit_for_results(&tasks).unwrap();
+        assert_eq!(t.results().unwrap(), (round * 10..round * 10 + 10).collect::<Vec<_>>(), "round {round}");
+    }
+    assert!(start.elapsed() < Duration::from_secs(10), "unrelated work crawled: {:?}", start.elapsed());
+    assert!(waiting.try_wait().is_none(), "the waiting task ran without its signal");
+    rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
+    assert_eq!(waiting.results().unwrap(), vec![5]);
+    serves(&rt);
+}
