@@ -152,15 +152,24 @@ impl Backend {
     pub fn alloc(&self, bytes: usize) -> Result<Memory> {
         each!(self, b => b.alloc(bytes))
     }
+    /// Copies `src` (elements of `elem` bytes) to `dst`. Tasks may access that memory
+    /// meanwhile: on the CPU backend the copy is made of atomic element accesses
+    /// (`resident_device::arch::racy`), so a race gives torn values, never undefined
+    /// behaviour; on a GPU a copy racing a kernel is that already.
+    ///
     /// # Safety
-    /// `dst..dst+src.len()` must lie in memory from [`Backend::alloc`].
-    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
-        each!(self, b => unsafe { b.upload(dst, src) })
+    /// `dst..dst+src.len()` must lie in memory from [`Backend::alloc`] (or the counter
+    /// table), holding elements of `elem` bytes from `dst` on.
+    pub unsafe fn upload(&self, dst: u64, src: &[u8], elem: usize) -> Result<()> {
+        each!(self, b => unsafe { b.upload(dst, src, elem) })
     }
+    /// Copies from `src` (elements of `elem` bytes) into `dst`; as [`Backend::upload`].
+    ///
     /// # Safety
-    /// `src..src+dst.len()` must lie in memory from [`Backend::alloc`].
-    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
-        each!(self, b => unsafe { b.download(src, dst) })
+    /// `src..src+dst.len()` must lie in memory from [`Backend::alloc`] (or the counter
+    /// table), holding elements of `elem` bytes from `src` on.
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8], elem: usize) -> Result<()> {
+        each!(self, b => unsafe { b.download(src, dst, elem) })
     }
     /// Writes one buffer-table entry, visible to every task published after this returns.
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {

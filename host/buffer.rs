@@ -111,15 +111,16 @@ impl<T: Element> Buffer<T> {
         Ok(Slice::new(self.handle, start as u32, (end - start) as u32))
     }
 
-    /// Copies `data` into the buffer from element `offset`. Like a CUDA copy, it is not
-    /// ordered with tasks in flight that use the buffer: wait for their tickets first.
+    /// Copies `data` into the buffer from element `offset`, after every task submitted
+    /// before this call has completed ([`Buffer::read`] says why).
     pub fn write_at(&self, offset: usize, data: &[T]) -> Result<()> {
         if offset.checked_add(data.len()).is_none_or(|e| e > self.len()) {
             return Err(Error::LengthMismatch { expected: self.len() - offset.min(self.len()), got: data.len() });
         }
+        self.shared.settle()?;
         let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
         // SAFETY: in bounds of this allocation (checked above).
-        unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data)) }
+        unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
     }
 
     /// Copies `data` (exactly `len()` elements) into the buffer.
@@ -130,12 +131,20 @@ impl<T: Element> Buffer<T> {
         self.write_at(0, data)
     }
 
-    /// Copies the whole buffer out. Wait for the tickets of tasks that write it first.
+    /// Copies the whole buffer out, after every task submitted before this call has
+    /// completed (as a synchronous CUDA copy waits for the work before it): what the
+    /// tasks in flight write is in what it reads. Tasks submitted by other threads
+    /// while it copies may still race with it; that gives torn values (on the CPU
+    /// backend too: its copies are atomic element by element), never undefined
+    /// behaviour. A thread that holds an open [`crate::Reservation`] of this runtime
+    /// gets [`Error::ReservationOpen`] (its tasks cannot complete before it is
+    /// committed); after a fault, the fault.
     pub fn read(&self) -> Result<Vec<T>> {
+        self.shared.settle()?;
         let mut out = vec![T::zeroed(); self.len()];
         let src = self.mem.as_ref().unwrap().addr();
         // SAFETY: `out` is exactly the allocation's size.
-        unsafe { self.shared.backend.download(src, bytemuck::cast_slice_mut(&mut out)) }?;
+        unsafe { self.shared.backend.download(src, bytemuck::cast_slice_mut(&mut out), size_of::<T>()) }?;
         Ok(out)
     }
 }

@@ -51,7 +51,7 @@ impl Counter {
         let addr = shared.backend.counter_addr(id.0 as usize);
         // Zeroed before any task that names it can be published: the copy completes
         // before this returns, under the registries' write lock.
-        if let Err(e) = unsafe { shared.backend.upload(addr, &0u32.to_ne_bytes()) } {
+        if let Err(e) = unsafe { shared.backend.upload(addr, &0u32.to_ne_bytes(), 4) } {
             p.counters.give_back(id);
             return Err(e);
         }
@@ -69,7 +69,7 @@ impl Counter {
         let mut v = [0u8; 4];
         let addr = self.shared.backend.counter_addr(self.id.0 as usize);
         // SAFETY: the counter table is backend memory; 4 bytes at a valid index.
-        unsafe { self.shared.backend.download(addr, &mut v) }?;
+        unsafe { self.shared.backend.download(addr, &mut v, 4) }?;
         Ok(u32::from_ne_bytes(v))
     }
 }

@@ -33,7 +33,11 @@ impl Shared {
     /// completed, or the workers are gone (shutdown, abort, device fault). False if
     /// neither happened within `timeout`: the caller must then leak what it would free.
     pub fn quiesce(&self, target: u64, timeout: Duration) -> bool {
-        let deadline = deadline::after(timeout);
+        self.quiesce_until(target, deadline::after(timeout))
+    }
+
+    /// [`Shared::quiesce`] with a deadline (`None`: none).
+    fn quiesce_until(&self, target: u64, deadline: Option<Instant>) -> bool {
         loop {
             if self.workers_gone() {
                 return true;
@@ -46,6 +50,19 @@ impl Shared {
                 Err(_) => return self.workers_gone(),
             }
         }
+    }
+
+    /// Waits until every task submitted before this call has completed (or the workers
+    /// are gone): what a host access to a buffer is ordered after, as a synchronous
+    /// CUDA copy waits for the work before it. A thread that holds an open reservation
+    /// of this runtime gets `ReservationOpen`: its tasks cannot complete before it is
+    /// committed.
+    pub fn settle(&self) -> Result<()> {
+        if crate::reservation::open_here(self) {
+            return Err(Error::ReservationOpen);
+        }
+        let target = self.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+        if self.quiesce_until(target, None) { Ok(()) } else { self.fault().and(Err(Error::Timeout)) }
     }
 
     /// Drains (the sentinel runs after everything queued), aborts if the drain does not

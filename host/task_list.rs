@@ -47,7 +47,7 @@ impl TaskList {
         let placed: Vec<Task> = tasks.iter().enumerate().map(|(i, t)| place.apply(i, t)).collect();
         let mem = shared.backend.alloc(size_of_val(tasks))?;
         // SAFETY: `mem` holds exactly the tasks' bytes.
-        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed)) }?;
+        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed), 8) }?;
         Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), names })
     }
 

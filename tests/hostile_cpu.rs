@@ -27,4 +27,5 @@ isolated_test!(close_races_close, LIMIT, hostile::close_races_close(CPU));
 isolated_test!(construction_failure_cleans_up, LIMIT, hostile::construction_failure_cleans_up(CPU));
 isolated_test!(list_rechecked_each_submit, LIMIT, hostile::list_rechecked_each_submit(CPU));
 isolated_test!(nothing_after_close, LIMIT, hostile::nothing_after_close(CPU));
+isolated_test!(read_waits_for_writers, LIMIT, hostile::read_waits_for_writers(CPU));
 isolated_test!(waiting_task_does_not_wedge, LIMIT, hostile::waiting_task_does_not_wedge(CPU));

@@ -100,3 +100,9 @@ isolated_test!(
     LIMIT,
     hostile::waiting_task_does_not_wedge(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    read_waits_for_writers,
+    LIMIT,
+    hostile::read_waits_for_writers(GPU)
+);

@@ -209,23 +209,33 @@ impl CpuBackend {
         Ok(Memory::Cpu(HostAlloc::zeroed(bytes)?))
     }
 
-    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+    pub unsafe fn upload(&self, dst: u64, src: &[u8], elem: usize) -> Result<()> {
+        // SAFETY: the caller's range; workers access it only through `racy` or
+        // element-wide atomics (tasks' views).
+        unsafe { resident_device::arch::racy::store(dst as *mut u8, src, elem) };
         Ok(())
     }
 
-    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8], elem: usize) -> Result<()> {
+        // SAFETY: as in `upload`.
+        unsafe { resident_device::arch::racy::load(dst, src as *const u8, elem) };
         Ok(())
     }
 
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
         assert!(index < MAX_BUFFERS);
-        // Volatile, and ordered before any later publication by the registries' lock (a
-        // producer validates a task naming it only after this) and the release store of
-        // `tail` (the device reads entries volatile, after its
-        // acquire of `tail`).
-        unsafe { std::ptr::write_volatile((self.table.ptr() as *mut BufferEntry).add(index), e) };
+        // Ordered before any later publication by the registries' lock (a producer
+        // validates a task naming it only after this) and the release store of `tail`
+        // (the device reads entries after its acquire of `tail`). Relaxed atomic
+        // stores, as the workers' loads are (`arch::ld_weak_v2_u64`): a forged or stale
+        // handle's task may read the entry while it changes, which gives it a torn
+        // entry that fails its check, never undefined behaviour.
+        let words: [u64; 2] = bytemuck::cast(e);
+        let at = unsafe { (self.table.ptr() as *mut BufferEntry).add(index) } as *mut u64;
+        for (k, w) in words.into_iter().enumerate() {
+            // SAFETY: in the table (index checked), 16-byte aligned entries.
+            unsafe { AtomicU64::from_ptr(at.add(k)) }.store(w, Ordering::Relaxed);
+        }
         Ok(())
     }
 

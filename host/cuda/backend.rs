@@ -425,14 +425,14 @@ impl CudaBackend {
         Ok(Memory::CudaArena(block))
     }
 
-    pub unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<()> {
+    pub unsafe fn upload(&self, dst: u64, src: &[u8], _elem: usize) -> Result<()> {
         self.ctx.bind()?;
         // Synchronous, on the legacy stream, which non-blocking streams (the kernel's
         // among them) do not wait for.
         check(unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) }, "cuMemcpyHtoD")
     }
 
-    pub unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+    pub unsafe fn download(&self, src: u64, dst: &mut [u8], _elem: usize) -> Result<()> {
         self.ctx.bind()?;
         check(unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) }, "cuMemcpyDtoH")
     }
@@ -442,7 +442,7 @@ impl CudaBackend {
         let dst = self.table.ptr() + (index * size_of::<BufferEntry>()) as u64;
         // Complete before this returns, so before the tail write of any later
         // publication; the workers' acquire of that tail orders their table reads.
-        unsafe { self.upload(dst, bytemuck::bytes_of(&e)) }
+        unsafe { self.upload(dst, bytemuck::bytes_of(&e), 8) }
     }
 
     pub fn health(&self) -> Health {

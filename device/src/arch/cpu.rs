@@ -136,10 +136,13 @@ pub unsafe fn ld_acquire_sys_u64(p: *const u64) -> u64 {
 pub unsafe fn ld_relaxed_gpu_u64(p: *const u64) -> u64 {
     unsafe { std::sync::atomic::AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
 }
-/// Two consecutive `u64`s by plain (volatile, non-atomic) loads: the GPU's weak
-/// 16-byte load, for data an earlier acquire already ordered.
+/// Two consecutive `u64`s by relaxed atomic loads: the GPU's weak 16-byte load, for
+/// data an earlier acquire already ordered (buffer-table entries, which the host
+/// writes with relaxed atomic stores: a stale handle's task may read one while it
+/// changes, a torn entry that fails its check, never a data race).
 pub unsafe fn ld_weak_v2_u64(p: *const u64) -> (u64, u64) {
-    unsafe { (p.read_volatile(), p.add(1).read_volatile()) }
+    let at = |k| unsafe { std::sync::atomic::AtomicU64::from_ptr(p.add(k) as *mut u64) }.load(Ordering::Relaxed);
+    (at(0), at(1))
 }
 /// 64-bit relaxed atomic load (the `.sys` twin).
 pub unsafe fn ld_relaxed_sys_u64(p: *const u64) -> u64 {
@@ -267,4 +270,146 @@ pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
 /// Correctly rounded square root.
 pub fn sqrt_f64(a: f64) -> f64 {
     a.sqrt()
+}
+
+/// Memory that other threads may access at the same time (buffer contents, which
+/// racing tasks and the host's copies may touch together), read and written with
+/// relaxed atomic accesses: a race gives torn values, as on a GPU, never undefined
+/// behaviour. What the CPU backend uses wherever the GPU makes a plain (weak) access to
+/// such memory: tasks' element reads and writes ([`ld_racy`], [`st_racy`]) and the
+/// host's buffer copies.
+///
+/// Every access to one element has one width, whoever makes it, so that racing atomic
+/// accesses never differ in size (Rust's memory model forbids that): an element of 1,
+/// 2, 4 or 8 bytes at an address aligned to its size is one atomic of that size; any
+/// other is accessed byte by byte. The width depends only on the element's size and
+/// address, which a task's view, another type of the same size viewing the same
+/// buffer, and the host's copy of that buffer all share.
+pub mod racy {
+    use core::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+    /// Copies `dst.len()` bytes (whole elements of `elem` bytes) from `src` (shared)
+    /// into `dst` (private).
+    ///
+    /// # Safety
+    /// `src..src + dst.len()` must be valid for reads and hold elements of `elem`
+    /// bytes from `src` on, accessed by others only through this module or atomics of
+    /// the element's width.
+    #[inline]
+    pub unsafe fn load(dst: &mut [u8], src: *const u8, elem: usize) {
+        for (i, d) in dst.chunks_mut(elem.max(1)).enumerate() {
+            // SAFETY: in bounds (caller's contract); aligned where `width` says so.
+            unsafe { load_one(d, src.add(i * elem.max(1))) };
+        }
+    }
+
+    /// Copies `src` (private; whole elements of `elem` bytes) into `dst` (shared).
+    ///
+    /// # Safety
+    /// As for [`load`], for writes.
+    #[inline]
+    pub unsafe fn store(dst: *mut u8, src: &[u8], elem: usize) {
+        for (i, s) in src.chunks(elem.max(1)).enumerate() {
+            // SAFETY: as in `load`.
+            unsafe { store_one(dst.add(i * elem.max(1)), s) };
+        }
+    }
+
+    /// The one atomic width of an element of `size` bytes at `addr` (0: byte by byte).
+    #[inline(always)]
+    fn width(size: usize, addr: usize) -> usize {
+        if matches!(size, 1 | 2 | 4 | 8) && addr.is_multiple_of(size) { size } else { 0 }
+    }
+
+    /// One element (`d.len()` bytes) from `p`.
+    ///
+    /// # Safety
+    /// As for [`load`].
+    #[inline(always)]
+    pub unsafe fn load_one(d: &mut [u8], p: *const u8) {
+        // SAFETY (every arm): `p` is valid for `d.len()` bytes and, for a width, aligned
+        // to it (`width`).
+        unsafe {
+            match width(d.len(), p as usize) {
+                1 => d[0] = AtomicU8::from_ptr(p as *mut u8).load(Relaxed),
+                2 => d.copy_from_slice(&AtomicU16::from_ptr(p as *mut u16).load(Relaxed).to_ne_bytes()),
+                4 => d.copy_from_slice(&AtomicU32::from_ptr(p as *mut u32).load(Relaxed).to_ne_bytes()),
+                8 => d.copy_from_slice(&AtomicU64::from_ptr(p as *mut u64).load(Relaxed).to_ne_bytes()),
+                _ => {
+                    for (k, b) in d.iter_mut().enumerate() {
+                        *b = AtomicU8::from_ptr(p.add(k) as *mut u8).load(Relaxed);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One element (`s.len()` bytes) into `p`.
+    ///
+    /// # Safety
+    /// As for [`store`].
+    #[inline(always)]
+    pub unsafe fn store_one(p: *mut u8, s: &[u8]) {
+        // SAFETY: as in `load_one`.
+        unsafe {
+            match width(s.len(), p as usize) {
+                1 => AtomicU8::from_ptr(p).store(s[0], Relaxed),
+                2 => AtomicU16::from_ptr(p as *mut u16).store(u16::from_ne_bytes(s.try_into().unwrap()), Relaxed),
+                4 => AtomicU32::from_ptr(p as *mut u32).store(u32::from_ne_bytes(s.try_into().unwrap()), Relaxed),
+                8 => AtomicU64::from_ptr(p as *mut u64).store(u64::from_ne_bytes(s.try_into().unwrap()), Relaxed),
+                _ => {
+                    for (k, b) in s.iter().enumerate() {
+                        AtomicU8::from_ptr(p.add(k)).store(*b, Relaxed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An element `T` from buffer memory that other tasks (or the host) may write
+/// meanwhile: relaxed atomic accesses of the element's one width ([`racy`]); the GPU's
+/// is a plain load.
+///
+/// # Safety
+/// `p` must be valid for reads of a `T` (aligned to `T`).
+#[inline(always)]
+pub unsafe fn ld_racy<T: bytemuck::Pod>(p: *const T) -> T {
+    let mut v = T::zeroed();
+    unsafe { racy::load_one(bytemuck::bytes_of_mut(&mut v), p as *const u8) };
+    v
+}
+
+/// Stores an element `T` into buffer memory that other tasks (or the host) may access
+/// meanwhile (see [`ld_racy`]).
+///
+/// # Safety
+/// `p` must be valid for writes of a `T` (aligned to `T`).
+#[inline(always)]
+pub unsafe fn st_racy<T: bytemuck::Pod>(p: *mut T, v: T) {
+    unsafe { racy::store_one(p as *mut u8, bytemuck::bytes_of(&v)) }
+}
+
+/// Four consecutive `f32` elements (16-byte aligned): four racy element loads here
+/// (each element its own width, as every other access to it), one 16-byte load on the
+/// GPU.
+///
+/// # Safety
+/// `p` must be valid for reads of four `f32`s.
+#[inline(always)]
+pub unsafe fn ld_racy_f32x4(p: *const [f32; 4]) -> [f32; 4] {
+    let p = p as *const f32;
+    unsafe { [ld_racy(p), ld_racy(p.add(1)), ld_racy(p.add(2)), ld_racy(p.add(3))] }
+}
+
+/// Stores four consecutive `f32` elements (see [`ld_racy_f32x4`]).
+///
+/// # Safety
+/// `p` must be valid for writes of four `f32`s.
+#[inline(always)]
+pub unsafe fn st_racy_f32x4(p: *mut [f32; 4], v: [f32; 4]) {
+    let p = p as *mut f32;
+    for (k, x) in v.into_iter().enumerate() {
+        unsafe { st_racy(p.add(k), x) };
+    }
 }

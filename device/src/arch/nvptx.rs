@@ -359,3 +359,50 @@ pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
 pub fn sqrt_f64(a: f64) -> f64 {
     unsafe { llvm_sqrt_f64(a) }
 }
+
+/// A `T` from buffer memory that other tasks (or the host) may write meanwhile: a plain
+/// (weak) load, whose race gives an undefined value (the PTX memory model), no more.
+/// The CPU twin uses relaxed atomics, where a plain racing load would be undefined
+/// behaviour.
+///
+/// # Safety
+/// `p` must be valid for reads of a `T` (aligned to `T`).
+#[inline(always)]
+pub unsafe fn ld_racy<T: bytemuck::Pod>(p: *const T) -> T {
+    unsafe { p.read() }
+}
+
+/// Stores a `T` into buffer memory that other tasks may access meanwhile: a plain
+/// (weak) store (see [`ld_racy`]).
+///
+/// # Safety
+/// `p` must be valid for writes of a `T` (aligned to `T`).
+#[inline(always)]
+pub unsafe fn st_racy<T: bytemuck::Pod>(p: *mut T, v: T) {
+    unsafe { p.write(v) }
+}
+
+/// Four consecutive `f32` elements, 16-byte aligned: one 16-byte load (see
+/// [`ld_racy`]).
+///
+/// # Safety
+/// `p` must be valid for reads of four `f32`s, aligned to 16.
+#[inline(always)]
+pub unsafe fn ld_racy_f32x4(p: *const [f32; 4]) -> [f32; 4] {
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct F4([f32; 4]);
+    unsafe { (p as *const F4).read().0 }
+}
+
+/// Stores four consecutive `f32` elements, 16-byte aligned: one 16-byte store.
+///
+/// # Safety
+/// `p` must be valid for writes of four `f32`s, aligned to 16.
+#[inline(always)]
+pub unsafe fn st_racy_f32x4(p: *mut [f32; 4], v: [f32; 4]) {
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct F4([f32; 4]);
+    unsafe { (p as *mut F4).write(F4(v)) }
+}

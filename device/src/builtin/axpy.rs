@@ -14,10 +14,6 @@ const UNROLL: usize = 8;
 /// Longest axpy the relay runs itself (floats): about a microsecond of one warp's time.
 const RELAY_AXPY_MAX: u32 = 1024;
 
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct F4([f32; 4]);
-
 impl DeviceTask for Axpy {
     const ID: TaskId = ids::AXPY;
     const RELAY: bool = true;
@@ -72,45 +68,49 @@ impl DeviceTask for AxpyRaw {
 /// `y[i] += alpha * x[i]` for `i < len`, by the calling warp.
 ///
 /// # Safety
-/// `x` and `y` must be valid for `len` f32s; no other thread writes them meanwhile.
+/// `x` and `y` must be valid for `len` f32s. Another thread may access them meanwhile
+/// (racing tasks): every access is racy-safe (`arch::ld_racy`), so that only gives torn
+/// values.
 #[inline(always)]
 pub(crate) unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
     let lane = arch::lane_id() as usize;
     let w = arch::WARP as usize;
     let mut done = 0;
     if (x as usize | y as usize).is_multiple_of(16) {
-        let (x4, y4) = (x as *const F4, y as *mut F4);
+        let (x4, y4) = (x as *const [f32; 4], y as *mut [f32; 4]);
         let n4 = len / 4;
         let chunk = UNROLL * w;
         let mut base = 0;
+        // Racy accesses throughout: another task may write `y` meanwhile (a torn
+        // value on either device, never undefined behaviour: `arch::ld_racy`).
         while base + chunk <= n4 {
-            let mut xv = [F4([0.0; 4]); UNROLL];
-            let mut yv = [F4([0.0; 4]); UNROLL];
+            let mut xv = [[0.0f32; 4]; UNROLL];
+            let mut yv = [[0.0f32; 4]; UNROLL];
             for u in 0..UNROLL {
                 let i = base + u * w + lane;
                 unsafe {
-                    xv[u] = x4.add(i).read();
-                    yv[u] = y4.add(i).read();
+                    xv[u] = arch::ld_racy_f32x4(x4.add(i));
+                    yv[u] = arch::ld_racy_f32x4(y4.add(i));
                 }
             }
             for u in 0..UNROLL {
                 let i = base + u * w + lane;
                 let mut r = yv[u];
                 for j in 0..4 {
-                    r.0[j] += alpha * xv[u].0[j];
+                    r[j] += alpha * xv[u][j];
                 }
-                unsafe { y4.add(i).write(r) };
+                unsafe { arch::st_racy_f32x4(y4.add(i), r) };
             }
             base += chunk;
         }
         let mut i = base + lane;
         while i < n4 {
             unsafe {
-                let (xv, mut r) = (x4.add(i).read(), y4.add(i).read());
+                let (xv, mut r) = (arch::ld_racy_f32x4(x4.add(i)), arch::ld_racy_f32x4(y4.add(i)));
                 for j in 0..4 {
-                    r.0[j] += alpha * xv.0[j];
+                    r[j] += alpha * xv[j];
                 }
-                y4.add(i).write(r);
+                arch::st_racy_f32x4(y4.add(i), r);
             }
             i += w;
         }
@@ -118,7 +118,7 @@ pub(crate) unsafe fn axpy(alpha: f32, x: *const f32, y: *mut f32, len: usize) {
     }
     let mut i = done + lane;
     while i < len {
-        unsafe { *y.add(i) += alpha * *x.add(i) };
+        unsafe { arch::st_racy(y.add(i), arch::ld_racy(y.add(i)) + alpha * arch::ld_racy(x.add(i))) };
         i += w;
     }
 }

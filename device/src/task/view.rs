@@ -46,9 +46,9 @@ impl<T: Element> View<T> {
         }
         // SAFETY: `i < len`, and the view's `len` elements lie in a live buffer (checked
         // against the buffer table) or in this warp's scratch memory. A concurrent write
-        // by another task is the race the module docs describe (a value, not memory
-        // outside the buffer).
-        Ok(unsafe { self.ptr.add(i as usize).read() })
+        // by another task (or the host) is a race on a value, not on memory outside the
+        // buffer: a racy access gives a torn value, never undefined behaviour.
+        Ok(unsafe { arch::ld_racy(self.ptr.add(i as usize)) })
     }
 
     /// Stores `v` at element `i`.
@@ -58,7 +58,7 @@ impl<T: Element> View<T> {
             return Err(Status::OutOfRange);
         }
         // SAFETY: as in `read`.
-        unsafe { self.ptr.add(i as usize).write(v) };
+        unsafe { arch::st_racy(self.ptr.add(i as usize), v) };
         Ok(())
     }
 
