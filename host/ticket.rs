@@ -11,6 +11,7 @@ use crate::runtime::Shared;
 use crate::{Error, Result};
 
 /// One submitted batch. Dropping a ticket does not cancel its tasks.
+#[must_use = "a ticket is how to learn whether the batch ran (and its results); dropping it does not cancel the tasks"]
 pub struct Ticket {
     pub(crate) state: Arc<TicketState>,
     pub(crate) shared: Arc<Shared>,
