@@ -182,7 +182,14 @@ static GENERATIONS: [AtomicU16; MAX_BUFFERS] = [const { AtomicU16::new(0) }; MAX
 fn next_generation(index: u16) -> Option<u16> {
     // Relaxed: uniqueness needs only the atomicity of the update; what the generation
     // guards (the table entry) is published under the registries' lock.
-    GENERATIONS[index as usize].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| g.checked_add(1)).ok().map(|g| g + 1)
+    let mut g = GENERATIONS[index as usize].load(Ordering::Relaxed);
+    loop {
+        let n = g.checked_add(1)?;
+        match GENERATIONS[index as usize].compare_exchange_weak(g, n, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(n),
+            Err(now) => g = now,
+        }
+    }
 }
 
 /// The host's copy of the buffer table: which handles are live, with which generation.
