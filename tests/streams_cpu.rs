@@ -104,7 +104,7 @@ fn the_cpu_device_describes_itself() {
     b.stream().unwrap().copy_d2d(&x, &y).unwrap();
     assert_eq!(y.to_vec().unwrap(), [1, 2, 3]);
     // Two CPU devices do not mix.
-    assert!(matches!(Gpu::cpu().stream().unwrap().copy_d2d(&x, &y), Err(Error::Config(_))));
+    assert!(matches!(Gpu::cpu().stream().unwrap().copy_d2d(&x, &y), Err(Error::ForeignHandle(_))));
     assert_eq!(rt.module().unwrap().image(), "resident");
 }
 
@@ -254,7 +254,7 @@ fn launches_see_the_cpu_block_model_and_limits_are_typed_errors() {
     // A function of a CPU module on a stream of another CPU device: refused.
     let other = Gpu::cpu().stream().unwrap();
     // SAFETY: refused before anything runs.
-    assert!(matches!(unsafe { other.launch(&f, LaunchConfig::new(1, 1), out.device_ptr()) }, Err(Error::Config(_))));
+    assert!(matches!(unsafe { other.launch(&f, LaunchConfig::new(1, 1), out.device_ptr()) }, Err(Error::ForeignHandle(_))));
     st.synchronize().unwrap();
 }
 
@@ -348,7 +348,7 @@ fn captured_copies_and_events_replay() {
     assert_eq!(y.to_vec().unwrap(), want);
     // Captures do not nest; and a graph of the CPU device runs only there.
     assert!(matches!(a.capture(|s| s.capture(|_| Ok(())).map(|_| ())), Err(Error::Config(_))));
-    assert!(matches!(graph.launch(&Gpu::cpu().stream().unwrap()), Err(Error::Config(_))));
+    assert!(matches!(graph.launch(&Gpu::cpu().stream().unwrap()), Err(Error::ForeignHandle(_))));
 }
 
 /// A ticket wait cannot be captured (a ticket's tasks complete once); outside a capture

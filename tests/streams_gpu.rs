@@ -119,3 +119,29 @@ fn the_runtime_copies_on_a_lent_stream() {
     assert_eq!(y.read().unwrap(), want);
     rt.shutdown().unwrap();
 }
+
+/// Two handles of one device share its primary context: an event recorded on a stream
+/// of one is waited on and timed from a stream of the other, buffers of one are copied
+/// on a stream of the other, and the CPU device's stream refuses a GPU buffer, typed
+/// (issue 21, item 11).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn handles_of_one_device_mix() {
+    let (a, b) = (gpu(), Gpu::new(0).expect("a CUDA GPU"));
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let x = a.alloc_from(&[1u32, 2, 3, 4]).unwrap();
+    let y = b.alloc_zeroed::<u32>(4).unwrap();
+    let (start, end) = (a.event().unwrap(), b.event().unwrap());
+    sa.record(&start).unwrap();
+    sa.copy_d2d(&x, &y).unwrap();
+    let done = a.event().unwrap();
+    sa.record(&done).unwrap();
+    sb.wait_event(&done).unwrap();
+    sb.record(&end).unwrap();
+    end.synchronize().unwrap();
+    assert!(end.elapsed_since(&start).is_ok());
+    assert_eq!(y.to_vec().unwrap(), [1, 2, 3, 4]);
+    let cpu = Gpu::cpu().stream().unwrap();
+    assert!(matches!(cpu.copy_d2d(&x, &y), Err(resident::Error::ForeignHandle(_))));
+    assert!(matches!(cpu.wait_event(&done), Err(resident::Error::ForeignHandle(_))));
+}

@@ -204,12 +204,15 @@ impl Gpu {
         }
     }
 
+    /// Whether `other` is a handle of the same device: the same handle, or (CUDA) one of
+    /// the same ordinal, whose primary context every handle of that device shares, so
+    /// that streams, events, buffers and modules of one handle work with another's. A
+    /// CPU device is its handle's own (`Gpu::cpu` makes a new one each time). Across
+    /// devices: [`Error::ForeignHandle`].
     pub(crate) fn same_device(&self, other: &Gpu) -> Result<()> {
-        if Arc::ptr_eq(&self.inner, &other.inner) {
-            Ok(())
-        } else {
-            Err(Error::Config("a stream, event or buffer of another Gpu handle was used".into()))
-        }
+        let same = Arc::ptr_eq(&self.inner, &other.inner)
+            || matches!((&self.inner.device, &other.inner.device), (Device::Cuda(a), Device::Cuda(b)) if a.ordinal() == b.ordinal());
+        if same { Ok(()) } else { Err(Error::ForeignHandle("stream, event, buffer or kernel of another device")) }
     }
 }
 

@@ -39,7 +39,7 @@ impl Stream {
             Error::Config("the ticket's runtime runs on the CPU backend: wait for it from a stream of the CPU device".into())
         })?;
         if Some(cuda.context().ordinal()) != self.gpu.cuda_context().map(|c| c.ordinal()) {
-            return Err(Error::Config("the ticket's runtime runs on another device".into()));
+            return Err(Error::ForeignHandle("ticket of a runtime on another device"));
         }
         if ticket.try_wait().is_some() {
             return Ok(());
