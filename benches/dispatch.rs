@@ -105,11 +105,11 @@ fn bench(c: &mut Criterion) {
     // The default first; then one change each, summary medians only.
     let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
         ("claim 1 (defaults)", base.clone(), true, true, false),
-        ("defaults, no preclaim", RuntimeConfig { worker_flags: RELEASE_COUNT, ..base.clone() }, false, false, false),
+        ("defaults, preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
         ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
         ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
         ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
-        ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
+        ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
         (
             "defaults, 128-thread blocks, 5 per SM",
             RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
@@ -123,14 +123,14 @@ fn bench(c: &mut Criterion) {
         ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
         (
             "defaults, sparse look for children",
-            RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
+            RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
             false,
             false,
             false,
         ),
         (
             "sparse look, segments of 64",
-            RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, segment_tasks: 64, ..base.clone() },
+            RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, segment_tasks: 64, ..base.clone() },
             false,
             false,
             false,
@@ -144,15 +144,16 @@ fn bench(c: &mut Criterion) {
     let variants = if std::env::var_os("DISPATCH_QUICK").is_some() {
         vec![
             ("claim 1 (defaults)", base.clone(), false, false, false),
-            ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: PRECLAIM, ..base.clone() }, false, false, false),
+            ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
             (
                 "defaults, sparse look for children",
-                RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
+                RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
                 false,
                 false,
                 false,
             ),
-            ("acq_rel adds + sparse look", RuntimeConfig { worker_flags: PRECLAIM | SPARSE_LOOK, ..base.clone() }, false, false, false),
+            ("acq_rel adds + sparse look", RuntimeConfig { worker_flags: SPARSE_LOOK, ..base.clone() }, false, false, false),
+            ("defaults, preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
             ("defaults again (order check)", base.clone(), false, false, true),
         ]
     } else if std::env::var_os("DISPATCH_HOST").is_some() {

@@ -145,7 +145,8 @@ impl Backend {
     pub fn segment_done(&self, first: u64) -> *const SegmentDone {
         each!(self, b => b.segment_done(first))
     }
-    /// Address of device counter `id`, for `upload`/`download`.
+    /// Address of word `id` of the counter table (counter `id`, or its dropped flag at
+    /// `DROPPED + id`), for `upload`/`download`.
     pub fn counter_addr(&self, id: usize) -> u64 {
         each!(self, b => b.counter_addr(id))
     }
@@ -174,6 +175,12 @@ impl Backend {
     /// Writes one buffer-table entry, visible to every task published after this returns.
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
         each!(self, b => b.set_buffer_entry(index, e))
+    }
+    /// Cancels the segment whose first task is `first` (its `cancel` word:
+    /// `resident_shared::SegmentCount`): its tasks that wait or poll end with
+    /// `Status::Cancelled`. A segment finished already ignores it.
+    pub fn cancel_segment(&self, first: u64) -> Result<()> {
+        each!(self, b => b.cancel_segment(first))
     }
     pub fn health(&self) -> Health {
         each!(self, b => b.health())

@@ -3,29 +3,29 @@
 //! A [`Buffer`] owns device memory (host memory on the CPU backend) and a slot in the
 //! buffer table. Tasks refer to it through [`Slice`]s (handle, offset, length),
 //! which the runtime checks at submit time and the device checks again.
-//! Dropping a buffer waits until every task submitted before the drop has completed, so
-//! no task can reach freed memory.
+//! Dropping a buffer never waits: no task submitted after the drop can name it, and its
+//! memory and table entry stay until every task submitted before the drop has
+//! completed (host/reclaim.rs), so no task can reach freed memory.
 
 use resident_shared::{BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::time::Duration;
 
 use crate::backend::Memory;
+use crate::reclaim::Held;
 use crate::runtime::Shared;
 use crate::{Error, Result};
-
-/// How long a dropped buffer waits for in-flight tasks before it leaks its memory
-/// rather than free it under them.
-const DROP_WAIT: Duration = Duration::from_secs(30);
 
 /// A typed device buffer.
 pub struct Buffer<T: Element> {
     handle: BufferHandle,
     len: u32,
     mem: Option<Memory>,
+    /// The runtime's `next` sequence number when the buffer was registered: no task
+    /// before it can name the buffer, so host accesses never wait for those.
+    born: u64,
     _t: PhantomData<T>,
     // Last: fields drop in order, and the memory is freed on the runtime's transfer
     // stream, which must outlive it (the last buffer may be the runtime's last owner).
@@ -42,6 +42,8 @@ impl<T: Element> Buffer<T> {
     pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<Self> {
         let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::BufferTooLarge(len))?;
+        // What earlier drops left, if no task can use it any more: room first.
+        shared.reclaim();
         let mem = shared.backend.alloc(bytes)?;
         // The entry is in the device's table before any producer can see the handle
         // (the write lock), so before any task naming it is published.
@@ -51,8 +53,11 @@ impl<T: Element> Buffer<T> {
             r.registry.unregister(handle);
             return Err(e);
         }
+        // Under the registries' write lock: every task reserved from now on was checked
+        // after the registration.
+        let born = shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
         drop(r);
-        Ok(Self { shared, handle, len: len32, mem: Some(mem), _t: PhantomData })
+        Ok(Self { shared, handle, len: len32, mem: Some(mem), born, _t: PhantomData })
     }
 
     /// Elements in the buffer.
@@ -112,12 +117,13 @@ impl<T: Element> Buffer<T> {
     }
 
     /// Copies `data` into the buffer from element `offset`, after every task submitted
-    /// before this call has completed ([`Buffer::read`] says why).
+    /// before this call (and after the buffer was made) has completed ([`Buffer::read`]
+    /// says why). A new buffer's first write waits for nothing.
     pub fn write_at(&self, offset: usize, data: &[T]) -> Result<()> {
         if offset.checked_add(data.len()).is_none_or(|e| e > self.len()) {
             return Err(Error::LengthMismatch { expected: self.len() - offset.min(self.len()), got: data.len() });
         }
-        self.shared.settle()?;
+        self.shared.settle(self.born)?;
         let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
         // SAFETY: in bounds of this allocation (checked above).
         unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
@@ -131,16 +137,16 @@ impl<T: Element> Buffer<T> {
         self.write_at(0, data)
     }
 
-    /// Copies the whole buffer out, after every task submitted before this call has
-    /// completed (as a synchronous CUDA copy waits for the work before it): what the
-    /// tasks in flight write is in what it reads. Tasks submitted by other threads
+    /// Copies the whole buffer out, after every task submitted before this call (and
+    /// after the buffer was made) has completed, as a synchronous CUDA copy waits for
+    /// the work before it: what the tasks in flight write is in what it reads. Tasks submitted by other threads
     /// while it copies may still race with it; that gives torn values (on the CPU
     /// backend too: its copies are atomic element by element), never undefined
     /// behaviour. A thread that holds an open [`crate::Reservation`] of this runtime
     /// gets [`Error::ReservationOpen`] (its tasks cannot complete before it is
     /// committed); after a fault, the fault.
     pub fn read(&self) -> Result<Vec<T>> {
-        self.shared.settle()?;
+        self.shared.settle(self.born)?;
         let mut out = vec![T::zeroed(); self.len()];
         let src = self.mem.as_ref().unwrap().addr();
         // SAFETY: `out` is exactly the allocation's size.
@@ -153,18 +159,15 @@ impl<T: Element> Drop for Buffer<T> {
     fn drop(&mut self) {
         // Under the registries' write lock: no producer is between its validation and
         // its reservation (they hold the read lock across both), so `next`, read now,
-        // covers every task that may name this buffer; later ones are refused.
+        // covers every task that may name this buffer; later ones are refused. The
+        // memory and the table entry stay for those tasks (host/reclaim.rs): the drop
+        // never waits.
         let target = {
             let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
-            r.registry.unregister(self.handle);
+            r.registry.retire(self.handle);
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
-        let drained = self.shared.quiesce(target, DROP_WAIT);
-        let _ = self.shared.backend.set_buffer_entry(self.handle.index(), BufferEntry::EMPTY);
-        if !drained {
-            eprintln!("resident: tasks using buffer {:?} did not finish; leaking its memory", self.handle);
-            std::mem::forget(self.mem.take());
-        }
+        self.shared.defer(target, Held::Buffer { index: self.handle.index(), mem: self.mem.take() });
     }
 }
 
@@ -213,11 +216,25 @@ impl BufferRegistry {
         }
     }
 
+    /// Undoes a registration whose buffer was never handed out.
     pub fn unregister(&mut self, h: BufferHandle) {
         if self.entry(h).is_some() {
-            self.entries[h.index()] = BufferEntry::EMPTY;
-            self.free.push(h.index() as u16);
+            self.retire(h);
+            self.release(h.index());
         }
+    }
+
+    /// No task may name `h` from now on; its index is not free yet (tasks in flight
+    /// may still read its table entry: [`BufferRegistry::release`] frees it).
+    pub fn retire(&mut self, h: BufferHandle) {
+        if self.entry(h).is_some() {
+            self.entries[h.index()] = BufferEntry::EMPTY;
+        }
+    }
+
+    /// Index `index`, retired, is free for a new buffer.
+    pub fn release(&mut self, index: usize) {
+        self.free.push(index as u16);
     }
 
     /// The live entry a handle names, if its generation matches.

@@ -37,8 +37,12 @@ pub struct RuntimeConfig {
     /// CPU backend: worker threads (0: one per available core; at most
     /// [`RuntimeConfig::MAX_CPU_WORKERS`]).
     pub cpu_workers: usize,
-    /// Worker policies (`resident_shared::worker_flags` bits), for measurement; the
-    /// default is the combination measured fastest (docs/benchmarks.md).
+    /// Worker policies (`resident_shared::worker_flags` bits), for measurement. The
+    /// default is `RELEASE_COUNT`. `PRECLAIM` (on by default until 2026-11-25, within
+    /// the spread of the runs without it: docs/benchmarks.md) makes a worker claim the
+    /// next slot before it runs a task's body, so that a task that runs for ever holds
+    /// one later slot hostage (its ticket never resolves, even after the first is
+    /// cancelled); like `claim` above 1, it trades that guarantee for speed.
     pub worker_flags: u32,
     /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
     /// read, uncached for the host) rather than ordinary cached pinned memory.
@@ -123,7 +127,7 @@ impl Default for RuntimeConfig {
             block_threads: 0,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
-            worker_flags: resident_shared::worker_flags::PRECLAIM | resident_shared::worker_flags::RELEASE_COUNT,
+            worker_flags: resident_shared::worker_flags::RELEASE_COUNT,
             staging_write_combined: false,
             shutdown_timeout: Duration::from_secs(10),
             max_poll_sleep_ns: 256,

@@ -19,17 +19,13 @@
 //! [`Task::signals`]: resident_shared::Task::signals
 //! [`Task::after`]: resident_shared::Task::after
 
-use resident_shared::{CounterId, MAX_COUNTERS};
+use resident_shared::{CounterId, DROPPED, MAX_COUNTERS};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use crate::reclaim::Held;
 use crate::runtime::Shared;
 use crate::{Error, Result};
-
-/// How long a dropped counter waits for in-flight tasks before its id is retired for
-/// good rather than reused under them.
-const DROP_WAIT: Duration = Duration::from_secs(30);
 
 /// A device counter, zero when created. Its id is valid in tasks while it lives.
 pub struct Counter {
@@ -46,12 +42,13 @@ impl std::fmt::Debug for Counter {
 impl Counter {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.usable()?;
+        shared.reclaim();
         let mut p = shared.registries.write().unwrap_or_else(|e| e.into_inner());
         let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
-        let addr = shared.backend.counter_addr(id.0 as usize);
-        // Zeroed before any task that names it can be published: the copy completes
-        // before this returns, under the registries' write lock.
-        if let Err(e) = unsafe { shared.backend.upload(addr, &0u32.to_ne_bytes(), 4) } {
+        // Zero, and not dropped, before any task that names it can be published: the
+        // copies complete before this returns, under the registries' write lock.
+        let reset = |word: usize| unsafe { shared.backend.upload(shared.backend.counter_addr(word), &0u32.to_ne_bytes(), 4) };
+        if let Err(e) = reset(id.0 as usize).and_then(|()| reset(DROPPED + id.0 as usize)) {
             p.counters.give_back(id);
             return Err(e);
         }
@@ -76,16 +73,19 @@ impl Counter {
 
 impl Drop for Counter {
     fn drop(&mut self) {
-        // As for buffers: refuse new tasks naming it, wait for those in flight.
+        // As for buffers: refuse new tasks naming it at once. Tasks in flight that wait
+        // on it end now with `Status::CounterDropped` (no signal would come: its
+        // dropped flag, which they poll, `resident_device::deps`); the id is free again
+        // once every task before the drop has completed (host/reclaim.rs). Never waits.
         let target = {
             let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
             r.counters.retire(self.id);
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
-        let drained = self.shared.quiesce(target, DROP_WAIT);
-        if drained {
-            self.shared.registries.write().unwrap_or_else(|e| e.into_inner()).counters.give_back(self.id);
-        }
+        // SAFETY: the counter table holds a dropped flag for every id.
+        let _ =
+            unsafe { self.shared.backend.upload(self.shared.backend.counter_addr(DROPPED + self.id.0 as usize), &1u32.to_ne_bytes(), 4) };
+        self.shared.defer(target, Held::Counter(self.id));
     }
 }
 
@@ -128,7 +128,7 @@ impl CounterRegistry {
         self.live[id.0 as usize] = false;
     }
 
-    fn give_back(&mut self, id: CounterId) {
+    pub(crate) fn give_back(&mut self, id: CounterId) {
         self.live[id.0 as usize] = false;
         with_free(|f| f.push_back(id.0));
     }

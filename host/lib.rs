@@ -54,6 +54,7 @@ mod error;
 mod image;
 mod lifecycle;
 mod queue;
+mod reclaim;
 mod reservation;
 mod runtime;
 mod shutdown;

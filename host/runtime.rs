@@ -16,6 +16,7 @@ use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::Notifier;
 use crate::queue::producer::{self, Origin, Producer, Registries, Source, WhenFull};
 use crate::queue::publisher::Publisher;
+use crate::reclaim::Reclaim;
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
@@ -43,6 +44,8 @@ pub(crate) struct Shared {
     pub helpers: crate::queue::helpers::Helpers,
     /// Running, closing, stopped; the fault (host/lifecycle.rs).
     pub life: Lifecycle,
+    /// What drops left for tasks in flight (host/reclaim.rs).
+    pub reclaim: Reclaim,
     last_health: AtomicU64,
     epoch: Instant,
 }
@@ -174,15 +177,16 @@ impl Shared {
             }
         }
     }
-
-    /// Waits until every task before `target` has completed (or `deadline` passes).
-    pub fn wait_completed(&self, target: u64, deadline: Option<Instant>) -> Result<()> {
-        self.wait_until(deadline, || self.tracker.advance(&self.backend) >= target)
-    }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        if self.life.leaked() {
+            self.reclaim.leak_all();
+        } else {
+            // Before the backend, whose streams and context free it.
+            self.reclaim();
+        }
         if !self.life.leaked() {
             // SAFETY: dropped once, here; the workers have exited.
             unsafe { ManuallyDrop::drop(&mut self.backend) };
@@ -315,6 +319,7 @@ impl Runtime {
                 notifier: Notifier::default(),
                 helpers: crate::queue::helpers::Helpers::new(submit_threads),
                 life: Lifecycle::default(),
+                reclaim: Reclaim::default(),
                 last_health: AtomicU64::new(0),
                 epoch: Instant::now(),
             }),

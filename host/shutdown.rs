@@ -11,7 +11,7 @@
 //!    when the last owner of the runtime drops it, unless workers never left: then it
 //!    is leaked, never freed under running code.
 //!
-//! Also here: [`Shared::quiesce`], what drops of buffers, lists and counters wait for.
+//! Also here: [`Shared::settle`], what host accesses to buffers wait for.
 
 use resident_shared::Task;
 use std::sync::Mutex;
@@ -29,40 +29,38 @@ use crate::{Error, Result};
 const ABORT_GRACE: Duration = Duration::from_secs(5);
 
 impl Shared {
-    /// Waits until no task submitted before `target` can touch memory any more: they
-    /// completed, or the workers are gone (shutdown, abort, device fault). False if
-    /// neither happened within `timeout`: the caller must then leak what it would free.
-    pub fn quiesce(&self, target: u64, timeout: Duration) -> bool {
-        self.quiesce_until(target, deadline::after(timeout))
-    }
-
-    /// [`Shared::quiesce`] with a deadline (`None`: none).
-    fn quiesce_until(&self, target: u64, deadline: Option<Instant>) -> bool {
-        loop {
-            if self.workers_gone() {
-                return true;
-            }
-            match self.wait_completed(target, deadline) {
-                Ok(()) => return true,
-                Err(Error::Timeout) => return self.workers_gone(),
-                // A fault or shutdown: the workers are leaving; wait for them to be gone.
-                Err(_) if !deadline::passed(deadline) => std::thread::sleep(Duration::from_millis(1)),
-                Err(_) => return self.workers_gone(),
-            }
-        }
-    }
-
-    /// Waits until every task submitted before this call has completed (or the workers
-    /// are gone): what a host access to a buffer is ordered after, as a synchronous
-    /// CUDA copy waits for the work before it. A thread that holds an open reservation
-    /// of this runtime gets `ReservationOpen`: its tasks cannot complete before it is
-    /// committed.
-    pub fn settle(&self) -> Result<()> {
+    /// Waits until every task of `from..` submitted before this call has completed (or
+    /// the workers are gone): what a host access to a buffer born at `from` (no task
+    /// before it can name it) is ordered after, as a synchronous CUDA copy waits for
+    /// the work before it. Tasks before `from` are not waited for, nor tickets that
+    /// hold none of `from..` (the tracker resolves tickets in any order). A thread that
+    /// holds an open reservation of this runtime gets `ReservationOpen`: its tasks
+    /// cannot complete before it is committed.
+    pub fn settle(&self, from: u64) -> Result<()> {
         if crate::reservation::open_here(self) {
             return Err(Error::ReservationOpen);
         }
-        let target = self.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
-        if self.quiesce_until(target, None) { Ok(()) } else { self.fault().and(Err(Error::Timeout)) }
+        let to = self.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+        if to <= from {
+            return Ok(());
+        }
+        let settled = || {
+            self.tracker.advance(&self.backend);
+            self.workers_gone() || self.tracker.settled(from, to)
+        };
+        match self.wait_until(None, settled) {
+            Ok(()) => Ok(()),
+            // A fault or a shutdown: once the workers are gone, nothing writes any more.
+            Err(e) => loop {
+                if self.workers_gone() {
+                    return Ok(());
+                }
+                if !self.life.is_closing() && self.fault().is_ok() {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            },
+        }
     }
 
     /// Drains (the sentinel runs after everything queued), aborts if the drain does not
@@ -119,6 +117,8 @@ impl Shared {
             eprintln!("resident: workers did not stop after abort (a task that never polls abort); leaking the queue memory");
         }
         self.life.finish(result.clone(), !exited);
+        // What drops left for the workers, now that none runs (kept if one may).
+        self.reclaim();
         result
     }
 }

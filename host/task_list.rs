@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::backend::Memory;
 use crate::queue::placement::Placement;
+use crate::reclaim::Held;
 use crate::runtime::Shared;
 use crate::validate::Names;
 
@@ -73,11 +74,9 @@ impl TaskList {
 
 impl Drop for TaskList {
     fn drop(&mut self) {
-        // The workers read the list's tasks in place until they complete: wait until
-        // everything submitted so far has completed.
-        let target = self.shared.producer.lock().unwrap().next;
-        if !self.shared.quiesce(target, std::time::Duration::from_secs(30)) {
-            std::mem::forget(self.mem.take());
-        }
+        // The workers read the list's tasks in place until they complete: its memory
+        // stays until everything submitted so far has (host/reclaim.rs). Never waits.
+        let target = self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+        self.shared.defer(target, Held::List(self.mem.take()));
     }
 }

@@ -45,6 +45,28 @@ impl Ticket {
         self.state.is_done().then(|| self.outcome())
     }
 
+    /// Cancels the batch, without waiting: its tasks that wait on a counter, or poll for
+    /// cancellation (`spin`; a task of yours that calls `TaskCx::cancelled`), end at
+    /// once with [`resident_shared::Status::Cancelled`]. Tasks that do not wait or poll
+    /// run as usual (nothing can stop a running warp that does not look), and so do
+    /// tasks pushed on the device. The ticket resolves as usual, once every task has
+    /// completed: with `TaskFailed { status: Cancelled, .. }` if one ended so. Nothing
+    /// else is cancelled; dropping a ticket cancels nothing.
+    pub fn cancel(&self) -> Result<()> {
+        if self.state.is_done() {
+            return Ok(());
+        }
+        let seg = self.shared.tracker.segment_size() as u64;
+        let _ = self.shared.bind();
+        // Segments are cut from the ticket's start (`resident_shared::segment`).
+        let mut first = self.state.first;
+        while first < self.state.end {
+            self.shared.backend.cancel_segment(first)?;
+            first += seg;
+        }
+        Ok(())
+    }
+
     /// Waits until every task of the batch has completed. Never hangs on a dead device:
     /// a fault or an exited kernel ends the wait with an error.
     pub fn wait(&self) -> Result<()> {

@@ -29,3 +29,5 @@ isolated_test!(list_rechecked_each_submit, LIMIT, hostile::list_rechecked_each_s
 isolated_test!(nothing_after_close, LIMIT, hostile::nothing_after_close(CPU));
 isolated_test!(read_waits_for_writers, LIMIT, hostile::read_waits_for_writers(CPU));
 isolated_test!(waiting_task_does_not_wedge, LIMIT, hostile::waiting_task_does_not_wedge(CPU));
+isolated_test!(cancel_ends_waiting_and_polling_tasks, LIMIT, hostile::cancel_ends_waiting_and_polling_tasks(CPU));
+isolated_test!(drops_never_wait, LIMIT, hostile::drops_never_wait(CPU));

@@ -106,3 +106,15 @@ isolated_test!(
     LIMIT,
     hostile::read_waits_for_writers(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    cancel_ends_waiting_and_polling_tasks,
+    LIMIT,
+    hostile::cancel_ends_waiting_and_polling_tasks(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    drops_never_wait,
+    LIMIT,
+    hostile::drops_never_wait(GPU)
+);

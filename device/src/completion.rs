@@ -87,6 +87,15 @@ impl Completer {
         segment::child(index, len)
     }
 
+    /// The value of the segment's `cancel` word that cancels task `seq`
+    /// ([`crate::TaskCx::cancelled`]): `stamp_for` of its segment's first task; 0 for a
+    /// pushed child (its segment's first is not known here: children are not
+    /// cancellable).
+    #[inline(always)]
+    pub fn cancel_stamp(&self, seq: u32, task: &Task) -> u32 {
+        if task.flags & task_flags::CHILD != 0 { 0 } else { stamp_for(seq.wrapping_sub(segment::offset(task.seg))) }
+    }
+
     /// Completes task `seq` with `out`. Every lane must call, after every lane is done
     /// with the task.
     ///
@@ -171,6 +180,8 @@ impl Completer {
     unsafe fn finish(&self, index: u32, c: *mut SegmentCount, first: u32, failed: u32) {
         unsafe {
             arch::st_relaxed_gpu_u64(&raw mut (*c).state, 0);
+            // A cancel of this segment is moot now (`SegmentCount::cancel`).
+            arch::st_relaxed_gpu(&raw mut (*c).cancel, 0);
             let d = self.done.add(index as usize);
             core::ptr::write_volatile(&raw mut (*d).failed, failed);
             // One MEMBAR.SYS per segment: orders everything the segment's tasks wrote

@@ -9,10 +9,11 @@
 //!
 //! No deadlock from waiting: every worker is co-resident, claims are handed out in
 //! sequence order, so a task that waits only on tasks submitted before it always has
-//! them claimed by running workers. A wait on a counter nothing will signal is a hung
-//! task: it ends with [`Status::Aborted`] when the host aborts.
+//! them claimed by running workers. A wait on a counter nothing will signal ends with
+//! [`Status::CounterDropped`] when the host drops the counter, [`Status::Cancelled`]
+//! when the host cancels its ticket, [`Status::Aborted`] when the host aborts.
 
-use resident_shared::{Status, Task};
+use resident_shared::{DROPPED, Status, Task};
 
 use crate::arch;
 use crate::task::TaskCx;
@@ -35,6 +36,8 @@ pub unsafe fn wait(cx: &TaskCx, task: &Task) -> Result<(), Status> {
         return Err(Status::BadArgs);
     }
     let c = unsafe { cx.counters.add(task.wait_counter as usize) };
+    // The counter's dropped flag (`resident_shared::DROPPED`): the table has one per id.
+    let dropped = unsafe { cx.counters.add(DROPPED + task.wait_counter as usize) };
     let mut sleep = 0u32;
     loop {
         // Acquire, .gpu: pairs with the signalers' release adds.
@@ -44,6 +47,15 @@ pub unsafe fn wait(cx: &TaskCx, task: &Task) -> Result<(), Status> {
         }
         if cx.aborting() {
             return Err(Status::Aborted);
+        }
+        // Relaxed, .sys: flags the host sets while the task waits (a copy into device
+        // memory, a relaxed store on the CPU backend); they order nothing. Uniform
+        // across the warp (lane 0's view decides), as the result must be.
+        if arch::shfl_idx(unsafe { arch::ld_relaxed_sys(dropped) }, 0) != 0 {
+            return Err(Status::CounterDropped);
+        }
+        if arch::shfl_idx(cx.cancelled() as u32, 0) != 0 {
+            return Err(Status::Cancelled);
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_WAIT_SLEEP_NS);

@@ -60,6 +60,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         spawn,
         counts: done.counts(),
         child_seg: 0,
+        cancel_stamp: 0,
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
@@ -200,7 +201,7 @@ unsafe fn copy_task(from: *const Task, to: *mut Task) {
 /// `ready` runs once the task's dependency is met (or failed), before its body.
 #[inline(always)]
 unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) {
-    let cx = TaskCx { child_seg: done.child_seg(seq, task), ..*base };
+    let cx = TaskCx { child_seg: done.child_seg(seq, task), cancel_stamp: done.cancel_stamp(seq, task), ..*base };
     let out = if task.flags & task_flags::RELAYED != 0 {
         // The relay warp ran it already (device/src/relay.rs): only count it.
         ready();
@@ -260,6 +261,7 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         spawn: SpawnRing::NONE,
         counts: core::ptr::null_mut(),
         child_seg: 0,
+        cancel_stamp: 0,
     };
     let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {

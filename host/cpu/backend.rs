@@ -1,7 +1,9 @@
 //! Queue memory in host RAM and the worker threads that drain it.
 
 use resident_shared::lists::{LIST_RUNS, ListRun};
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
+use resident_shared::{
+    BufferEntry, COUNTER_TABLE_WORDS, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
+};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -42,7 +44,7 @@ impl CpuBackend {
         let completions = HostAlloc::zeroed(capacity as usize * size_of::<Completion>())?;
         let segment_counts = HostAlloc::zeroed(capacity as usize * size_of::<SegmentCount>())?;
         let segment_done = HostAlloc::zeroed(capacity as usize * size_of::<SegmentDone>())?;
-        let counters = HostAlloc::zeroed(MAX_COUNTERS * size_of::<u32>())?;
+        let counters = HostAlloc::zeroed(COUNTER_TABLE_WORDS * size_of::<u32>())?;
         let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
         let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;
         let lists = HostAlloc::zeroed(LIST_RUNS * size_of::<ListRun>())?;
@@ -201,7 +203,7 @@ impl CpuBackend {
     }
 
     pub fn counter_addr(&self, id: usize) -> u64 {
-        assert!(id < MAX_COUNTERS);
+        assert!(id < COUNTER_TABLE_WORDS);
         self.counters.ptr() as u64 + (id * size_of::<u32>()) as u64
     }
 
@@ -235,6 +237,17 @@ impl CpuBackend {
         for (k, w) in words.into_iter().enumerate() {
             // SAFETY: in the table (index checked), 16-byte aligned entries.
             unsafe { AtomicU64::from_ptr(at.add(k)) }.store(w, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub fn cancel_segment(&self, first: u64) -> Result<()> {
+        let i = (first & (self.capacity as u64 - 1)) as usize;
+        // SAFETY: an entry of the live counts array. Relaxed: a flag the segment's
+        // tasks poll (`TaskCx::cancelled`); it orders nothing.
+        unsafe {
+            let c = (self.segment_counts.ptr() as *mut SegmentCount).add(i);
+            AtomicU32::from_ptr(&raw mut (*c).cancel).store(resident_shared::stamp_for(first as u32), Ordering::Relaxed);
         }
         Ok(())
     }

@@ -43,7 +43,9 @@ use bytemuck::Zeroable;
 use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::LL_SLOTS;
-use resident_shared::{BufferEntry, Completion, KernelParams, MAX_BUFFERS, MAX_COUNTERS, QueueHeader, SegmentCount, SegmentDone, Task};
+use resident_shared::{
+    BufferEntry, COUNTER_TABLE_WORDS, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
+};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
@@ -150,7 +152,7 @@ impl CudaBackend {
             let completions = PinnedAlloc::zeroed(&ctx, capacity as usize * c, false)?;
             let segment_counts = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * size_of::<SegmentCount>())?;
             let segment_done = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<SegmentDone>(), false)?;
-            let counters = DeviceAlloc::zeroed_sync(&ctx, MAX_COUNTERS * size_of::<u32>())?;
+            let counters = DeviceAlloc::zeroed_sync(&ctx, COUNTER_TABLE_WORDS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
             let relay = Relay::new(&ctx, config.relay_max_batch, config.relay_publish, &module)?;
             relay.set_host_ring(staging.device_ptr());
@@ -407,7 +409,7 @@ impl CudaBackend {
 
     /// Address of device counter `id`.
     pub fn counter_addr(&self, id: usize) -> u64 {
-        assert!(id < MAX_COUNTERS);
+        assert!(id < COUNTER_TABLE_WORDS);
         self.counters.ptr() + (id * size_of::<u32>()) as u64
     }
 
@@ -443,6 +445,15 @@ impl CudaBackend {
         // Complete before this returns, so before the tail write of any later
         // publication; the workers' acquire of that tail orders their table reads.
         unsafe { self.upload(dst, bytemuck::bytes_of(&e), 8) }
+    }
+
+    pub fn cancel_segment(&self, first: u64) -> Result<()> {
+        let i = first & (self.capacity as u64 - 1);
+        let word = self.segment_counts.ptr() + i * size_of::<SegmentCount>() as u64 + std::mem::offset_of!(SegmentCount, cancel) as u64;
+        // SAFETY: 4 bytes of the live counts array. The segment's tasks poll the word
+        // with ld.relaxed.sys (`TaskCx::cancelled`); a synchronous copy on the legacy
+        // stream, which the kernel's non-blocking stream does not wait for.
+        unsafe { self.upload(word, &resident_shared::stamp_for(first as u32).to_ne_bytes(), 4) }
     }
 
     pub fn health(&self) -> Health {

@@ -152,6 +152,16 @@ impl CompletionTracker {
         scan.prefix
     }
 
+    /// Whether every ticket that holds a task of `from..to` is done (as far as the scans
+    /// so far saw: call [`CompletionTracker::advance`] first).
+    pub fn settled(&self, from: u64, to: u64) -> bool {
+        if self.completed() >= to {
+            return true;
+        }
+        let scan = self.scan.lock().unwrap();
+        scan.tickets.iter().take_while(|(t, _)| t.first < to).all(|(t, _)| t.end <= from || t.is_done())
+    }
+
     /// Resolves every unfinished ticket with `error` (fault or abort), and every ticket
     /// registered from now on: no waiter hangs. The first error sticks.
     pub fn fail_all(&self, error: &Error) {

@@ -9,6 +9,15 @@ use bytemuck::{Pod, Zeroable};
 /// the device needs no bounds check on an id (the table is 256 KiB).
 pub const MAX_COUNTERS: usize = 1 << 16;
 
+/// The counter table's words: `MAX_COUNTERS` values, then one dropped flag per counter
+/// ([`DROPPED`] words on: nonzero while the host is dropping that counter). A task
+/// waiting on a counter whose flag is set ends at once with `Status::CounterDropped`
+/// rather than wait for a signal that nothing will send (`resident_device::deps`).
+pub const COUNTER_TABLE_WORDS: usize = 2 * MAX_COUNTERS;
+
+/// Word offset of the dropped flags in the counter table.
+pub const DROPPED: usize = MAX_COUNTERS;
+
 /// Index of a counter in the runtime's table (1..MAX_COUNTERS).
 ///
 /// `Pod`, so it can sit in a task's arguments (declare it: `Declare::counter`).

@@ -27,7 +27,7 @@ mod task;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
 pub use completion::{Completion, stamp_for};
-pub use counter::{CounterId, MAX_COUNTERS};
+pub use counter::{COUNTER_TABLE_WORDS, CounterId, DROPPED, MAX_COUNTERS};
 pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare};
 pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};

@@ -92,8 +92,12 @@ pub struct SegmentCount {
     /// The segment's first sequence number, stored by its first task (offset 0) before
     /// its count: the completing worker, a child's perhaps, needs it for the stamp.
     pub first: u32,
-    /// Fills the record to 16 bytes; unused.
-    pub _pad: u32,
+    /// `stamp_for(first)` while the host cancels the segment's ticket (written by the
+    /// host, read by the segment's tasks where they wait or poll:
+    /// `resident_device::TaskCx::cancelled`); any other value means "not cancelled".
+    /// A value left from a segment that used the entry before names that segment's
+    /// first task, never this one's; the finisher clears it.
+    pub cancel: u32,
 }
 const _: () = assert!(core::mem::size_of::<SegmentCount>() == 16);
 

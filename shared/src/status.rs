@@ -24,6 +24,11 @@ pub enum Status {
     /// The task reported a failure of its own (its arguments or its input, by its own
     /// judgement).
     Failed = 8,
+    /// Its ticket was cancelled while the task waited on a counter or polled for it
+    /// (a task that had not started, or that does not poll, runs as usual).
+    Cancelled = 9,
+    /// A counter the task waited on was dropped by the host: no signal would come.
+    CounterDropped = 10,
 }
 
 impl Status {
@@ -39,6 +44,8 @@ impl Status {
             6 => Some(Self::ChildFailed),
             7 => Some(Self::QueueFull),
             8 => Some(Self::Failed),
+            9 => Some(Self::Cancelled),
+            10 => Some(Self::CounterDropped),
             _ => None,
         }
     }
@@ -55,6 +62,8 @@ impl Status {
             Self::ChildFailed => "a follow-up task pushed on the device failed",
             Self::QueueFull => "the device queue had no room for follow-up tasks",
             Self::Failed => "the task reported a failure",
+            Self::Cancelled => "its ticket was cancelled while it waited",
+            Self::CounterDropped => "a counter it waited on was dropped",
         }
     }
 }

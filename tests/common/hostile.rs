@@ -487,3 +487,67 @@ pub fn waiting_task_does_not_wedge(make: Make) {
     assert_eq!(waiting.results().unwrap(), vec![5]);
     serves(&rt);
 }
+
+/// A ticket can be cancelled: its task waiting on a counter nothing signals and its
+/// task that never ends on its own (a spin that polls) end at once with
+/// `Status::Cancelled`; the runtime serves on, and closes without a timeout.
+pub fn cancel_ends_waiting_and_polling_tasks(make: Make) {
+    use resident::Status;
+    // Two workers held (CPU): two more serve meanwhile.
+    let rt = make.with(|c| c.cpu_workers = 4).unwrap();
+    let c = rt.counter().unwrap();
+    let waiting = rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap();
+    let hung = rt.submit(&[Task::hang()]).unwrap();
+    serves(&rt);
+    for t in [&waiting, &hung] {
+        assert!(t.try_wait().is_none());
+        let start = Instant::now();
+        t.cancel().unwrap();
+        let r = t.wait_timeout(Duration::from_secs(10));
+        assert!(matches!(r, Err(Error::TaskFailed { status: Status::Cancelled, .. })), "{r:?}");
+        assert!(start.elapsed() < Duration::from_secs(2), "cancel took {:?}", start.elapsed());
+    }
+    // Cancelling a finished ticket changes nothing.
+    let done = rt.submit(&[Task::noop(2)]).unwrap();
+    done.wait().unwrap();
+    done.cancel().unwrap();
+    assert_eq!(done.wait(), Ok(()));
+    serves(&rt);
+    let start = Instant::now();
+    assert_eq!(rt.close(), Ok(()));
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+/// Dropping a counter that a task waits on fails that task at once
+/// (`Status::CounterDropped`: no signal would come), and the drop itself returns at
+/// once; so do drops of buffers and lists while a task that never ends runs (their
+/// memory is freed once nothing can use it).
+pub fn drops_never_wait(make: Make) {
+    use resident::Status;
+    let rt = make.with(|c| c.cpu_workers = 4).unwrap();
+    let c = rt.counter().unwrap();
+    let waiting = rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap();
+    let hung = rt.submit(&[Task::hang()]).unwrap();
+    let quick = |what: &str, f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        assert!(start.elapsed() < Duration::from_millis(200), "dropping {what} took {:?}", start.elapsed());
+    };
+    quick("a counter a task waits on", &|| drop(rt.counter().unwrap()));
+    let c = std::cell::Cell::new(Some(c));
+    quick("a counter a task waits on", &|| drop(c.take()));
+    let r = waiting.wait_timeout(Duration::from_secs(10));
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::CounterDropped, .. })), "{r:?}");
+    let b = std::cell::Cell::new(Some(rt.buffer_from(&[1.0f32; 1024]).unwrap()));
+    let l = std::cell::Cell::new(Some(rt.upload_tasks(&[Task::noop(3)]).unwrap()));
+    quick("a buffer behind a hung task", &|| drop(b.take()));
+    quick("a task list behind a hung task", &|| drop(l.take()));
+    // New counters, buffers and lists still come, and the runtime serves.
+    let c2 = rt.counter().unwrap();
+    rt.submit(&[Task::noop(0).signals(c2.id())]).unwrap().wait().unwrap();
+    assert_eq!(c2.value().unwrap(), 1);
+    serves(&rt);
+    hung.cancel().unwrap();
+    assert!(matches!(hung.wait(), Err(Error::TaskFailed { status: Status::Cancelled, .. })));
+    assert_eq!(rt.close(), Ok(()));
+}

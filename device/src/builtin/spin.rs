@@ -1,5 +1,6 @@
 //! `spin`: holds its warp for a given time on the device clock, for latency and
-//! load-balance tests. Leaves early, with `Aborted`, when the runtime aborts.
+//! load-balance tests. Leaves early, with `Aborted`, when the runtime aborts, and with
+//! `Cancelled` when its ticket is cancelled.
 
 use resident_shared::{ArgError, Declare, Status, TaskId};
 
@@ -23,6 +24,9 @@ impl DeviceTask for Spin {
             }
             if cx.aborting() {
                 return Err(Status::Aborted);
+            }
+            if arch::shfl_idx(cx.cancelled() as u32, 0) != 0 {
+                return Err(Status::Cancelled);
             }
             arch::nanosleep((nanos - spent).min(1_000) as u32);
         }

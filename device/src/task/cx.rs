@@ -24,6 +24,10 @@ pub struct TaskCx {
     /// The running task's segment as a child's `seg` word ([`segment::child`]): its
     /// children are counted in the same segment.
     pub(crate) child_seg: u32,
+    /// `stamp_for` of the running task's segment's first task: the value of the
+    /// segment's `cancel` word that cancels it ([`TaskCx::cancelled`]); 0 for a task
+    /// that cannot be cancelled (a pushed child, a task outside the queue).
+    pub(crate) cancel_stamp: u32,
 }
 
 /// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
@@ -119,6 +123,23 @@ impl TaskCx {
     pub fn aborting(&self) -> bool {
         // Acquire, .sys: pairs with the host's stream write of `abort`.
         !self.header.is_null() && unsafe { arch::ld_acquire_sys(&raw const (*self.header).abort.value) } != 0
+    }
+
+    /// Whether the host cancelled this task's ticket (`Ticket::cancel`). A task that
+    /// runs long should poll it (and [`TaskCx::aborting`]) and end with
+    /// `Err(Status::Cancelled)`: the runtime cannot stop a task that does not. Waits on
+    /// counters poll it already. Tasks pushed on the device are not cancellable.
+    #[inline(always)]
+    pub fn cancelled(&self) -> bool {
+        if self.cancel_stamp == 0 || self.counts.is_null() {
+            return false;
+        }
+        let entry = segment::child_index(self.child_seg) as usize;
+        // Relaxed, .sys: a flag the host writes (a copy into device memory, or a
+        // relaxed store on the CPU backend) while the task polls; it orders nothing.
+        // The stamp names this segment: a word left by an earlier user of the entry
+        // never equals it.
+        unsafe { arch::ld_relaxed_sys(&raw const (*self.counts.add(entry)).cancel) == self.cancel_stamp }
     }
 
     // --- Buffers ---
