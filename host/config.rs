@@ -66,7 +66,9 @@ pub struct RuntimeConfig {
     /// work sooner, at more fences and records (docs/protocol.md, step 4).
     pub segment_tasks: u32,
     /// Slots of the device-side spawn ring: follow-up tasks that running tasks push
-    /// (a power of two, at least 2). A push into a full ring fails that task with
+    /// (a power of two, from 2 to 2^24; default 2^18, 16 MiB). A push into a full ring
+    /// waits for room while other workers pop (up to
+    /// `resident_shared::spawn::PUSH_WAIT_NS`), then fails that task with
     /// `Status::QueueFull`.
     pub spawn_capacity: u32,
     /// CUDA: batches of at most this many tasks are published through the relay warp

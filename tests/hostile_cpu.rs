@@ -31,3 +31,4 @@ isolated_test!(read_waits_for_writers, LIMIT, hostile::read_waits_for_writers(CP
 isolated_test!(waiting_task_does_not_wedge, LIMIT, hostile::waiting_task_does_not_wedge(CPU));
 isolated_test!(cancel_ends_waiting_and_polling_tasks, LIMIT, hostile::cancel_ends_waiting_and_polling_tasks(CPU));
 isolated_test!(drops_never_wait, LIMIT, hostile::drops_never_wait(CPU));
+isolated_test!(large_trees_complete, LIMIT, hostile::large_trees_complete(CPU));

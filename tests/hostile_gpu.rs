@@ -118,3 +118,9 @@ isolated_test!(
     LIMIT,
     hostile::drops_never_wait(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    large_trees_complete,
+    LIMIT,
+    hostile::large_trees_complete(GPU)
+);

@@ -14,8 +14,17 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::{CachePadded, Task};
 
-/// Default number of spawn slots: children in flight at once (4 MiB of slots).
-pub const DEFAULT_SPAWN_CAPACITY: u32 = 1 << 16;
+/// Default number of spawn slots: children in flight at once (16 MiB of slots, as
+/// many as the default ring). A tree of up to this many nodes never finds the ring
+/// full, however its pushes and pops interleave (each node holds at most one slot, and
+/// only until it runs); past it, a pusher waits for room ([`PUSH_WAIT_NS`]).
+pub const DEFAULT_SPAWN_CAPACITY: u32 = 1 << 18;
+
+/// How long a push waits for room in a full spawn ring (others pop meanwhile) before
+/// it fails with `Status::QueueFull`: the overflow policy is backpressure, bounded. A
+/// wait that runs out means the children in flight at once outgrew the ring
+/// (`RuntimeConfig::spawn_capacity`) while every warp was pushing.
+pub const PUSH_WAIT_NS: u64 = 20_000_000;
 
 /// The two positions, each on its own 128-byte line.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]

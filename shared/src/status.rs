@@ -60,7 +60,7 @@ impl Status {
             Self::BadArgs => "inconsistent arguments",
             Self::Aborted => "aborted",
             Self::ChildFailed => "a follow-up task pushed on the device failed",
-            Self::QueueFull => "the device queue had no room for follow-up tasks",
+            Self::QueueFull => "the spawn ring had no room for follow-up tasks (RuntimeConfig::spawn_capacity)",
             Self::Failed => "the task reported a failure",
             Self::Cancelled => "its ticket was cancelled while it waited",
             Self::CounterDropped => "a counter it waited on was dropped",

@@ -551,3 +551,45 @@ pub fn drops_never_wait(make: Make) {
     assert!(matches!(hung.wait(), Err(Error::TaskFailed { status: Status::Cancelled, .. })));
     assert_eq!(rt.close(), Ok(()));
 }
+
+// --- 9. Tasks that spawn tasks never fail for lack of room that the CPU has ---
+
+/// Trees of tens of thousands of nodes in all run whole, exactly once each, on the
+/// default spawn ring (more slots than nodes: no push can find it full). On a ring far
+/// smaller than the children in flight, pushes wait for room while others pop (bounded
+/// backpressure); if every worker is pushing, the wait ends with a typed `QueueFull`
+/// and nothing runs twice or without its parent.
+pub fn large_trees_complete(make: Make) {
+    use resident::Status;
+    let (depth, fanout) = (4, 8);
+    let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
+    for (trees, spawn_capacity) in [(16usize, None), (8, Some(256u32))] {
+        let rt = make
+            .with(|c| {
+                if let Some(s) = spawn_capacity {
+                    c.spawn_capacity = s;
+                }
+            })
+            .unwrap();
+        let marks = rt.buffer_from(&vec![0u32; trees * nodes]).unwrap();
+        let roots: Vec<Task> = (0..trees).map(|t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
+        let r = rt.submit(&roots).unwrap().wait();
+        let got = marks.read().unwrap();
+        match (r, spawn_capacity) {
+            (Ok(()), _) => assert!(got.iter().all(|&v| v == 1), "a node ran twice or not at all"),
+            (Err(Error::TaskFailed { status: Status::QueueFull | Status::ChildFailed, .. }), Some(_)) => {
+                for (t, tree) in got.chunks(nodes).enumerate() {
+                    assert_eq!(tree[0], 1, "root {t} ran");
+                    for (i, &v) in tree.iter().enumerate().skip(1) {
+                        assert!(
+                            v == 0 || (v == 1 && tree[(i - 1) / fanout as usize] == 1),
+                            "tree {t}: node {i} ran twice or without its parent"
+                        );
+                    }
+                }
+            }
+            (r, _) => panic!("{trees} trees of {nodes} nodes, spawn ring {spawn_capacity:?}: {r:?}"),
+        }
+        rt.close().unwrap();
+    }
+}

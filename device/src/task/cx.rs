@@ -1,6 +1,7 @@
 //! [`TaskCx`]: what a running task may see of the runtime and of the hardware.
 
 use resident_shared::segment::{self, SegmentCount};
+use resident_shared::spawn;
 use resident_shared::{BufferEntry, CounterId, Element, QueueHeader, Slice, Status, Task, task_flags};
 
 use super::{DeviceTask, View};
@@ -239,8 +240,11 @@ impl TaskCx {
 
     /// Pushes `child` for another worker to run (warp-collective; every lane must call
     /// with the same arguments). The child completes as part of the running task's
-    /// segment, so the host's ticket waits for it too. `Err(QueueFull)` if the spawn
-    /// ring has no room: nothing was pushed. Declare the child's type
+    /// segment, so the host's ticket waits for it too. If the spawn ring is full, waits
+    /// for room while other warps pop (at most
+    /// [`PUSH_WAIT_NS`](resident_shared::spawn::PUSH_WAIT_NS)); `Err(QueueFull)` if
+    /// none came: nothing was pushed (the children in flight at once outgrew
+    /// `RuntimeConfig::spawn_capacity`). Declare the child's type
     /// (`Declare::spawns`) and what it touches.
     ///
     /// A type that says `UNCHECKED` (raw addresses, fault injection) cannot be pushed: a
@@ -275,7 +279,19 @@ impl TaskCx {
             // the push's release orders it before the child's add (spawn.rs, step 4).
             unsafe { arch::atom_add_relaxed_gpu_u64(state, segment::CHILD_ADD) };
             // SAFETY: the ring is live (not none, checked above).
-            if unsafe { self.spawn.try_push(&t) } {
+            let mut pushed = unsafe { self.spawn.try_push(&t) };
+            if !pushed {
+                // Backpressure (`resident_shared::spawn::PUSH_WAIT_NS`): other warps pop
+                // meanwhile; give up after the bound, on an abort, or on a cancel.
+                let start = arch::globaltimer();
+                let mut sleep = 32u32;
+                while !pushed && arch::globaltimer().wrapping_sub(start) < spawn::PUSH_WAIT_NS && !self.aborting() && !self.cancelled() {
+                    arch::nanosleep(sleep);
+                    sleep = (sleep * 2).min(1024);
+                    pushed = unsafe { self.spawn.try_push(&t) };
+                }
+            }
+            if pushed {
                 ok = 1;
             } else {
                 unsafe { arch::atom_add_relaxed_gpu_u64(state, 1) };
