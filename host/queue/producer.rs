@@ -173,6 +173,11 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
 /// its sequence numbers, its list-run entries and its ticket. Nothing is published.
 pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Batch> {
+    // A closed runtime says so first, whatever the batch (not only when a health poll
+    // happens to run in this call: the answer must not depend on timing).
+    if origin != Origin::Runtime {
+        shared.usable()?;
+    }
     // Batches are published in sequence order: one reserved after an open reservation
     // of this thread would wait for this thread.
     if origin != Origin::Runtime && crate::reservation::open_here(shared) {
