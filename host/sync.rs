@@ -3,7 +3,8 @@
 //! run with `RUSTFLAGS="--cfg loom"`) explore the shipped code, not a copy of it. What
 //! loom cannot model (queue memory shared with workers through raw pointers, the
 //! backends) uses std directly; the parts that go through here are host-only: the
-//! publisher and the lifecycle.
+//! publisher, the lifecycle, the completion tracker's ticket list and the tickets'
+//! states.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, atomic};

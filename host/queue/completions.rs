@@ -8,8 +8,11 @@
 
 use resident_shared::{Status, stamp_for};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+
+use crate::sync::Mutex;
+use crate::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ticket_state::TicketState;
@@ -226,5 +229,34 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
     o.results.extend_from_slice(&results);
     if o.failure.is_none() {
         o.failure = failure;
+    }
+}
+
+/// loom: a ticket registered while another thread fails every ticket (a fault or a
+/// shutdown racing a submit) is resolved, with the error, in every interleaving: no
+/// waiter is left hanging (the shipped tracker and ticket state, through host/sync.rs).
+#[cfg(all(test, loom))]
+mod loom_tracker {
+    use super::*;
+    use crate::Error;
+
+    #[test]
+    fn loom_a_ticket_registered_beside_fail_all_resolves() {
+        loom::model(|| {
+            let tracker = Arc::new(CompletionTracker::new(64, 32));
+            let early = Arc::new(TicketState::new(0, 1, false, false));
+            tracker.register(early.clone());
+            let late = Arc::new(TicketState::new(1, 2, false, false));
+            let h = {
+                let tracker = tracker.clone();
+                loom::thread::spawn(move || tracker.fail_all(&Error::ShutDown))
+            };
+            tracker.register(late.clone());
+            h.join().unwrap();
+            for t in [&early, &late] {
+                assert!(t.is_done(), "a ticket left unresolved");
+                assert_eq!(t.outcome.lock().unwrap().error, Some(Error::ShutDown));
+            }
+        });
     }
 }

@@ -1,8 +1,8 @@
 //! What a ticket knows: its range of sequence numbers and, once done, its outcome.
 
+use crate::sync::Mutex;
+use crate::sync::atomic::{AtomicBool, Ordering};
 use resident_shared::Status;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Error;
 
