@@ -7,11 +7,10 @@
 //! memory and table entry stay until every task submitted before the drop has
 //! completed (host/reclaim.rs), so no task can reach freed memory.
 
-use resident_shared::{BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
+use resident_shared::{BufferHandle, ElemType, Element, Slice};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, Ordering};
 
 use crate::backend::Memory;
 use crate::reclaim::Held;
@@ -168,99 +167,5 @@ impl<T: Element> Drop for Buffer<T> {
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
         self.shared.defer(target, Held::Buffer { index: self.handle.index(), mem: self.mem.take() });
-    }
-}
-
-/// The generation last handed out at each table index, for the whole process: every
-/// runtime takes a new one from here when it registers a buffer at that index. So a
-/// handle (index, generation) is handed out once per process, never again: a handle of
-/// another runtime, or of a dropped buffer, never names a live buffer, however many are
-/// made and dropped (issue 21). An index whose 65,535 generations are used up is retired
-/// for good, by every runtime: after about 2^32 buffers in one process, new ones are
-/// refused with `Error::TooManyBuffers` rather than reuse a handle.
-static GENERATIONS: [AtomicU16; MAX_BUFFERS] = [const { AtomicU16::new(0) }; MAX_BUFFERS];
-
-/// A generation for a new buffer at `index` (never 0, never one handed out before), or
-/// `None` if the index is used up.
-fn next_generation(index: u16) -> Option<u16> {
-    // Relaxed: uniqueness needs only the atomicity of the update; what the generation
-    // guards (the table entry) is published under the registries' lock.
-    let mut g = GENERATIONS[index as usize].load(Ordering::Relaxed);
-    loop {
-        let n = g.checked_add(1)?;
-        match GENERATIONS[index as usize].compare_exchange_weak(g, n, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Some(n),
-            Err(now) => g = now,
-        }
-    }
-}
-
-/// The host's copy of the buffer table: which handles are live, with which generation.
-pub(crate) struct BufferRegistry {
-    entries: Vec<BufferEntry>,
-    free: Vec<u16>,
-}
-
-impl BufferRegistry {
-    pub fn new() -> Self {
-        Self { entries: vec![BufferEntry::EMPTY; MAX_BUFFERS], free: (0..MAX_BUFFERS).rev().map(|i| i as u16).collect() }
-    }
-
-    pub fn register(&mut self, ptr: u64, len: u32, elem: ElemType) -> Result<BufferHandle> {
-        loop {
-            let index = self.free.pop().ok_or(Error::TooManyBuffers(MAX_BUFFERS))?;
-            // An index whose generations are used up is not given back to `free`.
-            let Some(generation) = next_generation(index) else { continue };
-            self.entries[index as usize] = BufferEntry { ptr, len, elem: elem.0, generation };
-            return Ok(BufferHandle::new(index, generation));
-        }
-    }
-
-    /// Undoes a registration whose buffer was never handed out.
-    pub fn unregister(&mut self, h: BufferHandle) {
-        if self.entry(h).is_some() {
-            self.retire(h);
-            self.release(h.index());
-        }
-    }
-
-    /// No task may name `h` from now on; its index is not free yet (tasks in flight
-    /// may still read its table entry: [`BufferRegistry::release`] frees it).
-    pub fn retire(&mut self, h: BufferHandle) {
-        if self.entry(h).is_some() {
-            self.entries[h.index()] = BufferEntry::EMPTY;
-        }
-    }
-
-    /// Index `index`, retired, is free for a new buffer.
-    pub fn release(&mut self, index: usize) {
-        self.free.push(index as u16);
-    }
-
-    /// The live entry a handle names, if its generation matches.
-    pub fn entry(&self, h: BufferHandle) -> Option<BufferEntry> {
-        let e = *self.entries.get(h.index())?;
-        (e.ptr != 0 && e.generation as u32 == h.generation()).then_some(e)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An index is retired once its generations are used up; the next buffer goes to
-    /// another index, and no handle is handed out twice.
-    #[test]
-    fn used_up_indices_are_retired() {
-        let mut r = BufferRegistry::new();
-        let first = r.register(256, 4, ElemType::F32).unwrap();
-        r.unregister(first);
-        // Use up the generations of that index (shared by the process: set directly).
-        GENERATIONS[first.index()].store(u16::MAX, Ordering::Relaxed);
-        let next = r.register(256, 4, ElemType::F32).unwrap();
-        assert_ne!(next.index(), first.index());
-        assert!(r.entry(first).is_none());
-        r.unregister(next);
-        assert!(!r.free.contains(&(first.index() as u16)), "a used-up index went back to the free list");
     }
 }

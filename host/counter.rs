@@ -20,8 +20,7 @@
 //! [`Task::after`]: resident_shared::Task::after
 
 use resident_shared::{CounterId, DROPPED, MAX_COUNTERS};
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::reclaim::Held;
 use crate::runtime::Shared;
@@ -86,50 +85,5 @@ impl Drop for Counter {
         let _ =
             unsafe { self.shared.backend.upload(self.shared.backend.counter_addr(DROPPED + self.id.0 as usize), &1u32.to_ne_bytes(), 4) };
         self.shared.defer(target, Held::Counter(self.id));
-    }
-}
-
-/// The counter ids not live in any runtime of the process, oldest first: a runtime
-/// takes one from the front when it makes a counter and gives it back at the end once
-/// no task can name it. So a counter id is live in at most one runtime at a time (a
-/// task naming another runtime's counter is refused), and a dropped counter's id comes
-/// back only after every other free id did (the 16-bit ids of the task header allow no
-/// generation: a stale id can name a later counter only after 65,534 others were made).
-static FREE_IDS: Mutex<Option<VecDeque<u16>>> = Mutex::new(None);
-
-fn with_free<R>(f: impl FnOnce(&mut VecDeque<u16>) -> R) -> R {
-    let mut free = FREE_IDS.lock().unwrap_or_else(|e| e.into_inner());
-    // Id 0 means "no counter" and is never handed out.
-    f(free.get_or_insert_with(|| (1..MAX_COUNTERS).map(|i| i as u16).collect()))
-}
-
-/// Which counter ids are live in this runtime.
-pub(crate) struct CounterRegistry {
-    live: Vec<bool>,
-}
-
-impl CounterRegistry {
-    pub fn new() -> Self {
-        Self { live: vec![false; MAX_COUNTERS] }
-    }
-
-    pub fn is_live(&self, id: u16) -> bool {
-        self.live.get(id as usize).copied().unwrap_or(false)
-    }
-
-    fn take(&mut self) -> Option<CounterId> {
-        let id = with_free(|f| f.pop_front())?;
-        self.live[id as usize] = true;
-        Some(CounterId(id))
-    }
-
-    /// No new task may name `id`; it is not yet free.
-    fn retire(&mut self, id: CounterId) {
-        self.live[id.0 as usize] = false;
-    }
-
-    pub(crate) fn give_back(&mut self, id: CounterId) {
-        self.live[id.0 as usize] = false;
-        with_free(|f| f.push_back(id.0));
     }
 }

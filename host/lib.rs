@@ -55,6 +55,7 @@ mod image;
 mod lifecycle;
 mod queue;
 mod reclaim;
+mod registry;
 mod reservation;
 mod runtime;
 mod shutdown;

@@ -13,10 +13,11 @@ use crate::cpu::CpuBackend;
 use crate::cuda::backend::CudaBackend;
 use crate::lifecycle::Lifecycle;
 use crate::queue::completions::CompletionTracker;
-use crate::queue::notifier::Notifier;
-use crate::queue::producer::{self, Origin, Producer, Registries, Source, WhenFull};
+use crate::queue::notifier::{Notifier, Progress};
+use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::queue::publisher::Publisher;
 use crate::reclaim::Reclaim;
+use crate::registry::Registries;
 use crate::task_list::TaskList;
 use crate::ticket::Ticket;
 use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
@@ -136,7 +137,19 @@ impl Shared {
         let _ = self.bind();
         match self.backend.health() {
             Health::Running => match self.config.task_deadline {
-                Some(d) => crate::watchdog::check(self, d),
+                Some(d) => match crate::watchdog::stalled_past(&self.tracker, &self.backend, d) {
+                    // The fault first: it resolves every outstanding ticket with
+                    // `TaskHung`. Aborted after it, the hung task itself completes
+                    // (`Aborted`) into a ticket that is already resolved (H200: the
+                    // other order let the scan finish the ticket with `TaskFailed {
+                    // Aborted }` first).
+                    Some(seq) => {
+                        let e = self.record_fault(Error::TaskHung { seq, deadline: d });
+                        self.abort_workers();
+                        Err(e)
+                    }
+                    None => Ok(()),
+                },
                 None => Ok(()),
             },
             Health::Exited if self.life.is_closing() => Err(Error::ShutDown),
@@ -176,6 +189,23 @@ impl Shared {
                 std::thread::sleep(Duration::from_micros(50));
             }
         }
+    }
+}
+
+impl Shared {
+    /// This runtime as the notifier drives it, held weakly.
+    pub fn progress(self: &Arc<Self>) -> std::sync::Weak<dyn Progress> {
+        let strong: Arc<dyn Progress> = self.clone();
+        Arc::downgrade(&strong)
+    }
+}
+
+impl Progress for Shared {
+    fn advance(&self) {
+        self.tracker.advance(&self.backend);
+    }
+    fn poll_health(&self) -> Result<()> {
+        Shared::poll_health(self)
     }
 }
 
@@ -325,7 +355,7 @@ impl Runtime {
             }),
         };
         if let Some(d) = deadline {
-            rt.shared.notifier.watch(&rt.shared, d / 4)?;
+            rt.shared.notifier.watch(rt.shared.progress(), d / 4)?;
         }
         Ok(rt)
     }

@@ -160,7 +160,7 @@ impl AsyncWait {
         if self.id == 0 {
             self.id = crate::queue::notifier::Notifier::next_id();
         }
-        t.shared.notifier.register(&t.shared, self.id, &t.state, cx.waker());
+        t.shared.notifier.register(t.shared.progress(), self.id, &t.state, cx.waker());
         // Completed between the check and the registration: the notifier may have
         // missed it, so look again.
         match t.try_wait() {

@@ -6,9 +6,8 @@
 
 use resident_shared::{Access, ArgError, BufferHandle, Collected, Declare, Task, TaskId};
 
-use crate::buffer::BufferRegistry;
-use crate::counter::CounterRegistry;
 use crate::error::{Error, Rejection};
+use crate::registry::{BufferRegistry, CounterRegistry};
 use crate::task_set::SetInfo;
 
 /// What a task's declaration said, beyond its checks.

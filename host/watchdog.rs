@@ -25,22 +25,15 @@
 
 use std::time::Duration;
 
-use crate::runtime::Shared;
-use crate::{Error, Result};
+use crate::backend::Backend;
+use crate::queue::completions::CompletionTracker;
 
-/// Fires the watchdog if the oldest unfinished work has stalled past `deadline`.
-pub(crate) fn check(shared: &Shared, deadline: Duration) -> Result<()> {
-    shared.tracker.advance(&shared.backend);
-    match shared.tracker.stalled() {
-        Some((seq, stalled)) if stalled > deadline => {
-            // The fault first: it resolves every outstanding ticket with `TaskHung`.
-            // Aborted after it, the hung task itself completes (`Aborted`) into a
-            // ticket that is already resolved (H200: the other order let the scan
-            // finish the ticket with `TaskFailed { Aborted }` first).
-            let e = shared.record_fault(Error::TaskHung { seq, deadline });
-            shared.abort_workers();
-            Err(e)
-        }
-        _ => Ok(()),
+/// The first unfinished task, if the oldest unfinished work has stalled past
+/// `deadline`: the runtime then records `TaskHung` and aborts (`Shared::check_health`).
+pub(crate) fn stalled_past(tracker: &CompletionTracker, backend: &Backend, deadline: Duration) -> Option<u64> {
+    tracker.advance(backend);
+    match tracker.stalled() {
+        Some((seq, stalled)) if stalled > deadline => Some(seq),
+        _ => None,
     }
 }

@@ -18,7 +18,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::ticket_state::TicketState;
-use crate::runtime::Shared;
+
+/// What the notifier thread drives while futures wait: the runtime, as far as the
+/// notifier needs to know it (it holds it only weakly, and strongly only for the
+/// moment of one poll).
+pub(crate) trait Progress: Send + Sync {
+    /// Reads every newly completed segment (the completion tracker's scan).
+    fn advance(&self);
+    /// Asks whether the workers are alive (and fires the watchdog); a fault or a hung
+    /// task resolves every ticket, and so wakes every future.
+    fn poll_health(&self) -> crate::Result<()>;
+}
 
 /// How long the idle thread sleeps before it looks again for a stop request.
 const IDLE_WAIT: Duration = Duration::from_millis(100);
@@ -61,7 +71,7 @@ impl Notifier {
     }
 
     /// Wakes future `id`'s `waker` (the latest it was polled with) once `ticket` is done.
-    pub fn register(&self, shared: &Arc<Shared>, id: u64, ticket: &Arc<TicketState>, waker: &Waker) {
+    pub fn register(&self, shared: Weak<dyn Progress>, id: u64, ticket: &Arc<TicketState>, waker: &Waker) {
         let mut s = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.stop {
             // Shut down: every ticket is resolved; let the future poll again.
@@ -85,13 +95,13 @@ impl Notifier {
     }
 
     /// Starts the thread now, polling health every `period` while idle: the watchdog.
-    pub fn watch(&self, shared: &Arc<Shared>, period: Duration) -> crate::Result<()> {
+    pub fn watch(&self, shared: Weak<dyn Progress>, period: Duration) -> crate::Result<()> {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner()).watch = Some(period);
         if self.ensure_thread(shared) { Ok(()) } else { Err(crate::Error::Config("cannot start the watchdog thread".into())) }
     }
 
     /// Whether the thread runs (started now if it did not).
-    fn ensure_thread(&self, shared: &Arc<Shared>) -> bool {
+    fn ensure_thread(&self, shared: Weak<dyn Progress>) -> bool {
         let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
         // A thread that ended while futures may still register died (a panic: `guarded`
         // woke every future it had, and their next poll lands here): start another.
@@ -99,7 +109,7 @@ impl Notifier {
             let _ = thread.take().map(JoinHandle::join);
         }
         if thread.is_none() {
-            let (inner, weak) = (self.inner.clone(), Arc::downgrade(shared));
+            let (inner, weak) = (self.inner.clone(), shared);
             match std::thread::Builder::new().name("resident-notifier".into()).spawn(move || guarded(&inner, &weak)) {
                 Ok(h) => *thread = Some(h),
                 Err(_) => return false,
@@ -133,14 +143,14 @@ pub(crate) static PANIC_NEXT: std::sync::atomic::AtomicBool = std::sync::atomic:
 /// The thread's body: [`run`], and if it panics, every registered future is woken (not
 /// resolved): each polls again, finds its ticket not done, registers again, and that
 /// registration starts a new thread (`ensure_thread`). No wake-up is lost.
-fn guarded(inner: &Inner, weak: &Weak<Shared>) {
+fn guarded(inner: &Inner, weak: &Weak<dyn Progress>) {
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(inner, weak))).is_err() {
         let woken: Vec<Waker> = inner.state.lock().unwrap_or_else(|e| e.into_inner()).waiting.drain(..).map(|(_, _, w)| w).collect();
         woken.into_iter().for_each(Waker::wake);
     }
 }
 
-fn run(inner: &Inner, weak: &Weak<Shared>) {
+fn run(inner: &Inner, weak: &Weak<dyn Progress>) {
     let mut last_progress = Instant::now();
     loop {
         #[cfg(test)]
@@ -168,7 +178,7 @@ fn run(inner: &Inner, weak: &Weak<Shared>) {
         }
         {
             let Some(shared) = weak.upgrade() else { return };
-            shared.tracker.advance(&shared.backend);
+            shared.advance();
             // A dead device fails every ticket (and so wakes every future).
             let _ = shared.poll_health();
         }

@@ -19,8 +19,7 @@ use super::helpers::PARALLEL_MIN;
 use super::placement::Placement;
 use super::publisher::{How, Publication};
 use super::ticket_state::TicketState;
-use crate::buffer::BufferRegistry;
-use crate::counter::CounterRegistry;
+use crate::registry::Registries;
 use crate::runtime::Shared;
 use crate::{Error, Result};
 
@@ -50,20 +49,6 @@ pub(crate) struct Producer {
 impl Producer {
     pub fn new() -> Self {
         Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS] }
-    }
-}
-
-/// The live buffers and counters, as tasks are checked against them: read by
-/// producers (until their reservation is made), written when a buffer or counter is
-/// made or dropped.
-pub(crate) struct Registries {
-    pub registry: BufferRegistry,
-    pub counters: CounterRegistry,
-}
-
-impl Registries {
-    pub fn new() -> Self {
-        Self { registry: BufferRegistry::new(), counters: CounterRegistry::new() }
     }
 }
 
