@@ -122,7 +122,7 @@ impl<T: Element> Buffer<T> {
         if offset.checked_add(data.len()).is_none_or(|e| e > self.len()) {
             return Err(Error::LengthMismatch { expected: self.len() - offset.min(self.len()), got: data.len() });
         }
-        self.shared.settle(self.born)?;
+        self.shared.settle(self.born, None)?;
         let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
         // SAFETY: in bounds of this allocation (checked above).
         unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
@@ -145,7 +145,7 @@ impl<T: Element> Buffer<T> {
     /// gets [`Error::ReservationOpen`] (its tasks cannot complete before it is
     /// committed); after a fault, the fault.
     pub fn read(&self) -> Result<Vec<T>> {
-        self.shared.settle(self.born)?;
+        self.shared.settle(self.born, None)?;
         let mut out = vec![T::zeroed(); self.len()];
         let src = self.mem.as_ref().unwrap().addr();
         // SAFETY: `out` is exactly the allocation's size.

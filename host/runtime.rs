@@ -536,6 +536,24 @@ impl Runtime {
         Ok(Ticket { state, shared: self.shared.clone() })
     }
 
+    /// Waits until every task submitted before this call has completed, those of
+    /// dropped tickets and reservations too (as `cudaDeviceSynchronize` waits for the
+    /// device); the runtime's fault if it has one. A thread that holds an open
+    /// reservation of this runtime gets [`Error::ReservationOpen`] (its tasks cannot
+    /// complete before it is committed). Without a time limit, a task that never ends
+    /// holds it: [`Runtime::wait_idle_timeout`].
+    pub fn wait_idle(&self) -> Result<()> {
+        self.shared.settle(0, None)?;
+        self.shared.fault()
+    }
+
+    /// [`Runtime::wait_idle`], giving up with [`Error::Timeout`] after `timeout` (the
+    /// tasks keep running).
+    pub fn wait_idle_timeout(&self, timeout: Duration) -> Result<()> {
+        self.shared.settle(0, crate::deadline::after(timeout))?;
+        self.shared.fault()
+    }
+
     /// Stops the runtime: every task already submitted runs (drain), then the workers
     /// leave. If the drain takes longer than `shutdown_timeout`, the workers are
     /// aborted, unfinished tickets fail with [`Error::ShutDown`], and this returns

@@ -35,8 +35,8 @@ impl Shared {
     /// the work before it. Tasks before `from` are not waited for, nor tickets that
     /// hold none of `from..` (the tracker resolves tickets in any order). A thread that
     /// holds an open reservation of this runtime gets `ReservationOpen`: its tasks
-    /// cannot complete before it is committed.
-    pub fn settle(&self, from: u64) -> Result<()> {
+    /// cannot complete before it is committed. `Timeout` past `deadline`.
+    pub fn settle(&self, from: u64, deadline: Option<Instant>) -> Result<()> {
         if crate::reservation::open_here(self) {
             return Err(Error::ReservationOpen);
         }
@@ -48,8 +48,9 @@ impl Shared {
             self.tracker.advance(&self.backend);
             self.workers_gone() || self.tracker.settled(from, to)
         };
-        match self.wait_until(None, settled) {
+        match self.wait_until(deadline, settled) {
             Ok(()) => Ok(()),
+            Err(Error::Timeout) => Err(Error::Timeout),
             // A fault or a shutdown: once the workers are gone, nothing writes any more.
             Err(e) => loop {
                 if self.workers_gone() {

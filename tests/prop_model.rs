@@ -9,10 +9,10 @@
 //! go to must refuse: buffers and counters of the other runtime, dropped ones, a buffer
 //! of another element type. Mark and tree tasks increment elements of `u32` buffers, and
 //! tasks signal counters, so that the model knows exactly what every buffer element and
-//! every counter must read: `Buffer::read` waits for every task submitted before it, so
-//! a read is exact at any point of a sequence (also after the buffer's runtime closed
-//! or was dropped); a counter's value is a snapshot, compared once every task of its
-//! runtime has run. A task list is re-checked at each submission, so one naming a
+//! every counter must read: `Buffer::read` waits for every task submitted before it that
+//! may touch the buffer, so a read is exact at any point of a sequence (also after the
+//! buffer's runtime closed or was dropped); a counter's value is a snapshot, compared
+//! once every task of its runtime has run (`Runtime::wait_idle`). A task list is re-checked at each submission, so one naming a
 //! buffer or counter dropped since its upload is refused. A failure prints the minimal
 //! op sequence and the log of the calls it made, as resolved against the model.
 //!
@@ -789,13 +789,13 @@ impl Model {
             self.read(b)?;
         }
         // A counter's value is a snapshot: first every task of a running runtime must
-        // have run, those of dropped tickets and reservations too. A buffer read waits
-        // for them (closed runtimes drained already).
+        // have run, those of dropped tickets and reservations too: `wait_idle` (closed
+        // runtimes drained already).
         for r in 0..self.rts.len() {
             if let (Some(rt), false) = (&self.rts[r].rt, self.rts[r].closed) {
-                let settled = rt.buffer::<u32>(1).and_then(|b| b.read());
-                if settled != Ok(vec![0]) {
-                    return Err(self.fail(format!("a fresh buffer of rt{r} reads {settled:?}")));
+                let settled = rt.wait_idle();
+                if settled != Ok(()) {
+                    return Err(self.fail(format!("rt{r}.wait_idle(): {settled:?}")));
                 }
             }
         }

@@ -547,8 +547,11 @@ pub fn drops_never_wait(make: Make) {
     rt.submit(&[Task::noop(0).signals(c2.id())]).unwrap().wait().unwrap();
     assert_eq!(c2.value().unwrap(), 1);
     serves(&rt);
+    // Waiting for everything submitted is bounded when asked to be.
+    assert_eq!(rt.wait_idle_timeout(Duration::from_millis(50)), Err(Error::Timeout));
     hung.cancel().unwrap();
     assert!(matches!(hung.wait(), Err(Error::TaskFailed { status: Status::Cancelled, .. })));
+    assert_eq!(rt.wait_idle(), Ok(()));
     assert_eq!(rt.close(), Ok(()));
 }
 
