@@ -124,3 +124,9 @@ isolated_test!(
     LIMIT,
     hostile::large_trees_complete(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    try_submit_never_blocks,
+    LIMIT,
+    hostile::try_submit_never_blocks(GPU)
+);

@@ -280,7 +280,9 @@ pub fn try_submit_never_blocks(make: Make) {
         }
     });
     // A ring full of hung tasks, and a producer waiting for room.
-    let workers = rt.backend().workers as usize;
+    // Hung tasks at the front of the ring (as many as there are workers, at most half
+    // the ring), then a batch that needs the whole ring: its producer waits for room.
+    let workers = (rt.backend().workers as usize).min(32);
     let hung: Vec<Task> = (0..workers).map(|_| Task::hang()).collect();
     let _h = rt.submit(&hung).unwrap();
     let fill: Vec<Task> = (0..64).map(Task::noop).collect();
