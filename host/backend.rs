@@ -141,6 +141,15 @@ impl Backend {
     pub fn completion(&self, seq: u64) -> *const Completion {
         each!(self, b => b.completion(seq))
     }
+    /// Marks the record of the segment starting at `first` unwritten (`spent_stamp`),
+    /// before that segment is published (its index's last segment has completed).
+    pub fn spend_segment(&self, first: u64) {
+        let d = self.segment_done(first) as *mut SegmentDone;
+        // SAFETY: the live record array; atomic, as the finishers' stores are. No
+        // worker writes this record until the segment is published, after this.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(&raw mut (*d).stamp) }
+            .store(resident_shared::spent_stamp(first as u32), std::sync::atomic::Ordering::Relaxed);
+    }
     /// The record of the segment starting at `first`. Read `stamp` with acquire first.
     pub fn segment_done(&self, first: u64) -> *const SegmentDone {
         each!(self, b => b.segment_done(first))

@@ -21,13 +21,14 @@ use crate::{Error, Result};
 pub struct Buffer<T: Element> {
     handle: BufferHandle,
     len: u32,
+    /// `None` once dropped (taken to host/reclaim.rs).
     mem: Option<Memory>,
-    /// The runtime's `next` sequence number when the buffer was registered: no task
+    /// The end of everything published when the buffer was registered: no task
     /// before it can name the buffer, so host accesses never wait for those.
     born: u64,
     _t: PhantomData<T>,
-    // Last: fields drop in order, and the memory is freed on the runtime's transfer
-    // stream, which must outlive it (the last buffer may be the runtime's last owner).
+    /// Its memory goes to the runtime at the drop (host/reclaim.rs), which frees it on
+    /// its transfer stream once no task can use it.
     shared: Arc<Shared>,
 }
 
@@ -44,6 +45,10 @@ impl<T: Element> Buffer<T> {
         // What earlier drops left, if no task can use it any more: room first.
         shared.reclaim();
         let mem = shared.backend.alloc(bytes)?;
+        // Every task before `born` was written and checked before the registration below
+        // (it is published), so it cannot name this buffer; a task of a reservation
+        // opened earlier but not yet published can (its pushes are checked as they come).
+        let born = shared.publisher.published();
         // The entry is in the device's table before any producer can see the handle
         // (the write lock), so before any task naming it is published.
         let mut r = shared.registries.write().unwrap_or_else(|e| e.into_inner());
@@ -52,9 +57,6 @@ impl<T: Element> Buffer<T> {
             r.registry.unregister(handle);
             return Err(e);
         }
-        // Under the registries' write lock: every task reserved from now on was checked
-        // after the registration.
-        let born = shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
         drop(r);
         Ok(Self { shared, handle, len: len32, mem: Some(mem), born, _t: PhantomData })
     }
@@ -123,8 +125,15 @@ impl<T: Element> Buffer<T> {
             return Err(Error::LengthMismatch { expected: self.len() - offset.min(self.len()), got: data.len() });
         }
         self.shared.settle(self.born, None)?;
+        self.copy_in(offset, data)
+    }
+
+    /// The copy of `write_at`, with no wait: for a buffer that no task can have named
+    /// yet (`Runtime::buffer_from`, before it hands the buffer out), or once the wait
+    /// is done. `offset..offset + data.len()` must lie in the buffer.
+    pub(crate) fn copy_in(&self, offset: usize, data: &[T]) -> Result<()> {
         let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
-        // SAFETY: in bounds of this allocation (checked above).
+        // SAFETY: in bounds of this allocation (the caller's check).
         unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
     }
 

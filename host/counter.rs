@@ -27,6 +27,9 @@ use crate::runtime::Shared;
 use crate::{Error, Result};
 
 /// A device counter, zero when created. Its id is valid in tasks while it lives.
+/// Dropping it ends at once every task still waiting on it (`Status::CounterDropped`),
+/// even one whose signal is still queued: keep a counter until the tasks that wait on
+/// it have run.
 pub struct Counter {
     shared: Arc<Shared>,
     id: CounterId,

@@ -182,8 +182,9 @@ pub enum Error {
         /// Slots in the ring.
         capacity: usize,
     },
-    /// A `try_*` call would have had to wait for another thread (which holds a lock of
-    /// the runtime, or an earlier batch not yet published): nothing was done; try again.
+    /// A `try_*` call would have had to wait for another thread, which holds the
+    /// registries' or the producer's lock (a buffer made or dropped, a reservation in
+    /// progress): nothing was done; try again.
     #[error("the runtime is busy with another thread's request: nothing was done, try again")]
     WouldBlock,
     /// A range of elements that does not lie in the buffer (`Buffer::try_slice`).

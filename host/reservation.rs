@@ -16,14 +16,22 @@ use crate::{Error, Result, Runtime, Ticket};
 thread_local! {
     /// The runtimes (their `Shared`'s address) of which this thread holds an open
     /// reservation.
-    static OPEN: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// (the runtime's `Shared` address, the reservation's first sequence number).
+    static OPEN: RefCell<Vec<(usize, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Whether this thread holds an open reservation of `shared`'s runtime: then a batch
 /// reserved now would wait for it forever (`Error::ReservationOpen`).
 pub(crate) fn open_here(shared: &Shared) -> bool {
+    open_before(shared, u64::MAX)
+}
+
+/// Whether this thread holds an open reservation of `shared`'s runtime that starts
+/// before `end`: then nothing from it on completes until this thread commits it, and
+/// a wait here for a task before `end` (a ticket, a drain) would wait for itself.
+pub(crate) fn open_before(shared: &Shared, end: u64) -> bool {
     let id = shared as *const Shared as usize;
-    OPEN.with(|o| o.borrow().contains(&id))
+    OPEN.with(|o| o.borrow().iter().any(|&(s, first)| s == id && first < end))
 }
 
 /// Room for `len` tasks in the ring, written one by one ([`Reservation::push`]) and
@@ -34,12 +42,12 @@ pub(crate) fn open_here(shared: &Shared) -> bool {
 /// checked on its own, a refused one ([`Error::InvalidTask`], its `index` the slot it
 /// would have taken) writes nothing and the reservation goes on. Slots left unwritten
 /// when it is committed or dropped run as no-ops. While it is open, it holds back
-/// every batch reserved after it (they are published in sequence order), and a buffer
-/// or counter dropped meanwhile waits for it to be committed (up to the drop's own
-/// limit): commit it soon. The thread that holds it can submit nothing else to the
-/// same runtime until then ([`Error::ReservationOpen`]; it would wait for itself), and
-/// it stays on that thread (it is not `Send`). Leaking it (`mem::forget`) holds back
-/// every later batch until shutdown.
+/// every batch reserved after it (they are published in sequence order), and the
+/// memory of a buffer dropped meanwhile stays until it is committed and its tasks have
+/// run: commit it soon. The thread that holds it gets [`Error::ReservationOpen`] from
+/// what would wait for it (a submit, a reservation, `close`, a wait for a later
+/// ticket, a buffer read), and it stays on that thread (it is not `Send`). Leaking it
+/// (`mem::forget`) holds back every later batch until shutdown.
 ///
 /// ```
 /// # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu()).unwrap();
@@ -55,6 +63,8 @@ pub(crate) fn open_here(shared: &Shared) -> bool {
 pub struct Reservation<'a> {
     rt: &'a Runtime,
     batch: Option<Batch>,
+    /// Its first sequence number (its mark in `OPEN`).
+    first: u64,
     len: usize,
     /// Tasks written (or skipped) so far: the next slot is `first + written`.
     written: usize,
@@ -75,9 +85,11 @@ impl Runtime {
     pub fn reserve(&self, len: usize) -> Result<Reservation<'_>> {
         let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User)?;
         let id = &*self.shared as *const Shared as usize;
-        OPEN.with(|o| o.borrow_mut().push(id));
+        let first = batch.first;
+        OPEN.with(|o| o.borrow_mut().push((id, first)));
         Ok(Reservation {
             rt: self,
+            first,
             batch: Some(batch),
             len,
             written: 0,
@@ -176,7 +188,7 @@ impl Reservation<'_> {
         let id = &*self.rt.shared as *const Shared as usize;
         OPEN.with(|o| {
             let mut o = o.borrow_mut();
-            if let Some(i) = o.iter().position(|x| *x == id) {
+            if let Some(i) = o.iter().position(|&(s, first)| s == id && first == self.first) {
                 o.swap_remove(i);
             }
         });

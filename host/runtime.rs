@@ -121,11 +121,6 @@ impl Shared {
     /// a dead device (or a hung task, with the watchdog on) fails every unfinished
     /// ticket.
     pub fn poll_health(&self) -> Result<()> {
-        self.check_health()
-    }
-
-    /// Asks the backend whether the workers are alive, at most every `HEALTH_PERIOD`.
-    fn check_health(&self) -> Result<()> {
         self.fault()?;
         let now = self.epoch.elapsed().as_nanos() as u64;
         let last = self.last_health.load(Ordering::Relaxed);
@@ -174,7 +169,7 @@ impl Shared {
             }
             polls += 1;
             if polls.is_multiple_of(64) {
-                self.check_health()?;
+                self.poll_health()?;
             }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
@@ -464,7 +459,8 @@ impl Runtime {
     /// A buffer holding a copy of `data`.
     pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         let b = self.buffer(data.len())?;
-        b.write(data)?;
+        // No task can name it yet (its handle is not out): no wait.
+        b.copy_in(0, data)?;
         Ok(b)
     }
 
@@ -564,8 +560,15 @@ impl Runtime {
 
     /// [`Runtime::shutdown`] through a shared reference, for when producers on other
     /// threads still hold `&Runtime`: their later submits fail with
-    /// [`Error::ShutDown`]. Idempotent.
+    /// [`Error::ShutDown`]. Idempotent; from several threads at once, each returns the
+    /// drain's outcome once it has ended. A thread that holds an open
+    /// [`crate::Reservation`] of this runtime gets [`Error::ReservationOpen`] and
+    /// nothing is done (the drain would wait for that reservation, held by the thread
+    /// that waits for the drain).
     pub fn close(&self) -> Result<()> {
+        if crate::reservation::open_here(&self.shared) {
+            return Err(Error::ReservationOpen);
+        }
         self.shared.shutdown()
     }
 }

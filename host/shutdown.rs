@@ -40,6 +40,9 @@ impl Shared {
         if crate::reservation::open_here(self) {
             return Err(Error::ReservationOpen);
         }
+        // After a fault the tickets are resolved, not their tasks (a hung task may still
+        // run): no wait can say more, the fault is the answer.
+        self.fault()?;
         let to = self.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
         if to <= from {
             return Ok(());
@@ -49,18 +52,21 @@ impl Shared {
             self.workers_gone() || self.tracker.settled(from, to)
         };
         match self.wait_until(deadline, settled) {
-            Ok(()) => Ok(()),
-            Err(Error::Timeout) => Err(Error::Timeout),
-            // A fault or a shutdown: once the workers are gone, nothing writes any more.
-            Err(e) => loop {
+            Ok(()) => self.fault(),
+            Err(Error::ShutDown) => loop {
+                // A shutdown resolves tickets too: wait until the workers are gone
+                // (nothing writes any more), within the deadline, unless they never
+                // leave (leaked) or a fault is recorded meanwhile.
+                self.fault()?;
                 if self.workers_gone() {
                     return Ok(());
                 }
-                if !self.life.is_closing() && self.fault().is_ok() {
-                    return Err(e);
+                if (self.life.is_stopped() && self.life.leaked()) || deadline::passed(deadline) {
+                    return Err(if deadline::passed(deadline) { Error::Timeout } else { Error::ShutDown });
                 }
                 std::thread::sleep(Duration::from_millis(1));
             },
+            Err(e) => Err(e),
         }
     }
 

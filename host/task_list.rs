@@ -17,12 +17,11 @@ use crate::validate::Names;
 /// A batch of tasks validated once and kept in device memory ([`crate::Runtime::upload_tasks`]),
 /// submitted again and again with [`crate::Runtime::submit_list`].
 pub struct TaskList {
-    /// `None` only after a drop that had to leak it.
+    /// `None` once dropped (taken to host/reclaim.rs).
     mem: Option<Memory>,
     len: usize,
     /// Every buffer and counter the tasks name, re-checked at each submission.
     names: Names,
-    // Last: the memory is freed on the runtime's transfer stream (see `Buffer`).
     shared: Arc<Shared>,
 }
 

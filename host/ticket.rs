@@ -99,7 +99,12 @@ impl Ticket {
     }
 
     fn wait_inner(&self, timeout: Option<Duration>) -> Result<()> {
-        let deadline = crate::queue::producer::deadline(timeout);
+        // A reservation this thread holds, at or before this batch, is published only
+        // when this thread commits it: the wait would be for itself.
+        if !self.state.is_done() && crate::reservation::open_before(&self.shared, self.state.end) {
+            return Err(Error::ReservationOpen);
+        }
+        let deadline = timeout.and_then(crate::deadline::after);
         self.shared.wait_until(deadline, || {
             self.shared.tracker.advance(&self.shared.backend);
             self.state.is_done()
@@ -143,6 +148,11 @@ impl AsyncWait {
     fn poll(&mut self, t: &Ticket, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if let Some(r) = t.try_wait() {
             return Poll::Ready(r);
+        }
+        // As `Ticket::wait`: a reservation of this thread before the batch's end holds it
+        // back, and an executor on this thread would wait for itself.
+        if crate::reservation::open_before(&t.shared, t.state.end) {
+            return Poll::Ready(Err(Error::ReservationOpen));
         }
         if !self.spun {
             self.spun = true;

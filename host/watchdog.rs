@@ -11,7 +11,7 @@
 //! (at most 1024 tasks, run in parallel by all workers): the deadline must exceed the
 //! time one segment's slowest task needs.
 //!
-//! Who watches: every waiter's health poll (`Shared::check_health`, at most every
+//! Who watches: every waiter's health poll (`Shared::poll_health`, at most every
 //! millisecond) and, while nobody waits, the notifier thread, which a runtime with a
 //! deadline starts at once (`host/queue/notifier.rs`). So a hung task is caught within
 //! about the deadline plus a quarter of it, even if no one ever waits.
@@ -29,7 +29,7 @@ use crate::backend::Backend;
 use crate::queue::completions::CompletionTracker;
 
 /// The first unfinished task, if the oldest unfinished work has stalled past
-/// `deadline`: the runtime then records `TaskHung` and aborts (`Shared::check_health`).
+/// `deadline`: the runtime then records `TaskHung` and aborts (`Shared::poll_health`).
 pub(crate) fn stalled_past(tracker: &CompletionTracker, backend: &Backend, deadline: Duration) -> Option<u64> {
     tracker.advance(backend);
     match tracker.stalled() {

@@ -32,3 +32,6 @@ isolated_test!(waiting_task_does_not_wedge, LIMIT, hostile::waiting_task_does_no
 isolated_test!(cancel_ends_waiting_and_polling_tasks, LIMIT, hostile::cancel_ends_waiting_and_polling_tasks(CPU));
 isolated_test!(drops_never_wait, LIMIT, hostile::drops_never_wait(CPU));
 isolated_test!(large_trees_complete, LIMIT, hostile::large_trees_complete(CPU));
+isolated_test!(large_batches_do_not_hold_the_helpers, LIMIT, hostile::large_batches_do_not_hold_the_helpers(CPU));
+isolated_test!(open_reservation_waits_refused, LIMIT, hostile::open_reservation_waits_refused(CPU));
+isolated_test!(reads_after_a_fault_answer_it, LIMIT, hostile::reads_after_a_fault_answer_it(CPU));

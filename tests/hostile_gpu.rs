@@ -130,3 +130,21 @@ isolated_test!(
     LIMIT,
     hostile::try_submit_never_blocks(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    large_batches_do_not_hold_the_helpers,
+    LIMIT,
+    hostile::large_batches_do_not_hold_the_helpers(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    open_reservation_waits_refused,
+    LIMIT,
+    hostile::open_reservation_waits_refused(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    reads_after_a_fault_answer_it,
+    LIMIT,
+    hostile::reads_after_a_fault_answer_it(GPU)
+);

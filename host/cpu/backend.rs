@@ -44,6 +44,10 @@ impl CpuBackend {
         let completions = HostAlloc::zeroed(capacity as usize * size_of::<Completion>())?;
         let segment_counts = HostAlloc::zeroed(capacity as usize * size_of::<SegmentCount>())?;
         let segment_done = HostAlloc::zeroed(capacity as usize * size_of::<SegmentDone>())?;
+        // SAFETY: both hold `capacity` records, and no worker runs yet.
+        unsafe {
+            crate::queue::completions::spend_records(completions.ptr() as *mut Completion, segment_done.ptr() as *mut SegmentDone, capacity)
+        };
         let counters = HostAlloc::zeroed(COUNTER_TABLE_WORDS * size_of::<u32>())?;
         let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
         let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;

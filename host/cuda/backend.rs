@@ -152,6 +152,12 @@ impl CudaBackend {
             let completions = PinnedAlloc::zeroed(&ctx, capacity as usize * c, false)?;
             let segment_counts = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * size_of::<SegmentCount>())?;
             let segment_done = PinnedAlloc::zeroed(&ctx, capacity as usize * size_of::<SegmentDone>(), false)?;
+            // Host-visible pinned memory, `capacity` records each; no kernel runs yet.
+            crate::queue::completions::spend_records(
+                completions.host_ptr() as *mut Completion,
+                segment_done.host_ptr() as *mut SegmentDone,
+                capacity,
+            );
             let counters = DeviceAlloc::zeroed_sync(&ctx, COUNTER_TABLE_WORDS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
             let relay = Relay::new(&ctx, config.relay_max_batch, config.relay_publish, &module)?;

@@ -190,8 +190,8 @@ impl Relay {
     /// the device's table before it publishes `tail` over the run.
     ///
     /// # Safety
-    /// Commits come one at a time, in sequence order (the producers' turn chain,
-    /// `Shared::committed`); the entry is
+    /// Commits come one at a time, in sequence order (the publisher's lock,
+    /// host/queue/publisher.rs); the entry is
     /// free (its last run completed); `from..` holds `end - first` placed tasks, written
     /// before this call (any memory type: the fence below orders write-combined stores
     /// too), and stays live until they complete.

@@ -6,7 +6,7 @@
 //! read `completed`). No background thread is needed, and a waiter sees its batch
 //! complete as soon as the device's write of its last segment record lands.
 
-use resident_shared::{Status, stamp_for};
+use resident_shared::{Completion, Status, spent_stamp, stamp_for};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
@@ -30,6 +30,8 @@ pub(crate) struct CompletionTracker {
     completed: AtomicU64,
     /// Tasks per segment (`segment::segment_size` of the ring).
     segment: u32,
+    /// Slots in the ring.
+    capacity: u64,
 }
 
 struct Scan {
@@ -54,6 +56,7 @@ impl CompletionTracker {
             scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), closed: None }),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
+            capacity: capacity as u64,
         }
     }
 
@@ -106,7 +109,10 @@ impl CompletionTracker {
             if !in_order && !beyond {
                 break;
             }
-            if t.express && !t.is_done() {
+            // Only once the slot's previous task (`first - capacity`) has completed,
+            // as the prefix says: its record may be written until then (a plain store,
+            // which this load must not race), and this ticket is not published yet.
+            if t.express && !t.is_done() && t.first < scan.prefix + self.capacity {
                 read_express(backend, t);
             }
             // Segments are cut from the ticket's start, and a cursor only stops at a
@@ -176,6 +182,21 @@ impl CompletionTracker {
     }
 }
 
+/// Marks every record of a new ring as read (`spent_stamp`): zeroed memory would hold
+/// the stamp of task `u32::MAX` at the last index.
+///
+/// # Safety
+/// `completions` and `segments` must hold `capacity` records each, written by nobody
+/// else meanwhile.
+pub(crate) unsafe fn spend_records(completions: *mut Completion, segments: *mut resident_shared::SegmentDone, capacity: u32) {
+    for i in 0..capacity {
+        unsafe {
+            (*completions.add(i as usize)).stamp = spent_stamp(i);
+            (*segments.add(i as usize)).stamp = spent_stamp(i);
+        }
+    }
+}
+
 /// An express ticket (one task, `task_flags::EXPRESS`): done once its task's record is
 /// written, whoever ran it (the relay warp or a worker). Its ring slot is still counted
 /// in its segment, which the scan waits for as usual before it moves `completed`.
@@ -187,12 +208,14 @@ fn read_express(backend: &Backend, t: &TicketState) {
     // volatile, never through references. Acquire: pairs with the fence.acq_rel.sys + st.relaxed.sys of `stamp` by the relay
     // (device/src/relay.rs, step 3b) or the worker (`Completer::record`, device/src/completion.rs);
     // after it, `status`, `result` and the task's writes are visible.
-    let stamp = unsafe { AtomicU32::from_ptr(&raw const (*rec).stamp as *mut u32) }.load(Ordering::Acquire);
-    if stamp != stamp_for(t.first as u32) {
+    let stamp_at = unsafe { AtomicU32::from_ptr(&raw const (*rec).stamp as *mut u32) };
+    if stamp_at.load(Ordering::Acquire) != stamp_for(t.first as u32) {
         return;
     }
     let (status, result) =
         unsafe { (std::ptr::read_volatile(&raw const (*rec).status), std::ptr::read_volatile(&raw const (*rec).result)) };
+    // Read: never valid again (see `advance`); the task wrote its record once.
+    stamp_at.store(spent_stamp(t.first as u32), Ordering::Relaxed);
     let mut o = t.outcome.lock().unwrap();
     if status != 0 && o.failure.is_none() {
         o.failure = Some((t.first, Status::from_u32(status).unwrap_or(Status::BadArgs)));
@@ -210,10 +233,17 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
     let mut failure = None;
     let mut results = Vec::new();
     for seq in seg..end {
-        let rec = unsafe { std::ptr::read_volatile(backend.completion(seq)) };
+        let at = backend.completion(seq) as *mut Completion;
+        // SAFETY: the record of a task of this finished segment, acquired with it; the
+        // workers write it again only for a task published after `completed` passes it.
+        let rec = unsafe { std::ptr::read_volatile(at) };
         // Written only for failed tasks and RESULT tasks; a stale stamp means "not
         // written", i.e. the task succeeded.
         let written = rec.stamp == stamp_for(seq as u32);
+        if written {
+            // Read: never valid again (see `advance`).
+            unsafe { std::ptr::write_volatile(&raw mut (*at).stamp, spent_stamp(seq as u32)) };
+        }
         if written && rec.status != 0 && failure.is_none() {
             failure = Some((seq, Status::from_u32(rec.status).unwrap_or(Status::BadArgs)));
         }

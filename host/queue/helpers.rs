@@ -29,19 +29,7 @@ impl Helpers {
     /// could not start), on the caller alone.
     pub fn run(&self, parts: usize, work: &(dyn Fn() + Sync)) {
         let k = self.threads.min(parts);
-        let pool = if k > 1 {
-            self.pool
-                .get_or_init(|| {
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(self.threads - 1)
-                        .thread_name(|i| format!("resident-submit-{i}"))
-                        .build()
-                        .ok()
-                })
-                .as_ref()
-        } else {
-            None
-        };
+        let pool = if k > 1 { self.pool() } else { None };
         match pool {
             // The caller runs `work` too, in place; the scope returns once the helpers'
             // copies have returned, so `work`'s borrows outlive them.
@@ -52,6 +40,44 @@ impl Helpers {
                 work();
             }),
             None => work(),
+        }
+    }
+
+    /// Runs `feed` on the caller, which hands jobs to the helpers through the
+    /// [`Jobs`] it gets (on the caller itself, in order, when there are none); returns
+    /// once every job has run. Jobs must never wait for anything but a short lock: the
+    /// helpers are shared by every batch of the runtime, and a job that waited (for
+    /// ring room, say) would hold a helper that another batch's scope waits for, and a
+    /// validation that holds the registries' read lock behind it (issue 21: a buffer
+    /// drop, then `close`, blocked without limit).
+    pub fn feed<'a>(&self, parts: usize, feed: impl FnOnce(&mut Jobs<'_, 'a>)) {
+        let pool = if self.threads.min(parts) > 1 { self.pool() } else { None };
+        match pool {
+            Some(pool) => pool.in_place_scope(|s| feed(&mut Jobs { scope: Some(s) })),
+            None => feed(&mut Jobs { scope: None }),
+        }
+    }
+
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+            .get_or_init(|| {
+                rayon::ThreadPoolBuilder::new().num_threads(self.threads - 1).thread_name(|i| format!("resident-submit-{i}")).build().ok()
+            })
+            .as_ref()
+    }
+}
+
+/// Where [`Helpers::feed`] hands its jobs.
+pub(crate) struct Jobs<'s, 'a> {
+    scope: Option<&'s rayon::Scope<'a>>,
+}
+
+impl<'a> Jobs<'_, 'a> {
+    /// Runs `job` on a helper (or here, at once, without helpers).
+    pub fn run(&mut self, job: impl FnOnce() + Send + 'a) {
+        match self.scope {
+            Some(s) => s.spawn(|_| job()),
+            None => job(),
         }
     }
 }

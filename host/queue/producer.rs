@@ -4,8 +4,8 @@
 //! short `Producer` lock a batch takes its sequence numbers (and its list-run table
 //! entries) and registers its ticket. Validation before it runs under the registries'
 //! read lock, held until the reservation is made: a buffer or counter dropped later
-//! (write lock, then it reads `next`) waits for every reserved task (`Buffer`'s drop),
-//! and one dropped earlier fails validation. Staging into the ring and waiting for room
+//! (write lock, then it reads `next`) stays until every reserved task has completed
+//! (host/reclaim.rs), and one dropped earlier fails validation. Staging into the ring and waiting for room
 //! run with no lock; publication is in sequence order, handed from producer to producer
 //! (host/queue/publisher.rs): no producer waits for another, only for room.
 
@@ -126,8 +126,9 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     let batch = reserve(shared, src, keep_results, full, origin)?;
     let n = src.len();
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
-    // the relay publishes runs: no driver call on the helpers).
-    let parallel = matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && batch.helpers_may_commit(shared);
+    // the relay publishes runs: no driver call on the helpers); not for `try_submit`,
+    // which waits for no other thread (the helpers are shared by every batch).
+    let parallel = full != WhenFull::Fail && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && batch.helpers_may_commit(shared);
     // Stages one piece of host tasks into its slots (free: the caller waited for them).
     // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
     // and each piece is staged by one thread only; the slots are not read before
@@ -144,7 +145,15 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // A failure after the reservation is the runtime's end (a fault, an abort, or
     // shutdown's own deadline): every ticket resolves with it, this one too.
     let out = if parallel && batch.pieces.len() > 1 {
-        publish_parallel(shared, &batch.pieces, &room, &stage, &commit)
+        publish_parallel(
+            shared,
+            &batch.pieces,
+            &room,
+            &(|piece: &Piece| {
+                stage(piece);
+                commit(piece)
+            }),
+        )
     } else {
         batch.pieces.iter().try_for_each(|piece| {
             room(piece)?;
@@ -313,6 +322,16 @@ impl Batch {
         }
         let cap = shared.backend.capacity() as u64;
         let (at, end) = (piece.at, piece.end);
+        // The segment records of the piece's segments hold no stamp of theirs before
+        // their finishers write one: a record left from 2^32 tasks earlier would
+        // (`resident_shared::spent_stamp`). Its last segment has completed (the piece's
+        // room), and the new one's finisher writes after the publication below.
+        let seg = shared.tracker.segment_size() as u64;
+        let mut s = self.first + (at - self.first).div_ceil(seg) * seg;
+        while s < end {
+            shared.backend.spend_segment(s);
+            s += seg;
+        }
         let how = match (self.list, self.host_ring, piece.entry) {
             (Some(addr), _, entry) => How::Run {
                 from: addr + ((at - self.first) as usize * size_of::<Task>()) as u64,
@@ -334,8 +353,8 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
     let published = match p.how {
         // SAFETY: the slots and the entry are free (the piece's producer waited for
         // them before it staged); for a resident list `from..` lies in the list (the
-        // piece lies in the batch), which outlives its tasks (`TaskList`'s drop waits
-        // for them); for a run over the host ring, it lies in the ring (a run stops at
+        // piece lies in the batch), which outlives its tasks (`TaskList`'s drop leaves
+        // its memory to host/reclaim.rs until they completed); for a run over the host ring, it lies in the ring (a run stops at
         // the ring's end), which outlives the kernel, and its slots are not written
         // again before its tasks complete.
         How::Run { from, entry } => unsafe { shared.backend.publish_run(p.at, p.end, from, entry) },
@@ -436,42 +455,35 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
     }
 }
 
-/// Publishes the pieces on the helper threads: each takes the next piece, waits for its
-/// room, stages it, and commits it in its turn (`commit`: after every piece before it).
-/// The first error.
+/// Publishes the pieces, staged on the helper threads: the caller waits for each
+/// piece's room in order (the lowest unpublished piece always gets it, see `plan`), then
+/// hands its staging and commit to a helper. Helpers never wait for room: they are
+/// shared by every batch of the runtime (`Helpers::feed`). The first error; after one,
+/// no further piece is handed out (the cause, an abort, a fault or the deadline, ends
+/// every ticket).
 fn publish_parallel(
     shared: &Shared,
     pieces: &[Piece],
     room: &(dyn Fn(&Piece) -> Result<()> + Sync),
-    stage: &(dyn Fn(&Piece) + Sync),
-    commit: &(dyn Fn(&Piece) -> Result<()> + Sync),
+    stage_commit: &(dyn Fn(&Piece) -> Result<()> + Sync),
 ) -> Result<()> {
-    let next = AtomicUsize::new(0);
     let error = Mutex::new(None);
-    shared.helpers.run(pieces.len(), &|| {
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= pieces.len() {
+    let error = &error;
+    shared.helpers.feed(pieces.len(), |jobs| {
+        for piece in pieces {
+            if error.lock().unwrap().is_some() {
                 return;
             }
-            let piece = &pieces[i];
-            // Room first: the lowest uncommitted piece always gets it (everything
-            // before it is committed, see `plan`), so the wait ends. A helper that
-            // fails stops taking pieces; the others' waits end with the same cause
-            // (an abort, a fault or the deadline).
-            if let Err(e) = room(piece).and_then(|()| {
-                stage(piece);
-                commit(piece)
-            }) {
+            if let Err(e) = room(piece) {
                 error.lock().unwrap().get_or_insert(e);
                 return;
             }
+            jobs.run(move || {
+                if let Err(e) = stage_commit(piece) {
+                    error.lock().unwrap().get_or_insert(e);
+                }
+            });
         }
     });
-    error.into_inner().unwrap().map_or(Ok(()), Err)
-}
-
-/// For `wait_until`: a deadline from an optional timeout (none if too far to tell).
-pub(crate) fn deadline(timeout: Option<std::time::Duration>) -> Option<Instant> {
-    timeout.and_then(crate::deadline::after)
+    error.lock().unwrap().take().map_or(Ok(()), Err)
 }

@@ -26,7 +26,7 @@ mod status;
 mod task;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};
-pub use completion::{Completion, stamp_for};
+pub use completion::{Completion, spent_stamp, stamp_for};
 pub use counter::{COUNTER_TABLE_WORDS, CounterId, DROPPED, MAX_COUNTERS};
 pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare};
 pub use params::{KernelParams, OneTaskParams, worker_flags};

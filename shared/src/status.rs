@@ -24,8 +24,9 @@ pub enum Status {
     /// The task reported a failure of its own (its arguments or its input, by its own
     /// judgement).
     Failed = 8,
-    /// Its ticket was cancelled while the task waited on a counter or polled for it
-    /// (a task that had not started, or that does not poll, runs as usual).
+    /// Its ticket was cancelled (`Ticket::cancel`) while the task waited on a counter,
+    /// pushed into a full spawn ring, or polled for it (`TaskCx::cancelled`). A task of
+    /// a cancelled ticket that does none of these runs as usual.
     Cancelled = 9,
     /// A counter the task waited on was dropped by the host: no signal would come.
     CounterDropped = 10,

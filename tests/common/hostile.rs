@@ -598,3 +598,87 @@ pub fn large_trees_complete(make: Make) {
         rt.close().unwrap();
     }
 }
+
+/// Large batches (validated and staged on the runtime's helper threads) waiting for
+/// room behind a task that waits on a counter hold no helper: another large batch is
+/// validated meanwhile, a buffer drop returns at once, and dropping the counter (which
+/// ends the waiting task) lets everything finish; close is bounded (found in review:
+/// a helper waiting for room held another batch's validation under the registries'
+/// read lock, and a drop, then close, blocked without limit).
+pub fn large_batches_do_not_hold_the_helpers(make: Make) {
+    use resident::Status;
+    let rt = make.with(|c| c.submit_threads = 4).unwrap();
+    let cap = rt.capacity();
+    let c = rt.counter().unwrap();
+    let waiting = rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap();
+    let big: Vec<Task> = (0..(cap * 2).max(8192) as u64).map(Task::noop).collect();
+    let other: Vec<Task> = (0..4096u64).map(Task::noop).collect();
+    let c = std::cell::Cell::new(Some(c));
+    std::thread::scope(|s| {
+        let a = s.spawn(|| rt.submit(&big).map(|t| t.wait()));
+        std::thread::sleep(Duration::from_millis(100));
+        let b = s.spawn(|| rt.submit(&other).map(|t| t.wait()));
+        std::thread::sleep(Duration::from_millis(100));
+        let start = Instant::now();
+        drop(rt.buffer_from(&[1.0f32; 16]).unwrap());
+        assert!(start.elapsed() < Duration::from_secs(1), "a buffer drop took {:?}", start.elapsed());
+        let start = Instant::now();
+        drop(c.take());
+        assert!(start.elapsed() < Duration::from_secs(1), "a counter drop took {:?}", start.elapsed());
+        let r = waiting.wait_timeout(Duration::from_secs(20));
+        assert!(matches!(r, Err(Error::TaskFailed { status: Status::CounterDropped, .. })), "{r:?}");
+        assert_eq!(a.join().unwrap(), Ok(Ok(())));
+        assert_eq!(b.join().unwrap(), Ok(Ok(())));
+    });
+    let start = Instant::now();
+    assert_eq!(rt.close(), Ok(()));
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+/// A thread that holds an open reservation gets `ReservationOpen` from whatever would
+/// wait for it (close, a wait for a ticket after it, waiting for everything), not a
+/// wait for itself; a buffer made after the reservation opened, and written by one of
+/// its tasks, is read only after that task ran (found in review: both waited, or the
+/// read did not).
+pub fn open_reservation_waits_refused(make: Make) {
+    let rt = make.with(|c| c.cpu_workers = 4).unwrap();
+    let mut r = rt.reserve(2).unwrap();
+    let x = rt.buffer_from(&[1.0f32; 64]).unwrap();
+    let y = rt.buffer_from(&[1.0f32; 64]).unwrap();
+    let c = rt.counter().unwrap();
+    r.push(Task::axpy(2.0, x.all(), y.all()).after(c.id(), 1)).unwrap();
+    let later = std::thread::scope(|s| s.spawn(|| rt.submit(&[Task::noop(3)]).unwrap()).join().unwrap());
+    let quick = |what: &str, got: resident::Result<()>| {
+        assert_eq!(got, Err(Error::ReservationOpen), "{what}");
+    };
+    quick("close", rt.close());
+    quick("a wait for a later ticket", later.wait());
+    quick("a future of a later ticket", futures::executor::block_on(later.wait_async()));
+    quick("wait_idle", rt.wait_idle());
+    quick("a read", y.read().map(|_| ()));
+    let t = r.commit().unwrap();
+    later.wait().unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(30));
+            rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
+        });
+        // Waits for the axpy, which waits for the signal.
+        assert_eq!(y.read().unwrap(), vec![3.0; 64]);
+    });
+    t.wait().unwrap();
+    assert_eq!(rt.close(), Ok(()));
+}
+
+/// After a fault (here the watchdog: a hung task that does poll abort), host accesses
+/// and waits answer the fault, not `Ok` while a task may still write.
+pub fn reads_after_a_fault_answer_it(make: Make) {
+    let rt = make.with(|c| c.task_deadline = Some(Duration::from_millis(200))).unwrap();
+    let y = rt.buffer_from(&[1.0f32; 16]).unwrap();
+    let hung = rt.submit(&[Task::hang()]).unwrap();
+    let r = hung.wait_timeout(Duration::from_secs(20));
+    assert!(matches!(r, Err(Error::TaskHung { .. })), "{r:?}");
+    assert!(matches!(y.read(), Err(Error::TaskHung { .. })));
+    assert!(matches!(rt.wait_idle(), Err(Error::TaskHung { .. })));
+    assert!(matches!(rt.submit(&[Task::noop(0)]), Err(Error::TaskHung { .. })));
+}

@@ -1,16 +1,19 @@
 //! loom model of concurrent producers (host/queue/producer.rs, docs/protocol.md steps
-//! 1-4c) and a buffer dropped while they run (host/buffer.rs, `Drop`):
+//! 1-4c) and a buffer dropped while they run (host/buffer.rs `Drop`, host/reclaim.rs):
 //! - a producer validates under the registries' read lock and keeps it until its
 //!   reservation (`next`, under the producer lock) is made;
-//! - it writes its slots with no lock, waits its turn (`committed == first`, acquire),
-//!   publishes (`tail`, release) and passes the turn on (`committed`, release);
-//! - the buffer's drop takes the write lock, unregisters it, reads `next`, and frees
-//!   the buffer only once every task below that `next` has completed.
+//! - it writes its slots with no lock and publishes in sequence order (`tail`,
+//!   release). The order itself is the publisher's (host/queue/publisher.rs), whose
+//!   shipped code has a loom model of its own (`loom_publication_in_order_...`); here a
+//!   turn counter (`committed`) stands for it, as the runtime had until 2026-11-25;
+//! - the buffer's drop takes the write lock, retires it, reads `next`, and its memory is
+//!   released only once every task below that `next` has completed (reclaim: the drop
+//!   itself no longer waits; here the model's drop waits, which checks the same target).
 //!
 //! A worker runs the published tasks in order; a task that names the buffer reads it.
-//! loom checks that no slot is read before it is written (the turn chain and `tail`),
-//! that no task of a batch that passed validation reads the buffer after it was freed
-//! (the read lock across the reservation), and that every task runs exactly once.
+//! loom checks that no slot is read before it is written, that no task of a batch that
+//! passed validation reads the buffer after it was freed (the read lock across the
+//! reservation), and that every task runs exactly once.
 //!
 //! It fails (checked 2026-11-25) if the producer releases the read lock before it
 //! reserves, and if the drop reads `next` before it takes the write lock: either way a
@@ -34,7 +37,7 @@ struct Runtime {
     registry: RwLock<bool>,
     /// The producer lock: `next`.
     next: Mutex<u64>,
-    /// `Shared::committed`.
+    /// The turn: stands for the publisher's order (see the module doc).
     committed: AtomicU64,
     /// `QueueHeader::tail` (the CPU backend's publication).
     tail: AtomicU64,

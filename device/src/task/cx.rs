@@ -267,7 +267,8 @@ impl TaskCx {
         if self.spawn.is_none() || self.counts.is_null() {
             return Err(Status::QueueFull);
         }
-        let mut ok = 0u32;
+        // Lane 0's verdict, for every lane: 0 pushed, else the status.
+        let mut verdict = Status::QueueFull as u32;
         if arch::lane_id() == 0 {
             let mut t = *child;
             t.flags = task_flags::CHILD;
@@ -292,11 +293,20 @@ impl TaskCx {
                 }
             }
             if pushed {
-                ok = 1;
+                verdict = 0;
             } else {
                 unsafe { arch::atom_add_relaxed_gpu_u64(state, 1) };
+                // Why the wait ended, if not for lack of room.
+                if self.aborting() {
+                    verdict = Status::Aborted as u32;
+                } else if self.cancelled() {
+                    verdict = Status::Cancelled as u32;
+                }
             }
         }
-        if arch::shfl_idx(ok, 0) != 0 { Ok(()) } else { Err(Status::QueueFull) }
+        match arch::shfl_idx(verdict, 0) {
+            0 => Ok(()),
+            v => Err(Status::from_u32(v).unwrap_or(Status::QueueFull)),
+        }
     }
 }
