@@ -23,7 +23,6 @@ mod gpu_turns;
 
 use common::faults::{Afterwards, Fault};
 use resident::{Runtime, RuntimeConfig};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn config(f: impl FnOnce(&mut RuntimeConfig)) -> RuntimeConfig {
@@ -40,38 +39,18 @@ fn gpu_with(f: impl FnOnce(&mut RuntimeConfig)) -> Runtime {
 
 const BOUND: Duration = Duration::from_secs(20);
 
-/// Set in the child process that runs a faulting scenario.
-const CHILD: &str = "RESIDENT_FAULT_CHILD";
-
-/// Runs `scenario` in a child process (this binary, test `name` alone, `CHILD` set),
-/// waits for it at most `bound` (killing it past that), and requires it to pass; in
-/// the child, runs `scenario` itself. Then, in this process, a new runtime must run
-/// 1000 tasks correctly: the fault stayed with the process that had it.
+/// Runs `scenario` in a child process (this binary, test `name` alone:
+/// `common::isolate`), waits for it at most `bound` (killing it past that), and
+/// requires it to pass; in the child, runs `scenario` itself. Then, in this process, a
+/// new runtime must run 1000 tasks correctly: the fault stayed with the process that
+/// had it.
 fn in_child(name: &str, bound: Duration, scenario: impl FnOnce()) {
-    if std::env::var_os(CHILD).is_some() {
+    if common::isolate::is_child(name) {
         scenario();
         return;
     }
-    let exe = std::env::current_exe().expect("the test binary");
     let start = Instant::now();
-    let mut child = Command::new(exe)
-        .args(["--exact", name, "--include-ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .spawn()
-        .expect("a child process");
-    let bound = common::faults::scaled(bound);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child's status") {
-            break status;
-        }
-        if start.elapsed() > bound {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{name}: the faulting process did not finish within {bound:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success(), "{name}: the faulting process failed ({status})");
+    common::isolate::run_child(name, common::faults::scaled(bound));
     eprintln!("{name}: the faulting process passed in {:?}", start.elapsed());
     let rt = gpu_with(|_| {});
     common::axpy_matches_reference(&rt, 500, 256);

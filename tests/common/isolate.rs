@@ -13,10 +13,22 @@ pub const CHILD: &str = "RESIDENT_ISOLATED_TEST";
 /// Runs `scenario` in a child process (test `name` of this binary, which must be the
 /// test calling this), killed past `limit`; in that child, runs `scenario` itself.
 pub fn isolated(name: &str, limit: Duration, scenario: impl FnOnce()) {
-    if std::env::var(CHILD).is_ok_and(|n| n == name) {
+    if is_child(name) {
         scenario();
         return;
     }
+    run_child(name, limit);
+}
+
+/// Whether this process is the child that runs test `name`'s scenario.
+pub fn is_child(name: &str) -> bool {
+    std::env::var(CHILD).is_ok_and(|n| n == name)
+}
+
+/// The parent's half of [`isolated`]: runs test `name` of this binary in a child
+/// process (which must then see [`is_child`]), kills it past `limit`, and requires it
+/// to exit with success.
+pub fn run_child(name: &str, limit: Duration) {
     let exe = std::env::current_exe().expect("the test binary");
     let start = Instant::now();
     let mut child = Command::new(exe)
