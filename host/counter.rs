@@ -37,7 +37,7 @@ pub struct Counter {
 
 impl std::fmt::Debug for Counter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Counter").field(&self.id.0).finish()
+        f.debug_struct("Counter").field("index", &self.id.index).field("generation", &self.id.generation).finish()
     }
 }
 
@@ -50,7 +50,7 @@ impl Counter {
         // Zero, and not dropped, before any task that names it can be published: the
         // copies complete before this returns, under the registries' write lock.
         let reset = |word: usize| unsafe { shared.backend.upload(shared.backend.counter_addr(word), &0u32.to_ne_bytes(), 4) };
-        if let Err(e) = reset(id.0 as usize).and_then(|()| reset(DROPPED + id.0 as usize)) {
+        if let Err(e) = reset(id.index as usize).and_then(|()| reset(DROPPED + id.index as usize)) {
             p.counters.give_back(id);
             return Err(e);
         }
@@ -66,7 +66,7 @@ impl Counter {
     /// The counter's current value (a snapshot: tasks may be signaling it).
     pub fn value(&self) -> Result<u32> {
         let mut v = [0u8; 4];
-        let addr = self.shared.backend.counter_addr(self.id.0 as usize);
+        let addr = self.shared.backend.counter_addr(self.id.index as usize);
         // SAFETY: the counter table is backend memory; 4 bytes at a valid index.
         unsafe { self.shared.backend.download(addr, &mut v, 4) }?;
         Ok(u32::from_ne_bytes(v))
@@ -85,8 +85,9 @@ impl Drop for Counter {
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };
         // SAFETY: the counter table holds a dropped flag for every id.
-        let _ =
-            unsafe { self.shared.backend.upload(self.shared.backend.counter_addr(DROPPED + self.id.0 as usize), &1u32.to_ne_bytes(), 4) };
+        let _ = unsafe {
+            self.shared.backend.upload(self.shared.backend.counter_addr(DROPPED + self.id.index as usize), &1u32.to_ne_bytes(), 4)
+        };
         self.shared.defer(target, Held::Counter(self.id));
     }
 }

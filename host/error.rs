@@ -15,8 +15,10 @@ pub enum Rejection {
     /// The task's type declares children of a type the set does not hold.
     #[error("the task may push tasks of id {:#x}, which is not in the runtime's task set", .0.0)]
     UnknownChild(TaskId),
-    /// The header words the runtime owns (`flags`, `seg`) are set.
-    #[error("the runtime's header words (flags, seg) are not zero")]
+    /// The header words the runtime owns are set: `flags`, or a half of `seg` where the
+    /// header names no counter (`seg` holds only the generations of the header's
+    /// counters before submission: `Task::after`, `Task::signals`).
+    #[error("the runtime's header words (flags, or seg beyond the counters' generations) are not zero")]
     NonZeroReserved,
     /// A counter (in the header or declared) is not live.
     #[error("counter {0} is not a live device counter")]
@@ -153,10 +155,12 @@ pub enum Error {
     /// do while it waits. Commit or drop the reservation first.
     #[error("this thread holds an open reservation of this runtime: commit or drop it first")]
     ReservationOpen,
-    /// Every device counter id is in use, by the runtimes of this process together
+    /// Every device counter index is in use, by the runtimes of this process together
     /// (ids are unique in the process, so that one runtime never accepts another's; the
-    /// limit is the number).
-    #[error("too many live device counters in this process (at most {0})")]
+    /// limit is the number), or the free indices' generations are used up (an id is
+    /// never handed out twice in a process: after about 2^32 counters made in one
+    /// process, new ones are refused).
+    #[error("too many live device counters in this process (at most {0}), or every free index's generations are used up")]
     TooManyCounters(usize),
     /// Every buffer table entry is in use (the limit is the number), or the free entries'
     /// handles are used up: a handle is never handed out twice in a process, so after

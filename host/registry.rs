@@ -105,48 +105,64 @@ impl BufferRegistry {
     }
 }
 
-/// The counter ids not live in any runtime of the process, oldest first: a runtime
-/// takes one from the front when it makes a counter and gives it back at the end once
-/// no task can name it. So a counter id is live in at most one runtime at a time (a
-/// task naming another runtime's counter is refused), and a dropped counter's id comes
-/// back only after every other free id did (the 16-bit ids of the task header allow no
-/// generation: a stale id can name a later counter only after 65,534 others were made).
-static FREE_IDS: Mutex<Option<VecDeque<u16>>> = Mutex::new(None);
+/// The counter indices not live in any runtime of the process, oldest first, and the
+/// generation each was last handed out with: a runtime takes the front index with its
+/// next generation when it makes a counter, and gives the index back at the end once
+/// no task can name it. So a counter id (index, generation) is handed out once per
+/// process: an id of another runtime, or of a dropped counter, never names a live
+/// counter. An index whose 65,535 generations are used up is not given back: after
+/// about 2^32 counters made in one process, new ones are refused (`TooManyCounters`).
+static FREE_IDS: Mutex<Option<(VecDeque<u16>, Vec<u16>)>> = Mutex::new(None);
 
-fn with_free<R>(f: impl FnOnce(&mut VecDeque<u16>) -> R) -> R {
+fn with_free<R>(f: impl FnOnce(&mut VecDeque<u16>, &mut Vec<u16>) -> R) -> R {
     let mut free = FREE_IDS.lock().unwrap_or_else(|e| e.into_inner());
-    // Id 0 means "no counter" and is never handed out.
-    f(free.get_or_insert_with(|| (1..MAX_COUNTERS).map(|i| i as u16).collect()))
+    // Index 0 means "no counter" and is never handed out.
+    let (queue, generations) = free.get_or_insert_with(|| ((1..MAX_COUNTERS).map(|i| i as u16).collect(), vec![0; MAX_COUNTERS]));
+    f(queue, generations)
 }
 
-/// Which counter ids are live in this runtime.
+/// Which counter ids are live in this runtime: the generation of each live index (0:
+/// not live).
 pub(crate) struct CounterRegistry {
-    live: Vec<bool>,
+    live: Vec<u16>,
 }
 
 impl CounterRegistry {
     pub fn new() -> Self {
-        Self { live: vec![false; MAX_COUNTERS] }
+        Self { live: vec![0; MAX_COUNTERS] }
     }
 
-    pub fn is_live(&self, id: u16) -> bool {
-        self.live.get(id as usize).copied().unwrap_or(false)
+    /// Whether `id` names a live counter of this runtime (index and generation).
+    pub fn is_live(&self, id: CounterId) -> bool {
+        id.generation != 0 && self.live.get(id.index as usize).is_some_and(|&g| g == id.generation)
     }
 
     pub(crate) fn take(&mut self) -> Option<CounterId> {
-        let id = with_free(|f| f.pop_front())?;
-        self.live[id as usize] = true;
-        Some(CounterId(id))
+        let id = with_free(|queue, generations| {
+            let index = queue.pop_front()?;
+            // Never 0, never one handed out before: the index leaves the pool for good
+            // when its last generation is taken (`give_back`).
+            generations[index as usize] += 1;
+            Some(CounterId::new(index, generations[index as usize]))
+        })?;
+        self.live[id.index as usize] = id.generation;
+        Some(id)
     }
 
     /// No new task may name `id`; it is not yet free.
     pub(crate) fn retire(&mut self, id: CounterId) {
-        self.live[id.0 as usize] = false;
+        if self.is_live(id) {
+            self.live[id.index as usize] = 0;
+        }
     }
 
     pub(crate) fn give_back(&mut self, id: CounterId) {
-        self.live[id.0 as usize] = false;
-        with_free(|f| f.push_back(id.0));
+        self.retire(id);
+        with_free(|queue, generations| {
+            if generations[id.index as usize] < u16::MAX {
+                queue.push_back(id.index);
+            }
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 //! every slice again when the task resolves it (`TaskCx::view`); this check is what
 //! gives the caller a typed error instead of a failed completion.
 
-use resident_shared::{Access, ArgError, BufferHandle, Collected, Declare, Task, TaskId};
+use resident_shared::{Access, ArgError, BufferHandle, Collected, CounterId, Declare, Task, TaskId};
 
 use crate::error::{Error, Rejection};
 use crate::registry::{BufferRegistry, CounterRegistry};
@@ -39,12 +39,18 @@ pub(crate) fn check_with(
     counters: &CounterRegistry,
     c: &mut Collected,
 ) -> Result<Declared, Rejection> {
-    if t.flags != 0 || t.seg != 0 {
+    if t.flags != 0 {
         return Err(Rejection::NonZeroReserved);
     }
-    for c in [t.wait_counter, t.signal_counter] {
-        if c != 0 && !counters.is_live(c) {
-            return Err(Rejection::BadCounter(c));
+    // `seg` carries the generations of the header's counters until submission (zero
+    // where none is named).
+    for c in <[CounterId; 2]>::from(t.header_counters()) {
+        if c.index == 0 {
+            if c.generation != 0 {
+                return Err(Rejection::NonZeroReserved);
+            }
+        } else if !counters.is_live(c) {
+            return Err(Rejection::BadCounter(c.index));
         }
     }
     not_reserved(t)?;
@@ -92,7 +98,7 @@ fn item(a: Access, slices: &mut usize, set: &SetInfo, reg: &BufferRegistry, coun
                 _ => Some(Rejection::BadBuffer { arg, handle: slice.handle.0 }),
             }
         }
-        Access::Counter(c) if c.0 == 0 || !counters.is_live(c.0) => Some(Rejection::BadCounter(c.0)),
+        Access::Counter(c) if !counters.is_live(c) => Some(Rejection::BadCounter(c.index)),
         Access::Spawns(id) if !set.ids.contains(&id) => Some(Rejection::UnknownChild(id)),
         _ => None,
     }
@@ -151,23 +157,23 @@ pub(crate) struct Names {
     /// touch too).
     pub buffers: Vec<BufferHandle>,
     /// Counters of the header (`after`, `signals`) and of the declarations.
-    pub counters: Vec<u16>,
+    pub counters: Vec<CounterId>,
 }
 
 impl Names {
     pub fn of(tasks: &[Task], set: &SetInfo) -> Self {
         let mut out = Self::default();
         for t in tasks {
-            out.counters.extend([t.wait_counter, t.signal_counter].into_iter().filter(|&c| c != 0));
+            out.counters.extend(<[CounterId; 2]>::from(t.header_counters()).into_iter().filter(|c| c.index != 0));
             let _ = declare(t, set, |a| match a {
                 Access::Slice { slice, .. } => out.buffers.push(slice.handle),
-                Access::Counter(c) => out.counters.push(c.0),
+                Access::Counter(c) => out.counters.push(c),
                 _ => {}
             });
         }
         out.buffers.sort_by_key(|h| h.0);
         out.buffers.dedup();
-        out.counters.sort_unstable();
+        out.counters.sort_unstable_by_key(|c| (c.index, c.generation));
         out.counters.dedup();
         out
     }
@@ -178,7 +184,7 @@ impl Names {
             return Err(Rejection::BadBuffer { arg: 0, handle: h.0 });
         }
         match self.counters.iter().find(|&&c| !counters.is_live(c)) {
-            Some(&c) => Err(Rejection::BadCounter(c)),
+            Some(&c) => Err(Rejection::BadCounter(c.index)),
             None => Ok(()),
         }
     }

@@ -35,3 +35,4 @@ isolated_test!(large_trees_complete, LIMIT, hostile::large_trees_complete(CPU));
 isolated_test!(large_batches_do_not_hold_the_helpers, LIMIT, hostile::large_batches_do_not_hold_the_helpers(CPU));
 isolated_test!(open_reservation_waits_refused, LIMIT, hostile::open_reservation_waits_refused(CPU));
 isolated_test!(reads_after_a_fault_answer_it, LIMIT, hostile::reads_after_a_fault_answer_it(CPU));
+isolated_test!(stale_counter_never_aliases, LIMIT, hostile::stale_counter_never_aliases(CPU, 70_000));

@@ -148,3 +148,9 @@ isolated_test!(
     LIMIT,
     hostile::reads_after_a_fault_answer_it(GPU)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    stale_counter_never_aliases,
+    LIMIT * 2,
+    hostile::stale_counter_never_aliases(GPU, 70_000)
+);

@@ -417,7 +417,7 @@ impl Model {
             task = task.after(self.counters[c].id, self.counters[c].signals * percent / 100);
             fx.counters.push(c);
             if !self.counter_live_in(c, r) {
-                refusal = Some(Rejection::BadCounter(self.counters[c].id.0));
+                refusal = Some(Rejection::BadCounter(self.counters[c].id.index));
             }
         }
         if let Some(c) = spec.signal.and_then(|p| self.pick_counter(r, p)) {
@@ -425,7 +425,7 @@ impl Model {
             fx.signals.push(c);
             fx.counters.push(c);
             if !self.counter_live_in(c, r) && refusal.is_none() {
-                refusal = Some(Rejection::BadCounter(self.counters[c].id.0));
+                refusal = Some(Rejection::BadCounter(self.counters[c].id.index));
             }
         }
         if let Some(b) = slice_of {
@@ -549,7 +549,7 @@ impl Model {
                 let early = self.rts[r].closed.then_some(Error::ShutDown);
                 let got = self.rt(r).counter();
                 if let Some(c) = self.judge(&what, r, got, Expect { early, ..Expect::default() })? {
-                    self.log.push(format!("  id {}", c.id().0));
+                    self.log.push(format!("  id {:?}", c.id()));
                     self.counters.push(CounterSlot { rt: r, id: c.id(), held: Some(c), signals: 0 });
                 }
             }
@@ -625,7 +625,8 @@ impl Model {
                 // is refused whole).
                 let fx = self.lists[l].effects.clone();
                 let dead_buffer = fx.buffers.iter().filter(|&&b| self.bufs[b].held.is_none()).map(|&b| self.bufs[b].handle.0).min();
-                let dead_counter = fx.counters.iter().filter(|&&c| self.counters[c].held.is_none()).map(|&c| self.counters[c].id.0).min();
+                let dead_counter =
+                    fx.counters.iter().filter(|&&c| self.counters[c].held.is_none()).map(|&c| self.counters[c].id.index).min();
                 let reason = match (dead_buffer, dead_counter) {
                     (Some(handle), _) => Some(Rejection::BadBuffer { arg: 0, handle }),
                     (None, Some(id)) => Some(Rejection::BadCounter(id)),

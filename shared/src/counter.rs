@@ -18,9 +18,30 @@ pub const COUNTER_TABLE_WORDS: usize = 2 * MAX_COUNTERS;
 /// Word offset of the dropped flags in the counter table.
 pub const DROPPED: usize = MAX_COUNTERS;
 
-/// Index of a counter in the runtime's table (1..MAX_COUNTERS).
+/// A device counter as tasks name it: its index in the runtime's table
+/// (1..MAX_COUNTERS; what the device uses) and its generation (what the host checks).
+/// The host hands an index out again only with a new generation, never one it handed
+/// out before in the process, so an id of a dropped counter, or of another runtime's,
+/// never names a live counter. In a task's header the index sits in `wait_counter` or
+/// `signal_counter` and the generation in the runtime's `seg` word until submission
+/// ([`crate::Task::after`], [`crate::Task::signals`]).
 ///
 /// `Pod`, so it can sit in a task's arguments (declare it: `Declare::counter`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
-#[repr(transparent)]
-pub struct CounterId(pub u16);
+#[repr(C)]
+pub struct CounterId {
+    /// Its entry in the counter table (0: no counter).
+    pub index: u16,
+    /// The generation the host handed it out with (0: none).
+    pub generation: u16,
+}
+
+impl CounterId {
+    /// No counter.
+    pub const NONE: Self = Self { index: 0, generation: 0 };
+
+    /// The counter at `index`, handed out with `generation`.
+    pub const fn new(index: u16, generation: u16) -> Self {
+        Self { index, generation }
+    }
+}

@@ -39,7 +39,10 @@ impl TaskId {
 ///
 /// Header words, and who writes them:
 /// - `opcode` (user): the [`TaskId`] of the task type;
-/// - `flags` and `seg` (the runtime, at submission: a user task must leave them zero);
+/// - `flags` (the runtime, at submission: a user task must leave it zero);
+/// - `seg` (the runtime, at submission; before it, the generations of the counters
+///   the header names, low half `wait_counter`'s, high half `signal_counter`'s, which
+///   the host checks: zero where no counter is named);
 /// - `wait_counter`, `wait_value`, `signal_counter` (user, through [`Task::after`] and
 ///   [`Task::signals`]): device-side dependencies, resolved without the host. Counter 0
 ///   means none.
@@ -130,17 +133,28 @@ impl Task {
     }
 
     /// This task waits until device counter `counter` reaches `value` (a value that
-    /// counts signals: the counter only grows).
+    /// counts signals: the counter only grows). The counter's generation goes into the
+    /// low half of `seg`, which the host checks and then overwrites at submission.
     pub const fn after(mut self, counter: crate::CounterId, value: u32) -> Self {
-        self.wait_counter = counter.0;
+        self.wait_counter = counter.index;
         self.wait_value = value;
+        self.seg = (self.seg & 0xffff_0000) | counter.generation as u32;
         self
     }
 
-    /// This task adds one to device counter `counter` once it has run.
+    /// This task adds one to device counter `counter` once it has run. The counter's
+    /// generation goes into the high half of `seg` (see [`Task::after`]).
     pub const fn signals(mut self, counter: crate::CounterId) -> Self {
-        self.signal_counter = counter.0;
+        self.signal_counter = counter.index;
+        self.seg = (self.seg & 0xffff) | (counter.generation as u32) << 16;
         self
+    }
+
+    /// The counters the header names, with the generations `after` and `signals` put
+    /// into `seg` (meaningful before submission only: the runtime then overwrites
+    /// `seg`).
+    pub const fn header_counters(&self) -> (crate::CounterId, crate::CounterId) {
+        (crate::CounterId::new(self.wait_counter, self.seg as u16), crate::CounterId::new(self.signal_counter, (self.seg >> 16) as u16))
     }
 
     /// The terminate sentinel (runtime use).

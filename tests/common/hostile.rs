@@ -128,6 +128,31 @@ pub fn stale_handle_never_aliases(make: Make, rounds: usize) {
     assert_eq!(live.read().unwrap()[0], 1);
 }
 
+/// A counter id of a dropped counter never names a later counter, however many are
+/// made in between (more than the 65,535 indices: each comes back with a new
+/// generation), in this runtime or another.
+pub fn stale_counter_never_aliases(make: Make, rounds: usize) {
+    let a = make.rt();
+    let b = make.rt();
+    let stale = a.counter().unwrap().id();
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(stale);
+    let mut reused = 0;
+    for i in 0..rounds {
+        let rt = if i % 2 == 0 { &a } else { &b };
+        let c = rt.counter().unwrap();
+        assert_ne!(c.id(), stale, "round {i}: a new counter took the id of a dropped one");
+        reused += (c.id().index == stale.index) as usize;
+        assert!(seen.insert(c.id()), "round {i}: an id handed out twice");
+    }
+    assert!(reused > 0, "the index never came back: the test proves nothing");
+    let r = a.submit(&[Task::noop(0).signals(stale)]);
+    assert!(bad_counter(r), "a stale counter id was accepted");
+    let r = a.submit(&[Task::noop(0).after(stale, 0)]);
+    assert!(bad_counter(r), "a stale counter id was accepted");
+    serves(&a);
+}
+
 // --- 3. No arithmetic on user values panics, wraps or aborts ---
 
 /// Timeouts up to `Duration::MAX`, wherever the API takes one.

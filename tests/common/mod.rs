@@ -430,7 +430,7 @@ pub fn dependencies_order_stages(rt: &Runtime, tasks: usize, slice: usize) {
     }
     // A counter that does not exist, or no longer does, is refused at submit time.
     let gone = rt.counter().unwrap().id();
-    for t in [Task::noop(0).after(resident::CounterId(4000), 1), Task::noop(0).signals(gone)] {
+    for t in [Task::noop(0).after(resident::CounterId::new(4000, 1), 1), Task::noop(0).signals(gone)] {
         assert!(matches!(rt.submit(&[t]), Err(Error::InvalidTask { reason: Rejection::BadCounter(_), .. })), "{t:?}");
     }
 }

@@ -213,25 +213,25 @@ impl TaskCx {
     /// sees the writes of every task whose signal that value counts).
     #[inline(always)]
     pub fn counter_value(&self, c: CounterId) -> Result<u32, Status> {
-        if c.0 == 0 || self.counters.is_null() {
+        if c.index == 0 || self.counters.is_null() {
             return Err(Status::BadArgs);
         }
         // SAFETY: the table has an entry for every 16-bit id (`MAX_COUNTERS`).
-        Ok(unsafe { arch::ld_acquire_gpu(self.counters.add(c.0 as usize)) })
+        Ok(unsafe { arch::ld_acquire_gpu(self.counters.add(c.index as usize)) })
     }
 
     /// Adds one to counter `c` (release, .gpu), after every lane's writes so far
     /// (warp-collective: every lane must call).
     #[inline(always)]
     pub fn signal(&self, c: CounterId) -> Result<(), Status> {
-        if c.0 == 0 || self.counters.is_null() {
+        if c.index == 0 || self.counters.is_null() {
             return Err(Status::BadArgs);
         }
         arch::syncwarp();
         if arch::lane_id() == 0 {
             // SAFETY: as in `counter_value`. Release: the warp barrier above puts every
             // lane's writes before it (`crate::deps`).
-            unsafe { arch::atom_add_acq_rel_gpu(self.counters.add(c.0 as usize), 1) };
+            unsafe { arch::atom_add_acq_rel_gpu(self.counters.add(c.index as usize), 1) };
         }
         Ok(())
     }
