@@ -6,7 +6,7 @@
 # waits, spawn backpressure, handles of one device mixing), then DISPATCH_QUICK, whose
 # rows include the defaults (PRECLAIM off) against "defaults, preclaim" in one run, and
 # latency.
-#   bash tools/gpu/issue21.sh [log-name]       (carry [".gpu"])
+#   here: tools/gpu/pack.sh; there: bash tools/gpu/issue21.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue21} && source tools/gpu/common.sh
 # gpu-pack keeps cargo's hashed names (name-<hash>): take either form.
 bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
