@@ -23,6 +23,9 @@ use crate::backend::Backend;
 /// the tickets behind it too (each costs one record read per poll).
 const OUT_OF_ORDER_AFTER: Duration = Duration::from_micros(200);
 
+/// Most tickets behind a stuck one that one scan reads (round robin over calls).
+const OUT_OF_ORDER_BUDGET: usize = 64;
+
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
     /// Every task before this sequence number has completed and its record was read;
@@ -42,6 +45,9 @@ struct Scan {
     /// When the oldest unfinished work last made progress: the prefix moved, or a
     /// ticket arrived at an empty queue. The watchdog's clock (`host/watchdog.rs`).
     moved_at: Instant,
+    /// Where the next out-of-order scan starts among the tickets behind the first
+    /// unfinished one.
+    rotor: usize,
     /// Set by [`CompletionTracker::fail_all`]: a ticket registered afterwards (a
     /// producer that checked for a fault just before it was recorded) fails at once,
     /// so no ticket is ever left unresolved (modelled in tests/loom_protocol.rs).
@@ -53,7 +59,7 @@ impl CompletionTracker {
     /// tasks (and at most half the ring: `segment::segment_size`).
     pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
-            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), closed: None }),
+            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0, closed: None }),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
             capacity: capacity as u64,
@@ -98,54 +104,36 @@ impl CompletionTracker {
     /// one that is stuck (a task waiting on a counter nobody signals yet, a long task)
     /// resolves all the same, once the front has been stuck for `OUT_OF_ORDER_AFTER`
     /// (before that, only the front is scanned: in-order completion, one record read
-    /// per poll). `completed`, which frees ring slots, still moves only in order.
+    /// per poll; after it, `OUT_OF_ORDER_BUDGET` tickets behind it a call, round robin).
+    /// `completed`, which frees ring slots, still moves only in order.
     pub fn advance(&self, backend: &Backend) -> u64 {
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
         let scan = &mut *scan;
         let beyond = scan.moved_at.elapsed() >= OUT_OF_ORDER_AFTER;
-        let mut prefix = scan.prefix;
-        let mut in_order = true;
-        for (t, cursor) in scan.tickets.iter_mut() {
-            if !in_order && !beyond {
+        let old = scan.prefix;
+        let mut prefix = old;
+        let n = scan.tickets.len();
+        // In order, from the front, up to the first ticket not done.
+        let mut i = 0;
+        while i < n {
+            let (t, cursor) = &mut scan.tickets[i];
+            let seg = self.scan_ticket(backend, old, t, cursor);
+            prefix = seg;
+            i += 1;
+            if seg != t.end {
                 break;
             }
-            // Only once the slot's previous task (`first - capacity`) has completed,
-            // as the prefix says: its record may be written until then (a plain store,
-            // which this load must not race), and this ticket is not published yet.
-            if t.express && !t.is_done() && t.first < scan.prefix + self.capacity {
-                read_express(backend, t);
+        }
+        // Behind it, once it has been stuck a while: at most `OUT_OF_ORDER_BUDGET`
+        // tickets a call, round robin, so that a poll stays cheap however many wait.
+        if beyond && i < n {
+            let rest = n - i;
+            let k = OUT_OF_ORDER_BUDGET.min(rest);
+            for j in 0..k {
+                let (t, cursor) = &mut scan.tickets[i + (scan.rotor + j) % rest];
+                self.scan_ticket(backend, old, t, cursor);
             }
-            // Segments are cut from the ticket's start, and a cursor only stops at a
-            // segment's end: `seg` is always a segment's first task.
-            let mut seg = (*cursor).max(t.first);
-            while seg < t.end {
-                let end = (seg + self.segment as u64).min(t.end);
-                let d = backend.segment_done(seg);
-                // Acquire: pairs with the finishing worker's fence.acq_rel.sys +
-                // st.relaxed.sys of `stamp` (device/src/completion.rs, step 5), or the
-                // CPU worker's fence(AcqRel) + relaxed store. After it, `failed`, the
-                // segment's per-task records and every write of its tasks are visible.
-                let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
-                if stamp != stamp_for(seg as u32) {
-                    break;
-                }
-                let failed = unsafe { std::ptr::read_volatile(&raw const (*d).failed) };
-                // An express ticket may be done already, from its task's record (which
-                // holds the outcome: the segment's `failed` does not count a task
-                // the relay ran).
-                if (failed != 0 || t.keep_results) && !t.is_done() {
-                    read_records(backend, t, seg, end, failed);
-                }
-                seg = end;
-            }
-            *cursor = seg;
-            if seg == t.end && !t.is_done() {
-                t.finish();
-            }
-            if in_order {
-                prefix = seg;
-                in_order = seg == t.end;
-            }
+            scan.rotor = (scan.rotor + k) % rest;
         }
         if prefix != scan.prefix {
             scan.prefix = prefix;
@@ -159,6 +147,45 @@ impl CompletionTracker {
         // Release: see `completed`.
         self.completed.store(scan.prefix, Ordering::Release);
         scan.prefix
+    }
+
+    /// Reads ticket `t`'s newly completed segments from `cursor` on (and its express
+    /// record), resolving it once all are; returns the new cursor. `prefix`: what the
+    /// scans had seen complete in order before this call.
+    fn scan_ticket(&self, backend: &Backend, prefix: u64, t: &TicketState, cursor: &mut u64) -> u64 {
+        // Only once the slot's previous task (`first - capacity`) has completed, as the
+        // prefix says: its record may be written until then (a plain store, which this
+        // load must not race), and this ticket is not published yet.
+        if t.express && !t.is_done() && t.first < prefix + self.capacity {
+            read_express(backend, t);
+        }
+        // Segments are cut from the ticket's start, and a cursor only stops at a
+        // segment's end: `seg` is always a segment's first task.
+        let mut seg = (*cursor).max(t.first);
+        while seg < t.end {
+            let end = (seg + self.segment as u64).min(t.end);
+            let d = backend.segment_done(seg);
+            // Acquire: pairs with the finishing worker's fence.acq_rel.sys +
+            // st.relaxed.sys of `stamp` (device/src/completion.rs, step 5), or the CPU
+            // worker's fence(AcqRel) + relaxed store. After it, `failed`, the segment's
+            // per-task records and every write of its tasks are visible.
+            let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
+            if stamp != stamp_for(seg as u32) {
+                break;
+            }
+            let failed = unsafe { std::ptr::read_volatile(&raw const (*d).failed) };
+            // An express ticket may be done already, from its task's record (which holds
+            // the outcome: the segment's `failed` does not count a task the relay ran).
+            if (failed != 0 || t.keep_results) && !t.is_done() {
+                read_records(backend, t, seg, end, failed);
+            }
+            seg = end;
+        }
+        *cursor = seg;
+        if seg == t.end && !t.is_done() {
+            t.finish();
+        }
+        seg
     }
 
     /// Whether every ticket that holds a task of `from..to` is done (as far as the scans
