@@ -53,6 +53,10 @@ struct State {
     stop: bool,
     /// While idle, poll the runtime's health this often (the watchdog's clock).
     watch: Option<Duration>,
+    /// The thread died (a panic) and woke every future it had: the next registration
+    /// must start another, even if the dying thread has not finished yet (it may still
+    /// be waking them).
+    dead: bool,
 }
 
 impl Notifier {
@@ -103,9 +107,13 @@ impl Notifier {
     /// Whether the thread runs (started now if it did not).
     fn ensure_thread(&self, shared: Weak<dyn Progress>) -> bool {
         let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
-        // A thread that ended while futures may still register died (a panic: `guarded`
-        // woke every future it had, and their next poll lands here): start another.
-        if thread.as_ref().is_some_and(|h| h.is_finished()) {
+        // A thread that died (a panic: `guarded` marked it dead, under the state lock,
+        // as it took every future it had, and their next poll lands here), or ended:
+        // start another. Not only once it has finished: a future that registered after
+        // the dying thread took the others would otherwise wait for nobody (a lost
+        // wake-up Miri's scheduling found).
+        let dead = std::mem::take(&mut self.inner.state.lock().unwrap_or_else(|e| e.into_inner()).dead);
+        if dead || thread.as_ref().is_some_and(|h| h.is_finished()) {
             let _ = thread.take().map(JoinHandle::join);
         }
         if thread.is_none() {
@@ -145,7 +153,11 @@ pub(crate) static PANIC_NEXT: std::sync::atomic::AtomicBool = std::sync::atomic:
 /// registration starts a new thread (`ensure_thread`). No wake-up is lost.
 fn guarded(inner: &Inner, weak: &Weak<dyn Progress>) {
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(inner, weak))).is_err() {
-        let woken: Vec<Waker> = inner.state.lock().unwrap_or_else(|e| e.into_inner()).waiting.drain(..).map(|(_, _, w)| w).collect();
+        let woken: Vec<Waker> = {
+            let mut s = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.dead = true;
+            s.waiting.drain(..).map(|(_, _, w)| w).collect()
+        };
         woken.into_iter().for_each(Waker::wake);
     }
 }
@@ -154,7 +166,7 @@ fn run(inner: &Inner, weak: &Weak<dyn Progress>) {
     let mut last_progress = Instant::now();
     loop {
         #[cfg(test)]
-        if PANIC_NEXT.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        if PANIC_NEXT.swap(false, std::sync::atomic::Ordering::SeqCst) {
             panic!("resident-notifier: injected panic (test)");
         }
         {
@@ -221,16 +233,17 @@ mod tests {
     /// depend on timing (it ran under Miri too, whose clock is not the wall's).
     #[test]
     fn a_dead_notifier_is_restarted() {
-        use std::sync::atomic::Ordering::Relaxed;
+        // SeqCst: under Miri a relaxed flag may read stale for long (weak memory).
+        use std::sync::atomic::Ordering::SeqCst;
         let rt = Runtime::with_config(RuntimeConfig { async_spin: Duration::ZERO, cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap();
         let c = rt.counter().unwrap();
         let t = rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap();
-        super::PANIC_NEXT.store(true, Relaxed);
+        super::PANIC_NEXT.store(true, SeqCst);
         let start = Instant::now();
         std::thread::scope(|s| {
             s.spawn(|| {
                 // The first notifier thread takes the injected panic at its first turn.
-                while super::PANIC_NEXT.load(Relaxed) {
+                while super::PANIC_NEXT.load(SeqCst) {
                     std::thread::yield_now();
                 }
                 rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
