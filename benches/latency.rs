@@ -47,6 +47,8 @@ fn bench(c: &mut Criterion) {
     };
     let mut last = None;
     for (label, config) in configs {
+        // The last runtime goes first: one runtime per CUDA device (`DeviceInUse`).
+        drop(last.take());
         let rt = Runtime::with_config(config).unwrap();
         eprintln!("{} ({label})", rt.backend());
         let mut g = c.benchmark_group("round_trip_1_task");

@@ -186,6 +186,15 @@ pub enum Error {
         /// Slots in the ring.
         capacity: usize,
     },
+    /// A runtime of this process already lives on this CUDA device (its persistent
+    /// kernel, or memory whose free would wait for another's): a second one would hang
+    /// in the driver (a module load and a pinned free wait for every running kernel of
+    /// the context). Drop the first runtime and every handle of it (buffers, lists,
+    /// tickets), or use [`crate::Runtime::gpu`] for the stream API beside it.
+    #[error(
+        "device {0} already holds a runtime of this process: drop it and every handle of it first (a second would wait for its kernel forever)"
+    )]
+    DeviceInUse(usize),
     /// A `try_*` call would have had to wait for another thread, which holds the
     /// registries' or the producer's lock (a buffer made or dropped, a reservation in
     /// progress): nothing was done; try again.

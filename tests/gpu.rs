@@ -59,6 +59,9 @@ gpu_test!(baselines_match_persistent_results, {
     // The baselines run with the persistent kernel stopped, as in the benches: under
     // compute-sanitizer a launch beside it never started.
     let (y2, y3) = (rt.buffer::<f32>(tasks * slice).unwrap(), rt.buffer::<f32>(tasks * slice).unwrap());
+    // Made before `close`: a closed runtime makes no new buffers (`ShutDown`).
+    let y5 = rt.buffer::<f32>(tasks * slice).unwrap();
+    let y6 = rt.buffer::<f32>(tasks * slice).unwrap();
     rt.close().unwrap();
     let base = Baselines::new(&rt, tasks).unwrap();
     base.launch_per_task(&base.prepare(&rt, &list(&y2)).unwrap(), false).unwrap();
@@ -73,8 +76,6 @@ gpu_test!(baselines_match_persistent_results, {
     assert_eq!(y3.read().unwrap(), xs.iter().map(|v| 4.0 * v).collect::<Vec<_>>());
     // The same launches with programmatic dependent launch, and their graph: the tasks
     // are independent, so the results are the same.
-    let y5 = rt.buffer::<f32>(tasks * slice).unwrap();
-    let y6 = rt.buffer::<f32>(tasks * slice).unwrap();
     base.launch_per_task(&base.prepare(&rt, &list(&y5)).unwrap(), true).unwrap();
     let gp = base.capture_graph(&base.prepare(&rt, &list(&y6)).unwrap(), true).unwrap();
     assert_eq!(y5.read().unwrap(), want);

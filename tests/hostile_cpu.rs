@@ -8,12 +8,16 @@ use common::hostile::{self, Make};
 use resident::RuntimeConfig;
 use std::time::Duration;
 
-const CPU: Make =
-    Make(|| RuntimeConfig { capacity: 1 << 10, cpu_workers: 2, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cpu() });
+fn cpu() -> RuntimeConfig {
+    RuntimeConfig { capacity: 1 << 10, cpu_workers: 2, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cpu() }
+}
+
+const CPU: Make = Make { base: cpu, other: cpu };
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 isolated_test!(foreign_task_list, LIMIT, hostile::foreign_task_list(CPU));
+isolated_test!(second_runtime_on_one_device, LIMIT, hostile::second_runtime_on_one_device(CPU));
 isolated_test!(foreign_buffer_refused, LIMIT, hostile::foreign_buffer_refused(CPU));
 isolated_test!(foreign_counter_refused, LIMIT, hostile::foreign_counter_refused(CPU));
 isolated_test!(stale_handle_never_aliases, LIMIT, hostile::stale_handle_never_aliases(CPU, 140_000));

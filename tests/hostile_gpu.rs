@@ -12,7 +12,12 @@ use common::hostile::{self, Make};
 use resident::RuntimeConfig;
 use std::time::Duration;
 
-const GPU: Make = Make(|| RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() });
+/// The foreign runtime beside a GPU one is a CPU runtime: one runtime per CUDA device
+/// in a process (`second_runtime_on_one_device`).
+const GPU: Make = Make {
+    base: || RuntimeConfig { capacity: 1 << 12, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cuda() },
+    other: || RuntimeConfig { capacity: 1 << 10, cpu_workers: 2, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cpu() },
+};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -21,6 +26,12 @@ isolated_test!(
     foreign_task_list,
     LIMIT,
     hostile::foreign_task_list(GPU)
+);
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    second_runtime_on_one_device,
+    LIMIT,
+    hostile::second_runtime_on_one_device(GPU)
 );
 isolated_test!(
     #[ignore = "needs a CUDA GPU"]

@@ -51,7 +51,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::arena::Arena;
-use super::driver::{Context, check};
+use super::driver::{Context, RuntimeClaim, check};
 use super::launch::launch_1d;
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
@@ -90,6 +90,8 @@ pub(crate) struct CudaBackend {
     transfer: Transfer,
     control: Stream,
     ctx: Context,
+    /// This device's one runtime of the process; dropped after everything above.
+    _claim: Arc<RuntimeClaim>,
     capacity: u32,
     grid: u32,
     block: u32,
@@ -109,6 +111,7 @@ impl CudaBackend {
     /// its owner), or `None` for one of the runtime's own.
     pub fn new(config: &RuntimeConfig, transfer: Option<(sys::CUstream, Box<dyn std::any::Any + Send + Sync>)>) -> Result<Self> {
         let ctx = Context::new(config.device)?;
+        let claim = Arc::new(ctx.claim_runtime()?);
         ctx.bind()?;
         let image = &config.image;
         let module = Arc::new(Module::load(&ctx, image)?);
@@ -129,7 +132,7 @@ impl CudaBackend {
         // is the built-in one, else loaded now (before the persistent kernel starts).
         let builtin = crate::KernelImage::builtin();
         let kernels = if image.ptx() == builtin.ptx() { module.clone() } else { Arc::new(Module::load(&ctx, &builtin)?) };
-        let gpu = crate::stream::Gpu::with_module(ctx.clone(), kernels)?;
+        let gpu = crate::stream::Gpu::with_module(ctx.clone(), kernels, Some(claim.clone()))?;
         let kernel_stream = Stream::non_blocking(&ctx, 0)?;
         let wait_ticket = module.function("resident_wait_ticket")?;
         let transfer = match transfer {
@@ -220,6 +223,7 @@ impl CudaBackend {
                 transfer,
                 control,
                 ctx,
+                _claim: claim,
                 capacity,
                 grid,
                 block,
@@ -435,9 +439,15 @@ impl CudaBackend {
 
     pub unsafe fn upload(&self, dst: u64, src: &[u8], _elem: usize) -> Result<()> {
         self.ctx.bind()?;
-        // Synchronous, on the legacy stream, which non-blocking streams (the kernel's
-        // among them) do not wait for.
-        check(unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) }, "cuMemcpyHtoD")
+        // On the legacy stream, which non-blocking streams (the kernel's among them) do
+        // not wait for. From pageable memory `cuMemcpyHtoD` returns once the data is in
+        // the driver's staging buffer, before the DMA to `dst` has landed (CUDA's API
+        // sync behaviour notes): a kernel on a non-blocking stream then read stale
+        // values (a baseline's axpy after `Buffer::write`, H100 2026-11-25). Waiting
+        // for the legacy stream makes the copy complete when this returns, so before
+        // any later publication that a worker can see.
+        check(unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr() as *const c_void, src.len()) }, "cuMemcpyHtoD")?;
+        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")
     }
 
     pub unsafe fn download(&self, src: u64, dst: &mut [u8], _elem: usize) -> Result<()> {

@@ -50,6 +50,8 @@ struct DeviceState {
     faulted: bool,
     /// A persistent kernel that would not stop is still resident: nothing new can run.
     wedged: bool,
+    /// A runtime of this process lives on it ([`RuntimeClaim`]).
+    runtime: bool,
 }
 
 /// Per device ordinal. Taken around every retain and release, so that a reset never
@@ -62,6 +64,18 @@ fn devices() -> MutexGuard<'static, Vec<DeviceState>> {
 
 fn driver_err(call: &'static str, e: cudarc::driver::DriverError) -> Error {
     Error::Driver { call, code: e.0 as u32, name: format!("{e:?}") }
+}
+
+/// A device held by a runtime of this process ([`Context::claim_runtime`]).
+#[derive(Debug)]
+pub(crate) struct RuntimeClaim {
+    ordinal: usize,
+}
+
+impl Drop for RuntimeClaim {
+    fn drop(&mut self) {
+        devices()[self.ordinal].runtime = false;
+    }
 }
 
 /// A retained primary context of one device, bound to the calling thread on demand.
@@ -170,6 +184,29 @@ impl Context {
 
     pub fn name(&self) -> String {
         self.cuda().name().unwrap_or_else(|_| "CUDA device".into())
+    }
+
+    /// Marks the device as holding a runtime of this process until the claim drops;
+    /// `DeviceInUse` if one holds it already. A second runtime on a device would hang,
+    /// not fail: loading its module, and later freeing its pinned memory, wait for
+    /// every kernel of the context to finish (docs/architecture.md, "Pitfalls"), and
+    /// the first runtime's persistent kernel never does while it lives. The claim is
+    /// dropped after every allocation of its runtime is freed; a backend whose kernel
+    /// would not stop is forgotten with its claim, so the device stays claimed.
+    pub(crate) fn claim_runtime(&self) -> Result<RuntimeClaim> {
+        let mut d = devices();
+        let st = &mut d[self.inner.ordinal];
+        if st.runtime {
+            return Err(Error::DeviceInUse(self.inner.ordinal));
+        }
+        st.runtime = true;
+        Ok(RuntimeClaim { ordinal: self.inner.ordinal })
+    }
+
+    /// `DeviceInUse` while a runtime of this process holds the device: what would load
+    /// a module there (`Gpu::new`) would wait for its persistent kernel forever.
+    pub(crate) fn check_no_runtime(&self) -> Result<()> {
+        if devices()[self.inner.ordinal].runtime { Err(Error::DeviceInUse(self.inner.ordinal)) } else { Ok(()) }
     }
 
     /// The device's ordinal.

@@ -41,6 +41,9 @@ pub(crate) struct GpuInner {
     pub(crate) kernels: RawModule,
     // Dropped last (the stream and the module hold clones too).
     pub(crate) device: Device,
+    /// A runtime's handle (`Runtime::gpu`) keeps that runtime's claim on the device
+    /// until the module above is unloaded (`Context::claim_runtime`).
+    pub(crate) _claim: Option<Arc<crate::cuda::driver::RuntimeClaim>>,
 }
 
 #[derive(Debug)]
@@ -59,14 +62,19 @@ impl Gpu {
     /// PTX (`crate::cuda_available()` says whether all three are there).
     pub fn new(ordinal: usize) -> Result<Self> {
         let ctx = Context::new(ordinal)?;
+        ctx.check_no_runtime()?;
         ctx.bind()?;
         let module = Arc::new(CudaModule::load(&ctx, &KernelImage::builtin())?);
-        Self::with_module(ctx, module)
+        Self::with_module(ctx, module, None)
     }
 
     /// A handle on `ctx`'s device whose built-in kernels come from `module` (the
     /// runtime's, when it runs the built-in image: loaded once).
-    pub(crate) fn with_module(ctx: Context, module: Arc<CudaModule>) -> Result<Self> {
+    pub(crate) fn with_module(
+        ctx: Context,
+        module: Arc<CudaModule>,
+        claim: Option<Arc<crate::cuda::driver::RuntimeClaim>>,
+    ) -> Result<Self> {
         ctx.bind()?;
         let pipeline = RawKernel::Cuda(module.function("resident_pipeline")?);
         let spin_write = RawKernel::Cuda(module.function("resident_spin_write")?);
@@ -85,6 +93,7 @@ impl Gpu {
                 priorities: Priorities { least, greatest },
                 kernels: RawModule::Cuda(module),
                 device: Device::Cuda(ctx),
+                _claim: claim,
             }),
         })
     }
@@ -125,6 +134,7 @@ impl Gpu {
                 priorities: CPU_PRIORITIES,
                 kernels: RawModule::Cpu(kernels),
                 device: Device::Cpu,
+                _claim: None,
             }),
         }
     }

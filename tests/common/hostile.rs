@@ -9,18 +9,28 @@ use resident::{BackendKind, Error, Rejection, Runtime, RuntimeConfig, Task};
 use std::ops::Bound;
 use std::time::{Duration, Instant};
 
-/// How a suite makes its runtimes: a base configuration (the backend, a small ring).
+/// How a suite makes its runtimes: a base configuration (the backend, a small ring),
+/// and the configuration of a second runtime alive beside one of the first (the
+/// "other" runtime whose handles are foreign). On a GPU the other is a CPU runtime:
+/// a process holds one runtime per CUDA device (`Error::DeviceInUse`).
 #[derive(Clone, Copy)]
-pub struct Make(pub fn() -> RuntimeConfig);
+pub struct Make {
+    pub base: fn() -> RuntimeConfig,
+    pub other: fn() -> RuntimeConfig,
+}
 
 impl Make {
     pub fn rt(&self) -> Runtime {
         self.with(|_| {}).expect("a runtime")
     }
     pub fn with(&self, f: impl FnOnce(&mut RuntimeConfig)) -> resident::Result<Runtime> {
-        let mut c = (self.0)();
+        let mut c = (self.base)();
         f(&mut c);
         Runtime::with_config(c)
+    }
+    /// A runtime that may live beside one of [`Make::rt`]'s.
+    pub fn other_rt(&self) -> Runtime {
+        Runtime::with_config((self.other)()).expect("the other runtime")
     }
 }
 
@@ -43,7 +53,7 @@ fn bad_counter<T: std::fmt::Debug>(r: resident::Result<T>) -> bool {
 /// after shutdown: refused, typed; nothing of it reaches a worker.
 pub fn foreign_task_list(make: Make) {
     let a = make.rt();
-    let b = make.rt();
+    let b = make.other_rt();
     let x = a.buffer_from(&[1.0f32; 64]).unwrap();
     let y = a.buffer_from(&[0.0f32; 64]).unwrap();
     let list = a.upload_tasks(&[Task::noop(1), Task::axpy(1.0, x.all(), y.all())]).unwrap();
@@ -53,11 +63,40 @@ pub fn foreign_task_list(make: Make) {
     drop(a);
     assert_eq!(b.submit_list(&list).err(), Some(Error::ForeignHandle("task list")));
     serves(&b);
+    // The last handles of `a` go before another runtime of its kind (on a GPU, one
+    // per device).
+    drop((list, x, y));
     let c = make.rt();
     let own = c.upload_tasks(&[Task::noop(2)]).unwrap();
     c.close().unwrap();
     assert_eq!(c.submit_list(&own).err(), Some(Error::ShutDown));
-    drop((list, own, x, y));
+}
+
+/// A second runtime on a CUDA device that holds one (or a buffer of one) is refused at
+/// once with `DeviceInUse`, as is a stream-API handle that would load a module there:
+/// either would wait in the driver for the first runtime's kernel forever. Once every
+/// handle of the first is gone, a new one starts. On the CPU backend runtimes coexist.
+pub fn second_runtime_on_one_device(make: Make) {
+    let a = make.rt();
+    let x = a.buffer_from(&[1u32; 16]).unwrap();
+    let start = Instant::now();
+    if a.backend().kind == BackendKind::Cuda {
+        assert_eq!(make.with(|_| {}).err(), Some(Error::DeviceInUse(0)));
+        assert_eq!(resident::stream::Gpu::new(0).err(), Some(Error::DeviceInUse(0)));
+        a.close().unwrap();
+        // A buffer keeps its runtime's memory (and device) alive.
+        drop(a);
+        assert_eq!(make.with(|_| {}).err(), Some(Error::DeviceInUse(0)));
+        drop(x);
+        serves(&make.rt());
+        assert!(resident::stream::Gpu::new(0).is_ok(), "with no runtime, the stream API loads its module");
+    } else {
+        let b = make.rt();
+        serves(&a);
+        serves(&b);
+        drop(x);
+    }
+    assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
 }
 
 /// Slices of another runtime's buffers are refused by every checked path (submit,
@@ -65,7 +104,7 @@ pub fn foreign_task_list(make: Make) {
 /// value as a live buffer of this one; the buffer of this runtime is untouched.
 pub fn foreign_buffer_refused(make: Make) {
     let a = make.rt();
-    let b = make.rt();
+    let b = make.other_rt();
     let xa = a.buffer_from(&[1.0f32; 64]).unwrap();
     let ya = a.buffer_from(&[2.0f32; 64]).unwrap();
     let xb = b.buffer_from(&[3.0f32; 64]).unwrap();
@@ -88,7 +127,7 @@ pub fn foreign_buffer_refused(make: Make) {
 /// Counter ids of another runtime are refused where tasks wait on or signal them.
 pub fn foreign_counter_refused(make: Make) {
     let a = make.rt();
-    let b = make.rt();
+    let b = make.other_rt();
     let ca = a.counter().unwrap();
     let cb = b.counter().unwrap();
     assert!(bad_counter(b.submit(&[Task::noop(0).signals(ca.id())])));
@@ -103,7 +142,7 @@ pub fn foreign_counter_refused(make: Make) {
 /// runtime or another.
 pub fn stale_handle_never_aliases(make: Make, rounds: usize) {
     let a = make.rt();
-    let b = make.rt();
+    let b = make.other_rt();
     let stale = {
         let x = a.buffer::<u32>(16).unwrap();
         x.all()
@@ -133,7 +172,7 @@ pub fn stale_handle_never_aliases(make: Make, rounds: usize) {
 /// generation), in this runtime or another.
 pub fn stale_counter_never_aliases(make: Make, rounds: usize) {
     let a = make.rt();
-    let b = make.rt();
+    let b = make.other_rt();
     let stale = a.counter().unwrap().id();
     let mut seen = std::collections::HashSet::new();
     seen.insert(stale);
@@ -157,20 +196,24 @@ pub fn stale_counter_never_aliases(make: Make, rounds: usize) {
 
 /// Timeouts up to `Duration::MAX`, wherever the API takes one.
 pub fn timeouts_at_extremes(make: Make) {
-    let rt = make
-        .with(|c| {
-            c.shutdown_timeout = Duration::MAX;
-            c.task_deadline = Some(Duration::MAX);
-            c.async_spin = Duration::MAX;
-        })
-        .expect("extreme timeouts are accepted (saturated)");
-    rt.submit(&[Task::noop(0)]).unwrap().wait_timeout(Duration::MAX).unwrap();
-    let t = rt.submit(&[Task::spin(20_000_000)]).unwrap();
-    t.wait_timeout(Duration::MAX).unwrap();
-    assert_eq!(futures::executor::block_on(rt.submit(&[Task::spin(5_000_000)]).unwrap().wait_async()), Ok(()));
-    let t = rt.submit(&[Task::spin(10_000_000)]).unwrap();
-    assert_eq!(t.wait_timeout(Duration::ZERO).err().unwrap_or(Error::Timeout), Error::Timeout);
-    rt.close().unwrap();
+    // In a block: the runtime and its tickets go before the next runtime (on a GPU,
+    // one runtime per device, `DeviceInUse`, while any handle of the first lives).
+    {
+        let rt = make
+            .with(|c| {
+                c.shutdown_timeout = Duration::MAX;
+                c.task_deadline = Some(Duration::MAX);
+                c.async_spin = Duration::MAX;
+            })
+            .expect("extreme timeouts are accepted (saturated)");
+        rt.submit(&[Task::noop(0)]).unwrap().wait_timeout(Duration::MAX).unwrap();
+        let t = rt.submit(&[Task::spin(20_000_000)]).unwrap();
+        t.wait_timeout(Duration::MAX).unwrap();
+        assert_eq!(futures::executor::block_on(rt.submit(&[Task::spin(5_000_000)]).unwrap().wait_async()), Ok(()));
+        let t = rt.submit(&[Task::spin(10_000_000)]).unwrap();
+        assert_eq!(t.wait_timeout(Duration::ZERO).err().unwrap_or(Error::Timeout), Error::Timeout);
+        rt.close().unwrap();
+    }
     let z = make.with(|c| c.shutdown_timeout = Duration::ZERO).unwrap();
     let _ = z.submit(&[Task::spin(1_000_000)]).unwrap();
     let r = z.close();
