@@ -8,6 +8,7 @@ use resident_device::TaskSet;
 use resident_shared::{ArgError, Collected, Declare, KernelParams, OneTaskParams, Task, TaskId};
 
 use crate::image::__CpuKernelFn;
+use crate::registry::{BufferRegistry, CounterRegistry};
 
 #[derive(Clone, Copy)]
 pub(crate) struct SetInfo {
@@ -17,6 +18,8 @@ pub(crate) struct SetInfo {
     /// `declare` into a collector, monomorphized for the set: the set's dispatch and
     /// its types' declarations inline into one function, no call per item.
     pub declare_collect: fn(&Task, &mut Collected) -> Option<Result<(), ArgError>>,
+    /// A batch's checks, monomorphized for the set (`validate::validate_set`).
+    pub validate: fn(&[Task], &SetInfo, &BufferRegistry, &CounterRegistry) -> Result<(), crate::Error>,
     /// The persistent loop over the set, for the CPU backend's worker threads.
     pub cpu_loop: unsafe fn(&KernelParams),
     /// `resident_one_task` over the set, as a kernel of the host's kernel table (its
@@ -47,6 +50,7 @@ impl SetInfo {
             ids: S::IDS,
             declare: S::declare,
             declare_collect: declare_collect::<S>,
+            validate: crate::validate::validate_set::<S>,
             cpu_loop: resident_device::entry::persistent::<S>,
             cpu_one_task: one_task::<S>,
         }

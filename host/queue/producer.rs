@@ -429,7 +429,6 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
     let next = AtomicUsize::new(0);
     let first_bad = AtomicUsize::new(usize::MAX);
     shared.helpers.run(parts, &|| {
-        let mut c = resident_shared::Collected::new();
         loop {
             let part = next.fetch_add(1, Ordering::Relaxed);
             // A part after a bad task cannot change the answer.
@@ -437,11 +436,11 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
                 return;
             }
             let lo = part * PART;
-            for (i, t) in tasks[lo..(lo + PART).min(tasks.len())].iter().enumerate() {
-                if crate::validate::check_with(t, &shared.set, &p.registry, &p.counters, &mut c).is_err() {
-                    first_bad.fetch_min(lo + i, Ordering::Relaxed);
-                    break;
-                }
+            // The set's own loop (inlined checks); its error names the index in the part.
+            if let Err(Error::InvalidTask { index, .. }) =
+                crate::validate::validate(&tasks[lo..(lo + PART).min(tasks.len())], &shared.set, &p.registry, &p.counters)
+            {
+                first_bad.fetch_min(lo + index, Ordering::Relaxed);
             }
         }
     });
