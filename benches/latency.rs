@@ -77,6 +77,28 @@ fn bench(c: &mut Criterion) {
         let tokio = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let mut s = samples(|| tokio.block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
         rows.push((format!("persistent ({label}): submit + await (tokio)"), percentiles(&mut s, &PS)));
+        if label == "relay" || label == "cpu" {
+            // Elastic residency (issue 22): the first task after an idle exit pays the
+            // relaunch. The exit itself (`release`) is not timed; the submit + wait
+            // after it is. Fewer samples: each exit waits for the kernels to leave.
+            let n = 2_000;
+            let (mut first, mut exit) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for i in 0..n + 200 {
+                let s = std::time::Instant::now();
+                while !rt.release().unwrap() {
+                    std::hint::spin_loop();
+                }
+                let e = s.elapsed();
+                let s = std::time::Instant::now();
+                round_trip(&rt, i as u64);
+                if i >= 200 {
+                    first.push(s.elapsed());
+                    exit.push(e);
+                }
+            }
+            rows.push((format!("persistent ({label}): first task after an exit"), percentiles(&mut first, &PS)));
+            rows.push((format!("  ({label}) the exit (release)"), percentiles(&mut exit, &PS)));
+        }
         if rt.relayed().is_some() {
             // Where the time goes: the submit call, the completion, and the relay's
             // echo (it echoes when a poll finds nothing new: one poll after it

@@ -207,6 +207,22 @@ impl Backend {
     pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
         each!(self, b => b.wait_exit(timeout))
     }
+    /// Elastic residency (host/residency.rs): the workers leave an idle queue and the
+    /// queue is reset so that a relaunch resumes at `next` (tasks reserved so far, all
+    /// completed) and `runs` (list runs published so far). The caller holds the producer
+    /// lock. False if the workers did not leave within the bound (nothing is reset then:
+    /// they still run, as before).
+    pub fn park(&self, next: u64, runs: u64) -> Result<bool> {
+        each!(self, b => b.park(next, runs))
+    }
+    /// Launches the workers of a parked queue again (the caller holds the producer lock).
+    pub fn unpark(&self) -> Result<()> {
+        each!(self, b => b.unpark())
+    }
+    /// The workers left an idle queue and were not launched again yet.
+    pub fn is_parked(&self) -> bool {
+        each!(self, b => b.is_parked())
+    }
     /// The buffer table's address, as the workers (and `resident_one_task`) read it.
     pub fn table_ptr(&self) -> u64 {
         each!(self, b => b.table_ptr())

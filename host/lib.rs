@@ -57,6 +57,7 @@ mod queue;
 mod reclaim;
 mod registry;
 mod reservation;
+mod residency;
 mod runtime;
 mod shutdown;
 pub mod stream;
@@ -78,6 +79,7 @@ pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
 pub use reservation::Reservation;
+pub use residency::{Residency, ResidencyStats};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};

@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub reclaim: Reclaim,
     last_health: AtomicU64,
     epoch: Instant,
+    /// Elastic residency's counts and idle clock (host/residency.rs).
+    pub elastic: crate::residency::Elastic,
 }
 
 impl Shared {
@@ -202,6 +204,9 @@ impl Progress for Shared {
     fn poll_health(&self) -> Result<()> {
         Shared::poll_health(self)
     }
+    fn idle(&self) {
+        self.residency_tick();
+    }
 }
 
 impl Drop for Shared {
@@ -330,6 +335,7 @@ impl Runtime {
         let info = BackendInfo { fallback, ..backend.info() };
         let capacity = backend.capacity();
         let deadline = config.task_deadline;
+        let residency = config.residency;
         let segment = config.segment_tasks;
         let rt = Self {
             shared: Arc::new(Shared {
@@ -347,10 +353,14 @@ impl Runtime {
                 reclaim: Reclaim::default(),
                 last_health: AtomicU64::new(0),
                 epoch: Instant::now(),
+                elastic: crate::residency::Elastic::default(),
             }),
         };
-        if let Some(d) = deadline {
-            rt.shared.notifier.watch(rt.shared.progress(), d / 4)?;
+        // The notifier thread watches while idle: the task deadline (every quarter of it)
+        // and elastic residency (host/residency.rs), whichever needs the shorter period.
+        let watch = [deadline.map(|d| d / 4), residency.period()].into_iter().flatten().min();
+        if let Some(period) = watch {
+            rt.shared.notifier.watch(rt.shared.progress(), period)?;
         }
         Ok(rt)
     }
@@ -530,6 +540,21 @@ impl Runtime {
         let src = Source::Resident { addr: list.addr(), len: list.len(), names: list.names() };
         let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
         Ok(Ticket { state, shared: self.shared.clone() })
+    }
+
+    /// Gives the GPU back now if the runtime is idle (every task submitted so far has
+    /// completed): the resident kernel exits, and the next submission launches it
+    /// again, with queue, buffers, lists and counters as they were (host/residency.rs).
+    /// Whether it exited: false if work is pending or it had exited already.
+    /// [`RuntimeConfig::residency`] does this by itself after an idle time.
+    pub fn release(&self) -> Result<bool> {
+        self.shared.release_if_idle()
+    }
+
+    /// Whether the resident kernel runs now, and how often it has exited and been
+    /// relaunched ([`Runtime::release`], [`RuntimeConfig::residency`]).
+    pub fn residency_stats(&self) -> crate::ResidencyStats {
+        self.shared.residency_stats()
     }
 
     /// Waits until every task submitted before this call has completed, those of

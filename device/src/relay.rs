@@ -88,11 +88,13 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mask = p.capacity - 1;
     let lane = arch::lane_id();
     let done = unsafe { Completer::new(p) };
-    // Next sequence number to relay (64-bit, like the host's).
-    let mut next = 0u64;
-    // Runs published so far: the next one is in entry `runs_taken % LIST_RUNS` (the host
-    // gives runs their entries in sequence order, the order they are published in).
-    let mut runs_taken = 0u32;
+    // Next sequence number to relay (64-bit, like the host's), and the runs published
+    // so far: the next one is in entry `runs_taken % LIST_RUNS` (the host gives runs
+    // their entries in sequence order, the order they are published in). Zero at the
+    // first launch; after an idle exit, where the relay left off (the host writes both
+    // before the launch, which orders them before these reads: relaxed loads).
+    let mut next = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).resume_next) };
+    let mut runs_taken = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).resume_runs) } as u32;
     // Where the host ring lies (written before the launch; step 7).
     let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
     let mut echoed = true;

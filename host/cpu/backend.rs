@@ -4,7 +4,7 @@ use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::{
     BufferEntry, COUNTER_TABLE_WORDS, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
 };
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -13,6 +13,11 @@ use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
+
+/// Elastic residency states of the worker pool.
+const RUNNING: u8 = 0;
+const PARKING: u8 = 1;
+const PARKED: u8 = 2;
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
@@ -28,8 +33,16 @@ pub(crate) struct CpuBackend {
     _spawn: HostAlloc,
     capacity: u32,
     workers: Mutex<Vec<JoinHandle<()>>>,
-    n_workers: usize,
+    /// Workers started (and not yet all joined after an idle exit).
+    n_workers: AtomicUsize,
     exited: Arc<AtomicUsize>,
+    /// What each worker runs: the set's loop over these parameters, with this much
+    /// scratch (kept for relaunches after an idle exit).
+    params: KernelParams,
+    run_loop: unsafe fn(&KernelParams),
+    scratch: u32,
+    /// Elastic residency: [`RUNNING`], [`PARKING`] or [`PARKED`] (host/residency.rs).
+    park: AtomicU8,
     fault: Arc<Mutex<Option<String>>>,
     /// The stream API's CPU device of this runtime (`Runtime::gpu`), made at the first
     /// ask.
@@ -80,10 +93,9 @@ impl CpuBackend {
         let scratch = config.image.scratch_bytes_per_warp;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
-        let abort_addr = header.ptr() as usize + std::mem::offset_of!(QueueHeader, abort);
         // The backend owns the memory before any worker starts: if a start fails, its
         // drop stops and joins the workers started so far before it frees anything.
-        let mut this = Self {
+        let this = Self {
             ring,
             header,
             completions,
@@ -95,14 +107,28 @@ impl CpuBackend {
             _spawn: spawn,
             capacity,
             workers: Mutex::new(Vec::with_capacity(n_workers)),
-            n_workers: 0,
+            n_workers: AtomicUsize::new(0),
             exited,
             fault,
             gpu: OnceLock::new(),
+            params,
+            run_loop,
+            scratch,
+            park: AtomicU8::new(RUNNING),
         };
+        this.start_workers(n_workers, config.fail_worker_start)?;
+        Ok(this)
+    }
+
+    /// Starts `n_workers` worker threads over the queue (`fail_at`: the test hook that
+    /// refuses one). On a failure the workers started so far keep running: the caller
+    /// aborts and joins them (the backend's drop, or `unpark`).
+    fn start_workers(&self, n_workers: usize, fail_at: Option<usize>) -> Result<()> {
+        let (params, run_loop, scratch) = (self.params, self.run_loop, self.scratch);
+        let abort_addr = self.header.ptr() as usize + std::mem::offset_of!(QueueHeader, abort);
         for i in 0..n_workers {
-            let (exited, fault) = (this.exited.clone(), this.fault.clone());
-            let refused = config.fail_worker_start == Some(i);
+            let (exited, fault) = (self.exited.clone(), self.fault.clone());
+            let refused = fail_at == Some(i);
             let started = if refused {
                 Err(std::io::Error::other("refused by the fail_worker_start test hook"))
             } else {
@@ -127,22 +153,22 @@ impl CpuBackend {
             };
             match started {
                 Ok(h) => {
-                    this.workers.get_mut().unwrap().push(h);
-                    this.n_workers += 1;
+                    self.workers.lock().unwrap().push(h);
+                    self.n_workers.fetch_add(1, Ordering::AcqRel);
                 }
-                // Dropping `this` aborts and joins the `i` workers started so far.
+                // Dropping the backend aborts and joins the `i` workers started so far.
                 Err(e) => return Err(Error::Config(format!("cannot start CPU worker thread {i} of {n_workers}: {e}"))),
             }
         }
-        Ok(this)
+        Ok(())
     }
 
     pub fn info(&self) -> BackendInfo {
         BackendInfo {
             kind: BackendKind::Cpu,
             name: "CPU".into(),
-            workers: self.n_workers as u32,
-            layout: format!("{} worker threads", self.n_workers),
+            workers: self.n_workers() as u32,
+            layout: format!("{} worker threads", self.n_workers()),
             fallback: None,
         }
     }
@@ -160,6 +186,10 @@ impl CpuBackend {
     /// The buffer table's address: `resident_one_task`'s `buffers` (`Runtime::one_task_params`).
     pub fn table_ptr(&self) -> u64 {
         self.table.ptr() as u64
+    }
+
+    fn n_workers(&self) -> usize {
+        self.n_workers.load(Ordering::Acquire)
     }
 
     fn header(&self) -> *mut QueueHeader {
@@ -260,11 +290,78 @@ impl CpuBackend {
         if let Some(msg) = self.fault.lock().unwrap().clone() {
             return Health::Fault(Error::DeviceFault(msg));
         }
-        if self.exited.load(Ordering::Acquire) == self.n_workers { Health::Exited } else { Health::Running }
+        // Workers that left an idle queue on purpose are not a dead runtime.
+        if self.park.load(Ordering::Acquire) != RUNNING {
+            return Health::Running;
+        }
+        if self.exited.load(Ordering::Acquire) == self.n_workers() { Health::Exited } else { Health::Running }
+    }
+
+    /// See `Backend::park`.
+    pub fn park(&self, next: u64, _runs: u64) -> Result<bool> {
+        if self.park.load(Ordering::Acquire) != RUNNING {
+            return Ok(false);
+        }
+        // Before the abort: a health poll that sees the workers gone now takes it for
+        // the exit it is (Release: pairs with its Acquire).
+        self.park.store(PARKING, Ordering::Release);
+        self.abort()?;
+        // Every task has completed (the caller's check), so the workers only poll: they
+        // leave at once. One that does not is a broken runtime.
+        if !self.wait_exit(Some(Duration::from_secs(5))) {
+            return Err(Error::Timeout);
+        }
+        // No worker runs: the header as the next start needs it. `head = tail = next`:
+        // claims made past `tail` were never run.
+        let h = self.header();
+        // SAFETY: the live header; no worker runs (joined above).
+        unsafe {
+            (*h).head.value = next as u32;
+            (*h).tail.value = next as u32;
+            (*h).stop.value = 0;
+            (*h).exited.value = 0;
+        }
+        self.reset_abort();
+        self.exited.store(0, Ordering::Release);
+        self.park.store(PARKED, Ordering::Release);
+        Ok(true)
+    }
+
+    fn reset_abort(&self) {
+        // SAFETY: the live header; relaxed is enough: the next workers start after this
+        // store (thread spawn orders it before them).
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).abort.value) }.store(0, Ordering::Release);
+    }
+
+    /// See `Backend::unpark`.
+    pub fn unpark(&self) -> Result<()> {
+        if self.park.load(Ordering::Acquire) != PARKED {
+            return Ok(());
+        }
+        let n = self.n_workers();
+        // The pool starts again from nothing (the thread spawns order the header's reset
+        // before the workers' reads). The caller holds the producer lock, so no other
+        // thread parks or unparks meanwhile.
+        self.n_workers.store(0, Ordering::Release);
+        if let Err(e) = self.start_workers(n, None) {
+            // Stop those that started; stay parked.
+            let _ = self.abort();
+            self.wait_exit(Some(Duration::from_secs(1)));
+            self.reset_abort();
+            self.exited.store(0, Ordering::Release);
+            self.n_workers.store(n, Ordering::Release);
+            return Err(e);
+        }
+        self.park.store(RUNNING, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn is_parked(&self) -> bool {
+        self.park.load(Ordering::Acquire) == PARKED
     }
 
     pub fn workers_gone(&self) -> bool {
-        self.exited.load(Ordering::Acquire) == self.n_workers
+        self.exited.load(Ordering::Acquire) == self.n_workers()
     }
 
     pub fn abort(&self) -> Result<()> {
@@ -275,7 +372,7 @@ impl CpuBackend {
 
     pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.and_then(crate::deadline::after);
-        while self.exited.load(Ordering::Acquire) < self.n_workers {
+        while self.exited.load(Ordering::Acquire) < self.n_workers() {
             if crate::deadline::passed(deadline) {
                 return false;
             }
@@ -292,7 +389,7 @@ impl Drop for CpuBackend {
     fn drop(&mut self) {
         // The runtime stops the workers before dropping the backend; if they are still
         // running (a task that never returns), the queue memory must outlive them.
-        if self.exited.load(Ordering::Acquire) < self.n_workers {
+        if self.exited.load(Ordering::Acquire) < self.n_workers() {
             let _ = self.abort();
             if !self.wait_exit(Some(Duration::from_secs(1))) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");

@@ -48,6 +48,7 @@ use resident_shared::{
 };
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use super::arena::Arena;
@@ -60,6 +61,11 @@ use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
 use crate::{BackendKind, Error, Result, RuntimeConfig};
+
+/// Elastic residency states of the kernels.
+const RUNNING: u8 = 0;
+const PARKING: u8 = 1;
+const PARKED: u8 = 2;
 
 pub(crate) struct CudaBackend {
     // Field order is drop order: memory first (freed on the transfer stream), then the
@@ -93,6 +99,12 @@ pub(crate) struct CudaBackend {
     /// This device's one runtime of the process; dropped after everything above.
     _claim: Arc<RuntimeClaim>,
     capacity: u32,
+    /// The persistent kernel and its parameters, kept for relaunches (elastic
+    /// residency: host/residency.rs).
+    persistent: CUfunction,
+    params: KernelParams,
+    /// [`RUNNING`], [`PARKING`] or [`PARKED`].
+    park: AtomicU8,
     grid: u32,
     block: u32,
     /// Dynamic shared memory per block: the warps' scratch.
@@ -200,7 +212,7 @@ impl CudaBackend {
             // its memset (H100, 2026-11-22).
             let grid = sms * (per_sm as u32 - 1).min(config.max_blocks_per_sm);
             let name = ctx.name();
-            let this = Self {
+            let mut this = Self {
                 ring,
                 header,
                 table,
@@ -225,13 +237,17 @@ impl CudaBackend {
                 ctx,
                 _claim: claim,
                 capacity,
+                persistent,
+                params: KernelParams::zeroed(),
+                park: AtomicU8::new(RUNNING),
                 grid,
                 block,
                 smem: smem as u32,
                 sms,
                 name,
             };
-            if let Err(e) = this.launch(persistent, config) {
+            this.params = this.kernel_params(config);
+            if let Err(e) = this.launch() {
                 // What started (the persistent kernel, if the relay's launch failed)
                 // must stop before its memory goes: abort, and wait for both kernels.
                 // One that does not leave keeps its memory (freeing it under a running
@@ -247,8 +263,8 @@ impl CudaBackend {
         }
     }
 
-    unsafe fn launch(&self, f: CUfunction, config: &RuntimeConfig) -> Result<()> {
-        let params = KernelParams {
+    fn kernel_params(&self, config: &RuntimeConfig) -> KernelParams {
+        KernelParams {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
             completions: self.completions.device_ptr(),
@@ -265,11 +281,28 @@ impl CudaBackend {
             workers: self.grid * (self.block / 32),
             relay: self.relay.device_ptr(),
             lists: self.lists.ptr(),
-        };
+        }
+    }
+
+    /// Launches the persistent kernel, then the relay.
+    ///
+    /// # Safety
+    /// No kernel of this backend runs, and the queue is as a launch needs it (new, or
+    /// reset by `park`).
+    unsafe fn launch(&self) -> Result<()> {
+        let params = self.params;
         // SAFETY: the persistent kernel takes one `KernelParams`, whose memory (all of
         // this backend's) outlives the kernel: it is freed only after the kernel exits.
         unsafe {
-            launch_1d(f, self.kernel_stream.raw(), self.grid, self.block, self.smem, &params, "cuLaunchKernel(resident_persistent)")
+            launch_1d(
+                self.persistent,
+                self.kernel_stream.raw(),
+                self.grid,
+                self.block,
+                self.smem,
+                &params,
+                "cuLaunchKernel(resident_persistent)",
+            )
         }?;
         self.relay.launch(&params)?;
         match self.kernel_stream.state() {
@@ -477,6 +510,8 @@ impl CudaBackend {
             return Health::Fault(Error::DeviceFault(e.to_string()));
         }
         match self.kernel_stream.state() {
+            // Kernels that left an idle queue on purpose are not a dead runtime.
+            StreamState::Idle if self.park.load(Ordering::Acquire) != RUNNING => Health::Running,
             StreamState::Busy => Health::Running,
             StreamState::Idle => Health::Exited,
             StreamState::Failed(e) => Health::Fault(Error::DeviceFault(e.to_string())),
@@ -494,6 +529,57 @@ impl CudaBackend {
         // Pairs with the workers' ld.acquire.sys of `abort`.
         check(unsafe { sys::cuMemsetD32Async(abort, 1, 1, self.control.raw()) }, "cuMemsetD32Async(abort)")?;
         self.control.synchronize()
+    }
+
+    /// See `Backend::park`.
+    pub fn park(&self, next: u64, runs: u64) -> Result<bool> {
+        if self.park.load(Ordering::Acquire) != RUNNING {
+            return Ok(false);
+        }
+        // Before the abort: a health poll that sees the kernels gone now takes it for
+        // the exit it is (Release: pairs with its Acquire).
+        self.park.store(PARKING, Ordering::Release);
+        self.abort()?;
+        // Every task has completed (the caller's check), so the workers only poll: they
+        // leave within microseconds. One that does not is a broken runtime.
+        if !self.wait_exit(Some(Duration::from_secs(5))) {
+            return Err(Error::Timeout);
+        }
+        if let StreamState::Failed(e) = self.kernel_stream.state() {
+            return Err(e);
+        }
+        // No kernel runs: the header as the next launch needs it. `head = tail = next`:
+        // claims made past `tail` were never run; `abort`, `stop`, `exited` zero.
+        let mut h = QueueHeader::ZERO;
+        h.head.value = next as u32;
+        h.tail.value = next as u32;
+        // SAFETY: the live header, whole; a synchronous copy (it has landed when this
+        // returns: `upload`), before the relaunch that reads it.
+        unsafe { self.upload(self.header.ptr(), bytemuck::bytes_of(&h), 4) }?;
+        self.relay.resume(next, runs);
+        self.park.store(PARKED, Ordering::Release);
+        Ok(true)
+    }
+
+    /// See `Backend::unpark`.
+    pub fn unpark(&self) -> Result<()> {
+        if self.park.load(Ordering::Acquire) != PARKED {
+            return Ok(());
+        }
+        self.ctx.bind()?;
+        // SAFETY: parked: no kernel runs, and `park` reset the queue.
+        if let Err(e) = unsafe { self.launch() } {
+            // The persistent kernel may have started without the relay: stop it again.
+            let _ = self.abort();
+            self.wait_exit(Some(Duration::from_secs(5)));
+            return Err(e);
+        }
+        self.park.store(RUNNING, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn is_parked(&self) -> bool {
+        self.park.load(Ordering::Acquire) == PARKED
     }
 
     /// Both kernels ended, normally or by a fault (a faulted context runs nothing).

@@ -223,6 +223,24 @@ impl Relay {
         Ok(())
     }
 
+    /// After an idle exit (no kernel runs, every task reserved so far completed): the
+    /// mailbox and this side's state as a relaunch resumes from them, at sequence number
+    /// `next` with `runs` list runs published (host/residency.rs, step 3).
+    pub fn resume(&self, next: u64, runs: u64) {
+        let mut s = self.state.lock().unwrap();
+        s.relayed_end = None;
+        s.copy_pending = false;
+        let m = self.mailbox();
+        // SAFETY: the live mailbox; no relay runs, and the launch orders these stores
+        // before its reads.
+        unsafe {
+            AtomicU64::from_ptr(&raw mut (*m).abort).store(0, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*m).resume_next).store(next, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*m).resume_runs).store(runs, Ordering::Relaxed);
+            AtomicU64::from_ptr(&raw mut (*m).relayed).store(next, Ordering::Release);
+        }
+    }
+
     /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Relaxed: the
     /// relay reads the word with `ld.relaxed.sys` and reads nothing through it.
     pub fn ask_abort(&self) {

@@ -28,6 +28,9 @@ pub(crate) trait Progress: Send + Sync {
     /// Asks whether the workers are alive (and fires the watchdog); a fault or a hung
     /// task resolves every ticket, and so wakes every future.
     fn poll_health(&self) -> crate::Result<()>;
+    /// The idle turn (every watch period while no future waits): elastic residency
+    /// exits the kernel here once the runtime has been idle long enough.
+    fn idle(&self);
 }
 
 /// How long the idle thread sleeps before it looks again for a stop request.
@@ -183,6 +186,7 @@ fn run(inner: &Inner, weak: &Weak<dyn Progress>) {
                     let Some(shared) = weak.upgrade() else { return };
                     // A hung task fires the watchdog here if nobody waits.
                     let _ = shared.poll_health();
+                    shared.idle();
                 }
                 last_progress = Instant::now();
                 continue;

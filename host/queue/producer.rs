@@ -252,6 +252,9 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
+    // Elastic residency: kernels that left an idle queue are launched again before
+    // anything new is reserved, so every publication follows a launch.
+    shared.ensure_resident()?;
     let first = p.next;
     let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
     // `try_submit`: room for all of it now, slots and run entries (every earlier

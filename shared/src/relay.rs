@@ -66,8 +66,15 @@ pub struct RelayMailbox {
     /// run beside the resident kernels (under compute-sanitizer the memset did not land
     /// while they ran).
     pub abort: u64,
+    /// Where a relaunched relay resumes (elastic residency, issue 22): its next sequence
+    /// number and the runs published so far. Written by the host before every launch
+    /// (zero before the first), while no relay runs; the launch orders them before the
+    /// relay's reads.
+    pub resume_next: u64,
+    /// See `resume_next`.
+    pub resume_runs: u64,
     /// Fills the relay's line to 128 bytes; unused.
-    pub _pad: [u64; 14],
+    pub _pad: [u64; 12],
     /// Device address of the host ring (mapped pinned memory, slot 0), written by the
     /// host before the relay starts: a run over the ring ([`RING_RUN`]) needs no
     /// address in its entry, the relay computes it (device/src/relay.rs, step 7).

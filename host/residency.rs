@@ -1,0 +1,161 @@
+//! Elastic residency (issue 22): a runtime with nothing to do gives the GPU back. The
+//! resident kernel exits once the runtime has been idle for a while
+//! ([`Residency::IdleExit`]) or as soon as its queue drains ([`Residency::WhenDrained`]);
+//! the next submission launches it again. Queue, lists, counters, buffers and the
+//! completion records stay where they are (device or pinned memory); only the kernels
+//! leave, so nothing pending is lost and nothing runs twice.
+//!
+//! The exit, under the producer lock (no reservation is made meanwhile):
+//! 1. Idle means every task reserved so far has completed: `completed == next`
+//!    (completion implies publication, a reservation still open holds sequence numbers
+//!    not yet completed, a task waiting on a counter has not completed, children
+//!    complete before their parent's segment).
+//! 2. The backend marks itself parking (its health polls then take the kernels' end
+//!    for an exit, not a fault), tells the workers to leave (`abort`: nothing is
+//!    pending, so nothing is cut short) and waits for both kernels to end.
+//! 3. With no kernel running it resets what the next launch starts from: the header
+//!    (`head = tail = next`: claims the workers made past `tail` were never run;
+//!    `abort`, `exited` and `stop` zero) and the relay's mailbox (`abort` zero,
+//!    `relayed`, `resume_next` and `resume_runs` where the relay left off). The host
+//!    writes them with synchronous copies; the launch orders them before the kernels'
+//!    reads.
+//!
+//! The relaunch: the first reservation that finds the backend parked launches both
+//! kernels again, under the producer lock, before it takes its sequence numbers; so
+//! every publication follows a launch.
+//!
+//! Who exits: the notifier thread, which a runtime with an exit policy starts at once
+//! and which looks every quarter of the idle time (at least every 50 µs, at most every
+//! 10 ms); or the user, through [`crate::Runtime::release`].
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::runtime::Shared;
+use crate::{Error, Result};
+
+/// When a runtime's resident kernel gives the GPU back (`RuntimeConfig::residency`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Residency {
+    /// Resident from start to shutdown: the lowest latency, and the GPU is never given
+    /// back (other work on it runs beside a kernel that holds a share of every SM, and
+    /// other processes time-slice with it even while it waits).
+    #[default]
+    Always,
+    /// The kernel exits once nothing has been submitted and everything has completed for
+    /// this long; the next submission relaunches it.
+    IdleExit(Duration),
+    /// The kernel exits as soon as everything submitted has completed (checked every
+    /// 50 µs); each batch after a pause pays a relaunch.
+    WhenDrained,
+}
+
+impl Residency {
+    /// How often the notifier thread looks for idleness; `None` for `Always`.
+    pub(crate) fn period(self) -> Option<Duration> {
+        match self {
+            Residency::Always => None,
+            Residency::IdleExit(d) => Some((d / 4).clamp(Duration::from_micros(50), Duration::from_millis(10))),
+            Residency::WhenDrained => Some(Duration::from_micros(50)),
+        }
+    }
+
+    /// How long the runtime must have been idle before its kernel exits.
+    fn idle_time(self) -> Option<Duration> {
+        match self {
+            Residency::Always => None,
+            Residency::IdleExit(d) => Some(d),
+            Residency::WhenDrained => Some(Duration::ZERO),
+        }
+    }
+}
+
+/// What elastic residency has done so far ([`crate::Runtime::residency_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResidencyStats {
+    /// Whether the resident kernel runs now.
+    pub resident: bool,
+    /// Idle exits so far.
+    pub exits: u64,
+    /// Relaunches so far.
+    pub relaunches: u64,
+}
+
+/// The runtime's side of it: counts, and since when it has looked idle.
+#[derive(Default)]
+pub(crate) struct Elastic {
+    exits: AtomicU64,
+    relaunches: AtomicU64,
+    /// `(next, since)`: the runtime looked idle with `next` tasks reserved since `since`.
+    idle: Mutex<Option<(u64, Instant)>>,
+}
+
+impl Shared {
+    /// The notifier thread's turn: exits if the runtime has been idle for the policy's
+    /// time. Errors are left to the health polls (a fault is recorded there).
+    pub(crate) fn residency_tick(&self) {
+        let Some(idle_time) = self.config.residency.idle_time() else { return };
+        if self.backend.is_parked() || self.life.is_closing() {
+            return;
+        }
+        let done = self.tracker.advance(&self.backend);
+        let Ok(next) = self.producer.try_lock().map(|p| p.next) else { return };
+        let now = Instant::now();
+        let mut idle = self.elastic.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if done != next {
+            *idle = None;
+            return;
+        }
+        match *idle {
+            Some((n, since)) if n == next && now - since >= idle_time => {
+                *idle = None;
+                drop(idle);
+                let _ = self.release_if_idle();
+            }
+            Some((n, _)) if n == next => {}
+            _ => *idle = Some((next, now)),
+        }
+    }
+
+    /// Exits the resident kernel if every task reserved so far has completed; whether
+    /// it did (false: busy, closing, or already exited).
+    pub(crate) fn release_if_idle(&self) -> Result<bool> {
+        self.fault()?;
+        if self.life.is_closing() {
+            return Err(Error::ShutDown);
+        }
+        let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        if p.closed || self.backend.is_parked() {
+            return Ok(false);
+        }
+        if self.tracker.advance(&self.backend) != p.next {
+            return Ok(false);
+        }
+        self.bind()?;
+        // A failure here leaves the kernels in an unknown state: the runtime's fault.
+        let parked = self.backend.park(p.next, p.runs).map_err(|e| self.record_fault(e))?;
+        if parked {
+            self.elastic.exits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(parked)
+    }
+
+    /// Called by every reservation, under the producer lock: launches the kernels again
+    /// if they exited.
+    pub(crate) fn ensure_resident(&self) -> Result<()> {
+        if self.backend.is_parked() {
+            self.backend.unpark()?;
+            self.elastic.relaunches.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn residency_stats(&self) -> ResidencyStats {
+        ResidencyStats {
+            resident: !self.backend.is_parked() && !self.workers_gone(),
+            exits: self.elastic.exits.load(Ordering::Relaxed),
+            relaunches: self.elastic.relaunches.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Elastic residency (issue 22): the resident kernel exits when idle and the next
+//! submission relaunches it, with nothing lost and nothing run twice. Run by
+//! `tests/residency_cpu.rs` (CI) and `tests/residency_gpu.rs` (on a GPU, ignored-marked),
+//! each scenario in a child process under a time limit.
+
+use resident::{Buffer, Residency, Runtime, RuntimeConfig, Task};
+use std::time::{Duration, Instant};
+
+/// Every mark of `marks` is exactly 1: each task ran exactly once, none lost.
+fn exactly_once(marks: &Buffer<u32>, what: &str) {
+    let got = marks.read().unwrap();
+    let bad: Vec<(usize, u32)> = got.iter().copied().enumerate().filter(|&(_, v)| v != 1).take(8).collect();
+    assert!(bad.is_empty(), "{what}: marks not exactly 1 (index, count): {bad:?} of {}", got.len());
+}
+
+/// `cycles` exits and relaunches by `Runtime::release`, each cycle through every path:
+/// a lone task (inline through the relay on CUDA), a small batch, a large batch (runs
+/// over the host ring), a resident list uploaded before the first exit, a tree of
+/// spawned tasks, and a dependency on a counter signalled in the cycle before.
+pub fn cycles_exactly_once(base: fn() -> RuntimeConfig, cycles: u32) {
+    let rt = Runtime::with_config(base()).unwrap();
+    const LARGE: u32 = 5000;
+    const LIST: u32 = 300;
+    let (depth, fanout) = (3, 4);
+    let tree = Task::tree_nodes(depth, fanout).unwrap();
+    let per = 1 + 16 + LARGE + tree + 1;
+    let marks = rt.buffer::<u32>((cycles * per) as usize).unwrap();
+    let listed = rt.buffer::<u32>((cycles * LIST) as usize).unwrap();
+    // A list's tasks are fixed: one list per cycle, all uploaded before the first exit.
+    let lists: Vec<_> = (0..cycles)
+        .map(|c| rt.upload_tasks(&(0..LIST).map(|i| Task::mark(listed.all(), c * LIST + i)).collect::<Vec<_>>()).unwrap())
+        .collect();
+    let counter = rt.counter().unwrap();
+    let mut exits = 0;
+    for c in 0..cycles {
+        let at = c * per;
+        rt.submit(&[Task::mark(marks.all(), at)]).unwrap().wait().unwrap();
+        rt.submit(&(1..17).map(|i| Task::mark(marks.all(), at + i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+        let large: Vec<Task> = (0..LARGE).map(|i| Task::mark(marks.all(), at + 17 + i)).collect();
+        let t = rt.submit(&large).unwrap();
+        let l = rt.submit_list(&lists[c as usize]).unwrap();
+        let nodes = marks.slice((at + 17 + LARGE) as usize..(at + 17 + LARGE + tree) as usize);
+        let tr = rt.submit(&[Task::tree(nodes, 0, depth, fanout)]).unwrap();
+        // Waits for the signal of the cycle before (counter value c), given after that
+        // cycle's exit.
+        let dep = rt.submit(&[Task::mark(marks.all(), at + per - 1).after(counter.id(), c)]).unwrap();
+        for t in [t, l, tr, dep] {
+            t.wait().unwrap();
+        }
+        rt.submit(&[Task::noop(0).signals(counter.id())]).unwrap().wait().unwrap();
+        // Idle now: the kernel exits (a completed ticket's bookkeeping may lag a moment).
+        let start = Instant::now();
+        while !rt.release().unwrap() {
+            assert!(start.elapsed() < Duration::from_secs(5), "cycle {c}: release never found the runtime idle");
+            std::thread::yield_now();
+        }
+        exits += 1;
+        let s = rt.residency_stats();
+        assert!(!s.resident, "cycle {c}: released but resident: {s:?}");
+        assert!(!rt.release().unwrap(), "a second release of an exited runtime does nothing");
+        // Host reads need no kernel.
+        assert_eq!(marks.read().unwrap()[at as usize], 1);
+    }
+    let s = rt.residency_stats();
+    assert_eq!((s.exits, s.relaunches), (exits, exits - 1), "{s:?}");
+    exactly_once(&marks, "cycles");
+    exactly_once(&listed, "lists across cycles");
+    assert_eq!(counter.value().unwrap(), cycles);
+    rt.close().unwrap();
+}
+
+/// Producers submit with pauses while the kernel exits whenever the queue drains
+/// (`Residency::WhenDrained`) and another thread asks for exits in a loop: every task
+/// runs exactly once, and the kernel did exit and come back.
+pub fn producers_race_exits(base: fn() -> RuntimeConfig, producers: u32, rounds: u32) {
+    let rt = Runtime::with_config(RuntimeConfig { residency: Residency::WhenDrained, ..base() }).unwrap();
+    let sizes = [1u32, 7, 64, 700, 4500];
+    let per_round: u32 = sizes.iter().sum();
+    let marks = rt.buffer::<u32>((producers * rounds * per_round) as usize).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Exits asked for from the outside too, racing the submissions.
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = rt.release().unwrap();
+                std::thread::sleep(Duration::from_micros(30));
+            }
+        });
+        let hs: Vec<_> = (0..producers)
+            .map(|p| {
+                let (rt, marks) = (&rt, &marks);
+                s.spawn(move || {
+                    let mut at = p * rounds * per_round;
+                    for r in 0..rounds {
+                        let size = sizes[(r as usize + p as usize) % sizes.len()];
+                        let batch: Vec<Task> = (0..size).map(|i| Task::mark(marks.all(), at + i)).collect();
+                        at += size;
+                        let t = rt.submit(&batch).unwrap();
+                        if r % 3 == 0 {
+                            // Some batches wait, some are left in flight.
+                            t.wait().unwrap();
+                        }
+                        if r % 4 == 1 {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        rt.wait_idle().unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let s = rt.residency_stats();
+    assert!(s.exits > 0 && s.relaunches > 0, "the kernel never exited and came back: {s:?}");
+    // Each producer marked sizes in rotation; count what it covered.
+    let got = marks.read().unwrap();
+    for p in 0..producers {
+        let mut at = (p * rounds * per_round) as usize;
+        for r in 0..rounds {
+            let size = sizes[(r as usize + p as usize) % sizes.len()] as usize;
+            assert!(got[at..at + size].iter().all(|&v| v == 1), "producer {p} round {r}: not exactly once");
+            at += size;
+        }
+        let end = ((p + 1) * rounds * per_round) as usize;
+        assert!(got[at..end].iter().all(|&v| v == 0), "producer {p}: marks past its batches");
+    }
+    eprintln!("producers_race_exits: {s:?}");
+    rt.close().unwrap();
+}
+
+/// `Residency::IdleExit`: the kernel exits after the idle time with nobody asking,
+/// and a submission afterwards relaunches it; the first round trip after an exit
+/// completes.
+pub fn idle_exit_policy(base: fn() -> RuntimeConfig) {
+    let rt = Runtime::with_config(RuntimeConfig { residency: Residency::IdleExit(Duration::from_millis(5)), ..base() }).unwrap();
+    let marks = rt.buffer::<u32>(64).unwrap();
+    for round in 0..4u32 {
+        rt.submit(&[Task::mark(marks.all(), round)]).unwrap().wait().unwrap();
+        let start = Instant::now();
+        while rt.residency_stats().resident {
+            assert!(start.elapsed() < Duration::from_secs(5), "round {round}: no idle exit after 5 s");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let s = rt.residency_stats();
+    assert!(s.exits >= 4 && s.relaunches >= 3, "{s:?}");
+    // Busy work keeps it resident: a long task is not idleness.
+    let before = rt.residency_stats().exits;
+    rt.submit(&[Task::spin(30_000_000)]).unwrap().wait().unwrap();
+    assert!(rt.residency_stats().exits <= before + 1, "exited while a task ran");
+    let got = marks.read().unwrap();
+    assert_eq!(&got[..4], &[1, 1, 1, 1]);
+    assert!(got[4..].iter().all(|&v| v == 0));
+    rt.close().unwrap();
+}
+
+/// Close and drop while the kernel is out; a runtime that never runs again shuts down
+/// cleanly. And the idle-time check never takes a task waiting on a counter for
+/// idleness: that task runs once the counter is signalled.
+pub fn shutdown_while_exited(base: fn() -> RuntimeConfig) {
+    let rt = Runtime::with_config(base()).unwrap();
+    rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+    assert!(rt.release().unwrap());
+    rt.close().unwrap();
+    assert!(rt.submit(&[Task::noop(1)]).is_err());
+    drop(rt);
+    let rt = Runtime::with_config(base()).unwrap();
+    assert!(rt.release().unwrap());
+    drop(rt);
+    let rt = Runtime::with_config(RuntimeConfig { residency: Residency::WhenDrained, ..base() }).unwrap();
+    let c = rt.counter().unwrap();
+    let marks = rt.buffer::<u32>(1).unwrap();
+    let t = rt.submit(&[Task::mark(marks.all(), 0).after(c.id(), 1)]).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!rt.release().unwrap(), "a task waits: not idle");
+    assert!(rt.residency_stats().resident);
+    rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
+    t.wait().unwrap();
+    exactly_once(&marks, "waiting task");
+}
+
+/// A fault after a relaunch is reported as any fault is: every ticket resolves with it.
+///
+/// # Safety (of the fault task)
+/// Ends the runtime; on a GPU the process's context too: run it in a child process.
+pub fn fault_after_relaunch(base: fn() -> RuntimeConfig) {
+    let rt = Runtime::with_config(base()).unwrap();
+    rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+    assert!(rt.release().unwrap());
+    let t = unsafe { rt.submit_unchecked(&[Task::fault_trap()]) }.unwrap();
+    let r = t.wait_timeout(Duration::from_secs(20));
+    assert!(matches!(r, Err(resident::Error::DeviceFault(_))), "{r:?}");
+    assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::DeviceFault(_))));
+}
