@@ -2,7 +2,7 @@
 //! busy a share of the time, while another process measures what it has left of the
 //! GPU (docs/sharing.md, `tools/gpu/neighbour.sh`).
 //!
-//!     cargo run --release --example hold_gpu -- <always|idle-MS|drained> <seconds> [busy-percent]
+//!     cargo run --release --example hold_gpu -- <auto|always|idle-MS|drained> <seconds> [busy-percent]
 //!
 //! Busy means: in every 10 ms window, spin tasks on every worker warp for that share of
 //! it, then nothing for the rest.
@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 fn main() -> resident::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let policy = match args.get(1).map(String::as_str) {
-        Some("always") | None => Residency::Always,
+        Some("auto") | None => Residency::Auto,
+        Some("always") => Residency::Always,
         Some("drained") => Residency::WhenDrained,
         Some(p) if p.starts_with("idle-") => Residency::IdleExit(Duration::from_millis(p[5..].parse().expect("idle-<milliseconds>"))),
-        Some(p) => panic!("unknown policy {p}: always, idle-<ms> or drained"),
+        Some(p) => panic!("unknown policy {p}: auto, always, idle-<ms> or drained"),
     };
     let secs: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
     let busy: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0).min(100);

@@ -107,9 +107,10 @@ pub struct RuntimeConfig {
     /// (docs/reliability.md). `None`: no watchdog; a hung task then holds its ticket
     /// until a timeout, `close`, or drop.
     pub task_deadline: Option<Duration>,
-    /// When the resident kernel gives the GPU back (host/residency.rs): `Always` (the
-    /// default for now), after an idle time, or whenever the queue drains. Queue,
-    /// buffers, lists and counters stay; the next submission relaunches the kernel.
+    /// When the resident kernel gives the GPU back (host/residency.rs): by default
+    /// (`Auto`) after 10 ms idle on a GPU and never on the CPU backend; `Always`, after
+    /// an idle time, or whenever the queue drains. Queue, buffers, lists and counters
+    /// stay; the next submission relaunches the kernel.
     pub residency: crate::Residency,
     /// CUDA: bytes of one device allocation, made before the persistent kernel starts,
     /// that buffers are carved from (0: each buffer is an allocation of its own).
@@ -148,7 +149,7 @@ impl Default for RuntimeConfig {
             async_spin: Duration::from_micros(30),
             image: KernelImage::builtin(),
             task_deadline: None,
-            residency: crate::Residency::Always,
+            residency: crate::Residency::Auto,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
             fail_worker_start: None,
         }

@@ -38,10 +38,13 @@ use crate::{Error, Result};
 /// When a runtime's resident kernel gives the GPU back (`RuntimeConfig::residency`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Residency {
+    /// The default: [`Residency::IdleExit`] after [`Residency::DEFAULT_IDLE`] on a GPU;
+    /// [`Residency::Always`] on the CPU backend, whose idle workers only sleep.
+    #[default]
+    Auto,
     /// Resident from start to shutdown: the lowest latency, and the GPU is never given
     /// back (other work on it runs beside a kernel that holds a share of every SM, and
     /// other processes time-slice with it even while it waits).
-    #[default]
     Always,
     /// The kernel exits once nothing has been submitted and everything has completed for
     /// this long; the next submission relaunches it.
@@ -52,10 +55,25 @@ pub enum Residency {
 }
 
 impl Residency {
+    /// The default idle time on a GPU. An idle runtime that exits after it costs a
+    /// neighbour's GEMM nothing measurable (710 against 710 TFLOP/s alone, where a
+    /// resident one took half: H100, 2026-11-25, docs/sharing.md), and a relaunch
+    /// costs about 18 µs, under 0.2% of the idle time it follows.
+    pub const DEFAULT_IDLE: Duration = Duration::from_millis(10);
+
+    /// `Auto` made concrete for a backend.
+    pub(crate) fn resolve(self, kind: crate::BackendKind) -> Self {
+        match (self, kind) {
+            (Residency::Auto, crate::BackendKind::Cuda) => Residency::IdleExit(Self::DEFAULT_IDLE),
+            (Residency::Auto, _) => Residency::Always,
+            (r, _) => r,
+        }
+    }
+
     /// How often the notifier thread looks for idleness; `None` for `Always`.
     pub(crate) fn period(self) -> Option<Duration> {
         match self {
-            Residency::Always => None,
+            Residency::Always | Residency::Auto => None,
             Residency::IdleExit(d) => Some((d / 4).clamp(Duration::from_micros(50), Duration::from_millis(10))),
             Residency::WhenDrained => Some(Duration::from_micros(50)),
         }
@@ -64,7 +82,7 @@ impl Residency {
     /// How long the runtime must have been idle before its kernel exits.
     fn idle_time(self) -> Option<Duration> {
         match self {
-            Residency::Always => None,
+            Residency::Always | Residency::Auto => None,
             Residency::IdleExit(d) => Some(d),
             Residency::WhenDrained => Some(Duration::ZERO),
         }

@@ -333,6 +333,7 @@ impl Runtime {
             _ => Backend::Cpu(CpuBackend::new(&config)?),
         };
         let info = BackendInfo { fallback, ..backend.info() };
+        let config = RuntimeConfig { residency: config.residency.resolve(info.kind), ..config };
         let capacity = backend.capacity();
         let deadline = config.task_deadline;
         let residency = config.residency;
@@ -545,7 +546,8 @@ impl Runtime {
     /// Gives the GPU back now if the runtime is idle (every task submitted so far has
     /// completed): the resident kernel exits, and the next submission launches it
     /// again, with queue, buffers, lists and counters as they were (host/residency.rs).
-    /// Whether it exited: false if work is pending or it had exited already.
+    /// Whether it exited: false if work is pending (the completion bookkeeping of a task
+    /// that has just finished included: try again) or it had exited already.
     /// [`RuntimeConfig::residency`] does this by itself after an idle time.
     pub fn release(&self) -> Result<bool> {
         self.shared.release_if_idle()

@@ -247,7 +247,7 @@ impl CudaBackend {
                 name,
             };
             this.params = this.kernel_params(config);
-            if let Err(e) = this.launch() {
+            if let Err(e) = this.launch(false) {
                 // What started (the persistent kernel, if the relay's launch failed)
                 // must stop before its memory goes: abort, and wait for both kernels.
                 // One that does not leave keeps its memory (freeing it under a running
@@ -289,8 +289,14 @@ impl CudaBackend {
     /// # Safety
     /// No kernel of this backend runs, and the queue is as a launch needs it (new, or
     /// reset by `park`).
-    unsafe fn launch(&self) -> Result<()> {
+    unsafe fn launch(&self, relay_first: bool) -> Result<()> {
         let params = self.params;
+        if relay_first {
+            // A relaunch: the relay first, so that the task that caused it (inline, and
+            // run by the relay itself when it is a lone leaf: device/src/relay.rs, 3b)
+            // does not wait for the persistent grid to come up.
+            self.relay.launch(&params)?;
+        }
         // SAFETY: the persistent kernel takes one `KernelParams`, whose memory (all of
         // this backend's) outlives the kernel: it is freed only after the kernel exits.
         unsafe {
@@ -304,7 +310,9 @@ impl CudaBackend {
                 "cuLaunchKernel(resident_persistent)",
             )
         }?;
-        self.relay.launch(&params)?;
+        if !relay_first {
+            self.relay.launch(&params)?;
+        }
         match self.kernel_stream.state() {
             StreamState::Failed(e) => Err(e),
             _ => Ok(()),
@@ -568,7 +576,7 @@ impl CudaBackend {
         }
         self.ctx.bind()?;
         // SAFETY: parked: no kernel runs, and `park` reset the queue.
-        if let Err(e) = unsafe { self.launch() } {
+        if let Err(e) = unsafe { self.launch(true) } {
             // The persistent kernel may have started without the relay: stop it again.
             let _ = self.abort();
             self.wait_exit(Some(Duration::from_secs(5)));

@@ -13,11 +13,11 @@ run() { # policy busy label
   wait $pid; tail -1 /tmp/hold.log
 }
 run always 0 "idle runtime, always"
-run idle-10 0 "idle runtime, idle-exit 10 ms"
-run idle-1 0 "idle runtime, idle-exit 1 ms"
+run auto 0 "idle runtime, default (10 ms)"
 run drained 0 "idle runtime, when drained"
 run always 25 "busy 25%, always"
-run idle-10 25 "busy 25%, idle-exit 10 ms"
+run auto 25 "busy 25%, default (10 ms)"
+run drained 25 "busy 25%, when drained"
 run always 50 "busy 50%, always"
-run idle-10 50 "busy 50%, idle-exit 10 ms"
+run drained 50 "busy 50%, when drained"
 python3 tools/gpu/neighbour.py 3 "alone again"
