@@ -43,6 +43,8 @@ pub(crate) struct CpuBackend {
     scratch: u32,
     /// Elastic residency: [`RUNNING`], [`PARKING`] or [`PARKED`] (host/residency.rs).
     park: AtomicU8,
+    /// Where the last exit left the queue (`next`): a failed restart resets it there.
+    resume: AtomicU64,
     fault: Arc<Mutex<Option<String>>>,
     /// The stream API's CPU device of this runtime (`Runtime::gpu`), made at the first
     /// ask.
@@ -115,6 +117,7 @@ impl CpuBackend {
             run_loop,
             scratch,
             park: AtomicU8::new(RUNNING),
+            resume: AtomicU64::new(0),
         };
         this.start_workers(n_workers, config.fail_worker_start)?;
         Ok(this)
@@ -311,26 +314,26 @@ impl CpuBackend {
         if !self.wait_exit(Some(Duration::from_secs(5))) {
             return Err(Error::Timeout);
         }
-        // No worker runs: the header as the next start needs it. `head = tail = next`:
-        // claims made past `tail` were never run.
+        self.reset_queue(next);
+        self.resume.store(next, Ordering::Release);
+        self.park.store(PARKED, Ordering::Release);
+        Ok(true)
+    }
+
+    /// With no worker running: the header as the next start needs it (docs/protocol.md,
+    /// E4). `head = tail = next`: claims made past `tail` were never run.
+    fn reset_queue(&self, next: u64) {
         let h = self.header();
-        // SAFETY: the live header; no worker runs (joined above).
+        // SAFETY: the live header; no worker runs (joined by the caller). The next
+        // workers start after these stores (the thread spawn orders them).
         unsafe {
             (*h).head.value = next as u32;
             (*h).tail.value = next as u32;
             (*h).stop.value = 0;
             (*h).exited.value = 0;
+            AtomicU32::from_ptr(&raw mut (*h).abort.value).store(0, Ordering::Release);
         }
-        self.reset_abort();
         self.exited.store(0, Ordering::Release);
-        self.park.store(PARKED, Ordering::Release);
-        Ok(true)
-    }
-
-    fn reset_abort(&self) {
-        // SAFETY: the live header; relaxed is enough: the next workers start after this
-        // store (thread spawn orders it before them).
-        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).abort.value) }.store(0, Ordering::Release);
     }
 
     /// See `Backend::unpark`.
@@ -344,11 +347,12 @@ impl CpuBackend {
         // thread parks or unparks meanwhile.
         self.n_workers.store(0, Ordering::Release);
         if let Err(e) = self.start_workers(n, None) {
-            // Stop those that started; stay parked.
+            // Stop those that started, and reset the queue again (one may have
+            // claimed past `next`); stay parked.
             let _ = self.abort();
-            self.wait_exit(Some(Duration::from_secs(1)));
-            self.reset_abort();
-            self.exited.store(0, Ordering::Release);
+            if self.wait_exit(Some(Duration::from_secs(5))) {
+                self.reset_queue(self.resume.load(Ordering::Acquire));
+            }
             self.n_workers.store(n, Ordering::Release);
             return Err(e);
         }

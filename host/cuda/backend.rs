@@ -105,6 +105,9 @@ pub(crate) struct CudaBackend {
     params: KernelParams,
     /// [`RUNNING`], [`PARKING`] or [`PARKED`].
     park: AtomicU8,
+    /// Where the last exit left the queue (`next`, `runs`): a failed relaunch resets it
+    /// there again.
+    resume: std::sync::Mutex<(u64, u64)>,
     grid: u32,
     block: u32,
     /// Dynamic shared memory per block: the warps' scratch.
@@ -240,6 +243,7 @@ impl CudaBackend {
                 persistent,
                 params: KernelParams::zeroed(),
                 park: AtomicU8::new(RUNNING),
+                resume: std::sync::Mutex::new((0, 0)),
                 grid,
                 block,
                 smem: smem as u32,
@@ -556,8 +560,16 @@ impl CudaBackend {
         if let StreamState::Failed(e) = self.kernel_stream.state() {
             return Err(e);
         }
-        // No kernel runs: the header as the next launch needs it. `head = tail = next`:
-        // claims made past `tail` were never run; `abort`, `stop`, `exited` zero.
+        self.reset_queue(next, runs)?;
+        *self.resume.lock().unwrap_or_else(|e| e.into_inner()) = (next, runs);
+        self.park.store(PARKED, Ordering::Release);
+        Ok(true)
+    }
+
+    /// With no kernel running: the header and the mailbox as the next launch needs them
+    /// (docs/protocol.md, E4). `head = tail = next`: claims made past `tail` were never
+    /// run; `abort`, `stop`, `exited` zero.
+    fn reset_queue(&self, next: u64, runs: u64) -> Result<()> {
         let mut h = QueueHeader::ZERO;
         h.head.value = next as u32;
         h.tail.value = next as u32;
@@ -565,8 +577,7 @@ impl CudaBackend {
         // returns: `upload`), before the relaunch that reads it.
         unsafe { self.upload(self.header.ptr(), bytemuck::bytes_of(&h), 4) }?;
         self.relay.resume(next, runs);
-        self.park.store(PARKED, Ordering::Release);
-        Ok(true)
+        Ok(())
     }
 
     /// See `Backend::unpark`.
@@ -577,9 +588,14 @@ impl CudaBackend {
         self.ctx.bind()?;
         // SAFETY: parked: no kernel runs, and `park` reset the queue.
         if let Err(e) = unsafe { self.launch(true) } {
-            // The persistent kernel may have started without the relay: stop it again.
+            // One kernel may have started without the other: stop it, and reset the
+            // queue again (a worker may have claimed past `next`). Stay parked.
             let _ = self.abort();
-            self.wait_exit(Some(Duration::from_secs(5)));
+            if !self.wait_exit(Some(Duration::from_secs(5))) {
+                return Err(e);
+            }
+            let (next, runs) = *self.resume.lock().unwrap_or_else(|e| e.into_inner());
+            self.reset_queue(next, runs)?;
             return Err(e);
         }
         self.park.store(RUNNING, Ordering::Release);
