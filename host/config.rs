@@ -118,7 +118,8 @@ pub struct RuntimeConfig {
     /// allocations that existed at its launch (host/cuda/arena.rs). Default: the
     /// environment's `RESIDENT_BUFFER_ARENA_MB` (MiB), else 0.
     pub buffer_arena: usize,
-    /// Test hook (fault injection): the start of CPU worker `k` fails as if the system
+    /// Test hook (fault injection): the `k`th start of a CPU worker thread (counted over
+    /// the pool's life, relaunches after an idle exit too) fails as if the system
     /// refused the thread, so that tests can check what a failed start cleans up.
     #[doc(hidden)]
     pub fail_worker_start: Option<usize>,

@@ -19,3 +19,4 @@ isolated_test!(producers_race_exits, LIMIT, residency::producers_race_exits(cpu,
 isolated_test!(idle_exit_policy, LIMIT, residency::idle_exit_policy(cpu));
 isolated_test!(shutdown_while_exited, LIMIT, residency::shutdown_while_exited(cpu));
 isolated_test!(fault_after_relaunch, LIMIT, residency::fault_after_relaunch(cpu));
+isolated_test!(failed_relaunch_recovers, LIMIT, residency::failed_relaunch_recovers(cpu));

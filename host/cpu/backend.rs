@@ -45,6 +45,9 @@ pub(crate) struct CpuBackend {
     park: AtomicU8,
     /// Where the last exit left the queue (`next`): a failed restart resets it there.
     resume: AtomicU64,
+    /// Worker starts so far, and the test hook `RuntimeConfig::fail_worker_start`.
+    starts: AtomicUsize,
+    fail_worker_start: Option<usize>,
     fault: Arc<Mutex<Option<String>>>,
     /// The stream API's CPU device of this runtime (`Runtime::gpu`), made at the first
     /// ask.
@@ -118,20 +121,23 @@ impl CpuBackend {
             scratch,
             park: AtomicU8::new(RUNNING),
             resume: AtomicU64::new(0),
+            starts: AtomicUsize::new(0),
+            fail_worker_start: config.fail_worker_start,
         };
-        this.start_workers(n_workers, config.fail_worker_start)?;
+        this.start_workers(n_workers)?;
         Ok(this)
     }
 
     /// Starts `n_workers` worker threads over the queue (`fail_at`: the test hook that
     /// refuses one). On a failure the workers started so far keep running: the caller
     /// aborts and joins them (the backend's drop, or `unpark`).
-    fn start_workers(&self, n_workers: usize, fail_at: Option<usize>) -> Result<()> {
+    fn start_workers(&self, n_workers: usize) -> Result<()> {
         let (params, run_loop, scratch) = (self.params, self.run_loop, self.scratch);
         let abort_addr = self.header.ptr() as usize + std::mem::offset_of!(QueueHeader, abort);
         for i in 0..n_workers {
             let (exited, fault) = (self.exited.clone(), self.fault.clone());
-            let refused = fail_at == Some(i);
+            // The test hook counts every start over the pool's life, relaunches too.
+            let refused = self.fail_worker_start == Some(self.starts.fetch_add(1, Ordering::Relaxed));
             let started = if refused {
                 Err(std::io::Error::other("refused by the fail_worker_start test hook"))
             } else {
@@ -346,7 +352,7 @@ impl CpuBackend {
         // before the workers' reads). The caller holds the producer lock, so no other
         // thread parks or unparks meanwhile.
         self.n_workers.store(0, Ordering::Release);
-        if let Err(e) = self.start_workers(n, None) {
+        if let Err(e) = self.start_workers(n) {
             // Stop those that started, and reset the queue again (one may have
             // claimed past `next`); stay parked.
             let _ = self.abort();
