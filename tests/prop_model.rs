@@ -98,6 +98,9 @@ enum Op {
     /// Dropping the `Runtime` value: a close whose outcome nobody sees.
     DropRuntime(usize),
     Close(usize),
+    /// `Runtime::release`: the workers leave if the runtime is idle (elastic residency);
+    /// the next submission starts them again.
+    Release(usize),
     NewBuffer {
         rt: usize,
         len: usize,
@@ -169,6 +172,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::NewRuntime),
         1 => rt().prop_map(Op::DropRuntime),
         1 => rt().prop_map(Op::Close),
+        2 => rt().prop_map(Op::Release),
         3 => (rt(), 1usize..64, proptest::bool::weighted(0.15)).prop_map(|(rt, len, float)| Op::NewBuffer { rt, len, float }),
         2 => ix().prop_map(Op::DropBuffer),
         1 => ix().prop_map(Op::Read),
@@ -518,6 +522,16 @@ impl Model {
                     return Err(self.fail(format!("rt{r}.close(): {got:?}")));
                 }
                 self.rts[r].closed = true;
+            }
+            &Op::Release(i) => {
+                let Some(r) = self.runtime(i) else { return Ok(()) };
+                // Exits or not (idleness is timing); refused once closed.
+                let got = self.rt(r).release();
+                self.log.push(format!("rt{r}.release() -> {got:?}"));
+                let ok = if self.rts[r].closed { got == Err(Error::ShutDown) } else { got.is_ok() };
+                if !ok {
+                    return Err(self.fail(format!("rt{r}.release(): {got:?}")));
+                }
             }
             &Op::NewBuffer { rt, len, float } => {
                 let Some(r) = self.runtime(rt) else { return Ok(()) };
