@@ -92,7 +92,8 @@ impl Residency {
 /// What elastic residency has done so far ([`crate::Runtime::residency_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ResidencyStats {
-    /// Whether the resident kernel runs now.
+    /// Whether the resident kernel runs now (false already while an exit is under way;
+    /// `exits` counts it once it is complete).
     pub resident: bool,
     /// Idle exits so far.
     pub exits: u64,

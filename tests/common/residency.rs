@@ -148,11 +148,14 @@ pub fn idle_exit_policy(base: fn() -> RuntimeConfig) {
     let marks = rt.buffer::<u32>(64).unwrap();
     for round in 0..4u32 {
         rt.submit(&[Task::mark(marks.all(), round)]).unwrap().wait().unwrap();
+        // The exit is counted once it is complete (`resident` turns false already
+        // while the workers leave).
         let start = Instant::now();
-        while rt.residency_stats().resident {
+        while rt.residency_stats().exits < round as u64 + 1 {
             assert!(start.elapsed() < Duration::from_secs(5), "round {round}: no idle exit after 5 s");
             std::thread::sleep(Duration::from_millis(1));
         }
+        assert!(!rt.residency_stats().resident);
     }
     let s = rt.residency_stats();
     assert!(s.exits >= 4 && s.relaunches >= 3, "{s:?}");
