@@ -62,3 +62,34 @@ fn producers_tickets_and_close() {
         s.spawn(|| rt.close().unwrap());
     });
 }
+
+/// Elastic residency (issue 22): the workers leave an idle queue (`release`), the header
+/// is reset by plain stores after they are joined, and the next submission starts new
+/// workers, twice over; a producer thread races the exits. Every task exactly once.
+#[test]
+fn exits_and_relaunches() {
+    let rt = runtime();
+    let marks = rt.buffer::<u32>(12).unwrap();
+    for round in 0..2u32 {
+        rt.submit(&[Task::mark(marks.all(), round)]).unwrap().wait().unwrap();
+        while !rt.release().unwrap() {
+            std::thread::yield_now();
+        }
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 2..12 {
+                rt.submit(&[Task::mark(marks.all(), i)]).unwrap().wait().unwrap();
+            }
+        });
+        s.spawn(|| {
+            for _ in 0..4 {
+                let _ = rt.release().unwrap();
+                std::thread::yield_now();
+            }
+        });
+    });
+    assert_eq!(marks.read().unwrap(), vec![1; 12]);
+    assert!(rt.residency_stats().relaunches >= 2);
+    rt.close().unwrap();
+}

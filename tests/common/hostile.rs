@@ -254,6 +254,9 @@ pub fn config_extremes(make: Make) {
         ("device usize::MAX", |c| c.device = usize::MAX),
         ("task_deadline 0", |c| c.task_deadline = Some(Duration::ZERO)),
         ("worker_flags u32::MAX", |c| c.worker_flags = u32::MAX),
+        ("residency IdleExit(0)", |c| c.residency = resident::Residency::IdleExit(Duration::ZERO)),
+        ("residency IdleExit(Duration::MAX)", |c| c.residency = resident::Residency::IdleExit(Duration::MAX)),
+        ("residency WhenDrained", |c| c.residency = resident::Residency::WhenDrained),
     ];
     for (what, tweak) in tweaks {
         let start = Instant::now();
