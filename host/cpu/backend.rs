@@ -371,7 +371,8 @@ impl CpuBackend {
     }
 
     pub fn workers_gone(&self) -> bool {
-        self.exited.load(Ordering::Acquire) == self.n_workers()
+        // Parked: joined, and `exited` reset for the next start.
+        self.is_parked() || self.exited.load(Ordering::Acquire) == self.n_workers()
     }
 
     pub fn abort(&self) -> Result<()> {
@@ -381,6 +382,11 @@ impl CpuBackend {
     }
 
     pub fn wait_exit(&self, timeout: Option<Duration>) -> bool {
+        if self.is_parked() {
+            // Every worker was joined when the pool parked (a drop after a failed
+            // relaunch finds it so).
+            return true;
+        }
         let deadline = timeout.and_then(crate::deadline::after);
         while self.exited.load(Ordering::Acquire) < self.n_workers() {
             if crate::deadline::passed(deadline) {
@@ -399,7 +405,7 @@ impl Drop for CpuBackend {
     fn drop(&mut self) {
         // The runtime stops the workers before dropping the backend; if they are still
         // running (a task that never returns), the queue memory must outlive them.
-        if self.exited.load(Ordering::Acquire) < self.n_workers() {
+        if !self.workers_gone() {
             let _ = self.abort();
             if !self.wait_exit(Some(Duration::from_secs(1))) {
                 eprintln!("resident: CPU workers did not stop; leaking the queue memory");
