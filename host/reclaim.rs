@@ -54,7 +54,11 @@ impl Shared {
         if self.life.leaked() {
             return;
         }
-        let gone = self.workers_gone();
+        // Only a permanent end frees regardless of completions: workers that left an
+        // idle queue (elastic residency) come back at the next submission, which may
+        // name what is pending here; their exit already implies `done` past every
+        // earlier target.
+        let gone = self.life.is_stopped() && !self.life.leaked();
         let done = self.tracker.advance(&self.backend);
         let free: Vec<Held> = {
             let mut p = self.reclaim.pending.lock().unwrap_or_else(|e| e.into_inner());

@@ -178,3 +178,48 @@ impl Shared {
         }
     }
 }
+
+/// A backend's state for elastic residency, with a generation bumped at every change:
+/// a health poll that sees the kernel (or the worker pool) gone can tell an exit it
+/// raced with (the generation moved) from a dead runtime.
+pub(crate) struct ParkState {
+    /// `generation << 2 | state`.
+    word: AtomicU64,
+}
+
+/// Workers run (or may: no exit under way).
+pub(crate) const RUNNING: u64 = 0;
+/// An exit is under way: the workers are told to leave.
+pub(crate) const PARKING: u64 = 1;
+/// The workers left an idle queue; the next reservation starts them again.
+pub(crate) const PARKED: u64 = 2;
+
+impl ParkState {
+    pub fn new() -> Self {
+        Self { word: AtomicU64::new(RUNNING) }
+    }
+
+    /// The state now.
+    pub fn get(&self) -> u64 {
+        self.word.load(Ordering::SeqCst) & 3
+    }
+
+    /// Moves to `state`, with a new generation. SeqCst, as the loads in `dead`: a poll
+    /// whose two loads see one generation saw no change between them.
+    pub fn set(&self, state: u64) {
+        let _ = self.word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(((w >> 2) + 1) << 2 | state));
+    }
+
+    /// Whether `gone` (a query of the workers, made between two loads of the state)
+    /// means a dead runtime: they are gone, the state was `RUNNING` and nothing
+    /// changed meanwhile. Workers gone by an exit, or an exit or relaunch that raced
+    /// the query, are no fault.
+    pub fn dead(&self, gone: impl FnOnce() -> bool) -> bool {
+        let before = self.word.load(Ordering::SeqCst);
+        if before & 3 != RUNNING {
+            return false;
+        }
+        let gone = gone();
+        gone && self.word.load(Ordering::SeqCst) == before
+    }
+}

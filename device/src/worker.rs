@@ -64,7 +64,11 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
-    let mut tail_seen = 0u32;
+    // The `tail` this lane last acquired, loaded now (acquire, .sys: as every load of
+    // it, `crate::queue`): after an idle exit and relaunch the queue resumes mid-lap,
+    // and a `tail_seen` of 0 would pass the publication window for the last `capacity`
+    // sequence numbers before 2^32 (slots of the previous lap run again).
+    let mut tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*q.header()).tail.value) };
     let mut next = if preclaim { unsafe { q.start_claim() } } else { 0 };
     // The claimed range `[first, first + claim)` and the next slot of it to run.
     let mut first = 0u32;

@@ -4,7 +4,7 @@ use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::{
     BufferEntry, COUNTER_TABLE_WORDS, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
 };
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -12,12 +12,8 @@ use std::time::Duration;
 use super::HostAlloc;
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
+use crate::residency::{PARKED, PARKING, RUNNING};
 use crate::{BackendKind, Error, Result, RuntimeConfig};
-
-/// Elastic residency states of the worker pool.
-const RUNNING: u8 = 0;
-const PARKING: u8 = 1;
-const PARKED: u8 = 2;
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
@@ -42,7 +38,7 @@ pub(crate) struct CpuBackend {
     run_loop: unsafe fn(&KernelParams),
     scratch: u32,
     /// Elastic residency: [`RUNNING`], [`PARKING`] or [`PARKED`] (host/residency.rs).
-    park: AtomicU8,
+    park: crate::residency::ParkState,
     /// Where the last exit left the queue (`next`): a failed restart resets it there.
     resume: AtomicU64,
     /// Worker starts so far, and the test hook `RuntimeConfig::fail_worker_start`.
@@ -119,7 +115,7 @@ impl CpuBackend {
             params,
             run_loop,
             scratch,
-            park: AtomicU8::new(RUNNING),
+            park: crate::residency::ParkState::new(),
             resume: AtomicU64::new(0),
             starts: AtomicUsize::new(0),
             fail_worker_start: config.fail_worker_start,
@@ -299,21 +295,19 @@ impl CpuBackend {
         if let Some(msg) = self.fault.lock().unwrap().clone() {
             return Health::Fault(Error::DeviceFault(msg));
         }
-        // Workers that left an idle queue on purpose are not a dead runtime.
-        if self.park.load(Ordering::Acquire) != RUNNING {
-            return Health::Running;
-        }
-        if self.exited.load(Ordering::Acquire) == self.n_workers() { Health::Exited } else { Health::Running }
+        // Workers that left an idle queue on purpose (or are leaving, or coming back
+        // while this looks) are not a dead runtime.
+        if self.park.dead(|| self.exited.load(Ordering::Acquire) == self.n_workers()) { Health::Exited } else { Health::Running }
     }
 
     /// See `Backend::park`.
     pub fn park(&self, next: u64, _runs: u64) -> Result<bool> {
-        if self.park.load(Ordering::Acquire) != RUNNING {
+        if self.park.get() != RUNNING {
             return Ok(false);
         }
         // Before the abort: a health poll that sees the workers gone now takes it for
         // the exit it is (Release: pairs with its Acquire).
-        self.park.store(PARKING, Ordering::Release);
+        self.park.set(PARKING);
         self.abort()?;
         // Every task has completed (the caller's check), so the workers only poll: they
         // leave at once. One that does not is a broken runtime.
@@ -322,7 +316,7 @@ impl CpuBackend {
         }
         self.reset_queue(next);
         self.resume.store(next, Ordering::Release);
-        self.park.store(PARKED, Ordering::Release);
+        self.park.set(PARKED);
         Ok(true)
     }
 
@@ -344,30 +338,35 @@ impl CpuBackend {
 
     /// See `Backend::unpark`.
     pub fn unpark(&self) -> Result<()> {
-        if self.park.load(Ordering::Acquire) != PARKED {
+        if self.park.get() != PARKED {
             return Ok(());
         }
         let n = self.n_workers();
         // The pool starts again from nothing (the thread spawns order the header's reset
         // before the workers' reads). The caller holds the producer lock, so no other
-        // thread parks or unparks meanwhile.
+        // thread parks or unparks meanwhile. Not parked while threads start: a failed
+        // start must really wait for those that did (`wait_exit`, `workers_gone`).
+        self.park.set(PARKING);
         self.n_workers.store(0, Ordering::Release);
         if let Err(e) = self.start_workers(n) {
-            // Stop those that started, and reset the queue again (one may have
-            // claimed past `next`); stay parked.
+            // Stop and join those that started, then reset the queue again (one may
+            // have claimed past `next`); parked again. Workers that would not leave
+            // keep the pool unparked (and its memory, at drop).
             let _ = self.abort();
-            if self.wait_exit(Some(Duration::from_secs(5))) {
-                self.reset_queue(self.resume.load(Ordering::Acquire));
+            if !self.wait_exit(Some(Duration::from_secs(5))) {
+                return Err(e);
             }
+            self.reset_queue(self.resume.load(Ordering::Acquire));
             self.n_workers.store(n, Ordering::Release);
+            self.park.set(PARKED);
             return Err(e);
         }
-        self.park.store(RUNNING, Ordering::Release);
+        self.park.set(RUNNING);
         Ok(())
     }
 
     pub fn is_parked(&self) -> bool {
-        self.park.load(Ordering::Acquire) == PARKED
+        self.park.get() == PARKED
     }
 
     pub fn workers_gone(&self) -> bool {

@@ -48,7 +48,7 @@ use resident_shared::{
 };
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+
 use std::time::Duration;
 
 use super::arena::Arena;
@@ -60,12 +60,8 @@ use super::relay::Relay;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
+use crate::residency::{PARKED, PARKING, RUNNING};
 use crate::{BackendKind, Error, Result, RuntimeConfig};
-
-/// Elastic residency states of the kernels.
-const RUNNING: u8 = 0;
-const PARKING: u8 = 1;
-const PARKED: u8 = 2;
 
 pub(crate) struct CudaBackend {
     // Field order is drop order: memory first (freed on the transfer stream), then the
@@ -104,7 +100,7 @@ pub(crate) struct CudaBackend {
     persistent: CUfunction,
     params: KernelParams,
     /// [`RUNNING`], [`PARKING`] or [`PARKED`].
-    park: AtomicU8,
+    park: crate::residency::ParkState,
     /// Where the last exit left the queue (`next`, `runs`): a failed relaunch resets it
     /// there again.
     resume: std::sync::Mutex<(u64, u64)>,
@@ -242,7 +238,7 @@ impl CudaBackend {
                 capacity,
                 persistent,
                 params: KernelParams::zeroed(),
-                park: AtomicU8::new(RUNNING),
+                park: crate::residency::ParkState::new(),
                 resume: std::sync::Mutex::new((0, 0)),
                 grid,
                 block,
@@ -522,8 +518,9 @@ impl CudaBackend {
             return Health::Fault(Error::DeviceFault(e.to_string()));
         }
         match self.kernel_stream.state() {
-            // Kernels that left an idle queue on purpose are not a dead runtime.
-            StreamState::Idle if self.park.load(Ordering::Acquire) != RUNNING => Health::Running,
+            // Kernels that left an idle queue on purpose (or are leaving, or coming back
+            // while this looks: the state's generation) are not a dead runtime.
+            StreamState::Idle if !self.park.dead(|| matches!(self.kernel_stream.state(), StreamState::Idle)) => Health::Running,
             StreamState::Busy => Health::Running,
             StreamState::Idle => Health::Exited,
             StreamState::Failed(e) => Health::Fault(Error::DeviceFault(e.to_string())),
@@ -545,12 +542,12 @@ impl CudaBackend {
 
     /// See `Backend::park`.
     pub fn park(&self, next: u64, runs: u64) -> Result<bool> {
-        if self.park.load(Ordering::Acquire) != RUNNING {
+        if self.park.get() != RUNNING {
             return Ok(false);
         }
         // Before the abort: a health poll that sees the kernels gone now takes it for
         // the exit it is (Release: pairs with its Acquire).
-        self.park.store(PARKING, Ordering::Release);
+        self.park.set(PARKING);
         self.abort()?;
         // Every task has completed (the caller's check), so the workers only poll: they
         // leave within microseconds. One that does not is a broken runtime.
@@ -562,7 +559,7 @@ impl CudaBackend {
         }
         self.reset_queue(next, runs)?;
         *self.resume.lock().unwrap_or_else(|e| e.into_inner()) = (next, runs);
-        self.park.store(PARKED, Ordering::Release);
+        self.park.set(PARKED);
         Ok(true)
     }
 
@@ -582,7 +579,7 @@ impl CudaBackend {
 
     /// See `Backend::unpark`.
     pub fn unpark(&self) -> Result<()> {
-        if self.park.load(Ordering::Acquire) != PARKED {
+        if self.park.get() != PARKED {
             return Ok(());
         }
         self.ctx.bind()?;
@@ -598,12 +595,12 @@ impl CudaBackend {
             self.reset_queue(next, runs)?;
             return Err(e);
         }
-        self.park.store(RUNNING, Ordering::Release);
+        self.park.set(RUNNING);
         Ok(())
     }
 
     pub fn is_parked(&self) -> bool {
-        self.park.load(Ordering::Acquire) == PARKED
+        self.park.get() == PARKED
     }
 
     /// Both kernels ended, normally or by a fault (a faulted context runs nothing).

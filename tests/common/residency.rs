@@ -208,29 +208,35 @@ pub fn fault_after_relaunch(base: fn() -> RuntimeConfig) {
     assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::DeviceFault(_))));
 }
 
-/// A relaunch that fails (CPU: a worker thread refused, by the test hook) gets its
-/// submission a typed error, leaves the runtime exited and its queue as it was, and the
-/// next submission relaunches it: every task that was accepted runs exactly once.
+/// A relaunch that fails (CPU: a worker thread refused, by the test hook, after three
+/// of four started) gets its submission a typed error; the threads that did start are
+/// stopped and joined, the runtime stays exited with its queue as it was, and the next
+/// submission relaunches it. Many exits and relaunches after it: every task that was
+/// accepted runs exactly once (stray workers from the failed start ran tasks twice).
 pub fn failed_relaunch_recovers(base: fn() -> RuntimeConfig) {
-    let workers = 2;
-    // Starts 0 and 1 at construction; the first relaunch's second start (3) fails.
-    let rt =
-        Runtime::with_config(RuntimeConfig { residency: Residency::Always, cpu_workers: workers, fail_worker_start: Some(3), ..base() })
-            .unwrap();
-    let marks = rt.buffer::<u32>(64).unwrap();
+    let workers = 4;
+    // Starts 0-3 at construction; the first relaunch's fourth start (7) fails.
+    let config = RuntimeConfig { residency: Residency::Always, cpu_workers: workers, fail_worker_start: Some(7), ..base() };
+    let rt = Runtime::with_config(config).unwrap();
+    let rounds = 60u32;
+    let marks = rt.buffer::<u32>(2 + 8 * rounds as usize).unwrap();
     rt.submit(&[Task::mark(marks.all(), 0)]).unwrap().wait().unwrap();
     release_soon(&rt);
     let r = rt.submit(&[Task::mark(marks.all(), 1)]);
     assert!(matches!(r, Err(resident::Error::Config(_))), "{r:?}");
     let s = rt.residency_stats();
     assert!(!s.resident && s.relaunches == 0, "{s:?}");
-    // The refused batch took no sequence number; the next one relaunches.
-    let batch: Vec<Task> = (2..64).map(|i| Task::mark(marks.all(), i)).collect();
-    rt.submit(&batch).unwrap().wait().unwrap();
-    assert_eq!(rt.residency_stats().relaunches, 1);
+    for round in 0..rounds {
+        // The refused batch took no sequence number; each of these relaunches.
+        let at = 2 + 8 * round;
+        rt.submit(&(at..at + 8).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+        release_soon(&rt);
+    }
+    assert_eq!(rt.residency_stats().relaunches, rounds as u64);
     let got = marks.read().unwrap();
     assert_eq!(got[0], 1);
     assert_eq!(got[1], 0, "the refused task never ran");
-    assert!(got[2..].iter().all(|&v| v == 1), "{got:?}");
+    let bad: Vec<(usize, u32)> = got.iter().copied().enumerate().skip(2).filter(|&(_, v)| v != 1).collect();
+    assert!(bad.is_empty(), "not exactly once: {bad:?}");
     rt.close().unwrap();
 }
