@@ -187,6 +187,9 @@ pub(crate) struct ParkState {
     word: AtomicU64,
 }
 
+/// How long an exit (or the stop after a failed relaunch) waits for the workers.
+pub(crate) const EXIT_WAIT: Duration = Duration::from_secs(5);
+
 /// Workers run (or may: no exit under way).
 pub(crate) const RUNNING: u64 = 0;
 /// An exit is under way: the workers are told to leave.
@@ -208,6 +211,32 @@ impl ParkState {
     /// whose two loads see one generation saw no change between them.
     pub fn set(&self, state: u64) {
         let _ = self.word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(((w >> 2) + 1) << 2 | state));
+    }
+
+    /// The exit (docs/protocol.md, E2-E4), the same on both backends: `PARKING` before
+    /// the abort (so a health poll racing it is no fault), the abort, the wait for the
+    /// workers, then the backend's reset of the queue with no worker running, `PARKED`.
+    /// False if an exit is already under way or done. Every task has completed (the
+    /// caller's check), so the workers only poll and leave within microseconds; one
+    /// that does not within [`EXIT_WAIT`] is a broken runtime (`Timeout`, recorded as
+    /// the fault by the caller).
+    pub fn park(
+        &self,
+        abort: impl FnOnce() -> Result<()>,
+        wait_exit: impl FnOnce(Duration) -> bool,
+        reset: impl FnOnce() -> Result<()>,
+    ) -> Result<bool> {
+        if self.get() != RUNNING {
+            return Ok(false);
+        }
+        self.set(PARKING);
+        abort()?;
+        if !wait_exit(EXIT_WAIT) {
+            return Err(Error::Timeout);
+        }
+        reset()?;
+        self.set(PARKED);
+        Ok(true)
     }
 
     /// Whether `gone` (a query of the workers, made between two loads of the state)

@@ -302,22 +302,15 @@ impl CpuBackend {
 
     /// See `Backend::park`.
     pub fn park(&self, next: u64, _runs: u64) -> Result<bool> {
-        if self.park.get() != RUNNING {
-            return Ok(false);
-        }
-        // Before the abort: a health poll that sees the workers gone now takes it for
-        // the exit it is (Release: pairs with its Acquire).
-        self.park.set(PARKING);
-        self.abort()?;
-        // Every task has completed (the caller's check), so the workers only poll: they
-        // leave at once. One that does not is a broken runtime.
-        if !self.wait_exit(Some(Duration::from_secs(5))) {
-            return Err(Error::Timeout);
-        }
-        self.reset_queue(next);
-        self.resume.store(next, Ordering::Release);
-        self.park.set(PARKED);
-        Ok(true)
+        self.park.park(
+            || self.abort(),
+            |limit| self.wait_exit(Some(limit)),
+            || {
+                self.reset_queue(next);
+                self.resume.store(next, Ordering::Release);
+                Ok(())
+            },
+        )
     }
 
     /// With no worker running: the header as the next start needs it (docs/protocol.md,
@@ -353,7 +346,7 @@ impl CpuBackend {
             // have claimed past `next`); parked again. Workers that would not leave
             // keep the pool unparked (and its memory, at drop).
             let _ = self.abort();
-            if !self.wait_exit(Some(Duration::from_secs(5))) {
+            if !self.wait_exit(Some(crate::residency::EXIT_WAIT)) {
                 return Err(e);
             }
             self.reset_queue(self.resume.load(Ordering::Acquire));

@@ -60,7 +60,7 @@ use super::relay::Relay;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
 use crate::queue::placement::Placement;
-use crate::residency::{PARKED, PARKING, RUNNING};
+use crate::residency::{PARKED, RUNNING};
 use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
@@ -99,7 +99,7 @@ pub(crate) struct CudaBackend {
     /// residency: host/residency.rs).
     persistent: CUfunction,
     params: KernelParams,
-    /// [`RUNNING`], [`PARKING`] or [`PARKED`].
+    /// Elastic residency: running, parking or parked (`crate::residency::ParkState`).
     park: crate::residency::ParkState,
     /// Where the last exit left the queue (`next`, `runs`): a failed relaunch resets it
     /// there again.
@@ -542,25 +542,19 @@ impl CudaBackend {
 
     /// See `Backend::park`.
     pub fn park(&self, next: u64, runs: u64) -> Result<bool> {
-        if self.park.get() != RUNNING {
-            return Ok(false);
-        }
-        // Before the abort: a health poll that sees the kernels gone now takes it for
-        // the exit it is (Release: pairs with its Acquire).
-        self.park.set(PARKING);
-        self.abort()?;
-        // Every task has completed (the caller's check), so the workers only poll: they
-        // leave within microseconds. One that does not is a broken runtime.
-        if !self.wait_exit(Some(Duration::from_secs(5))) {
-            return Err(Error::Timeout);
-        }
-        if let StreamState::Failed(e) = self.kernel_stream.state() {
-            return Err(e);
-        }
-        self.reset_queue(next, runs)?;
-        *self.resume.lock().unwrap_or_else(|e| e.into_inner()) = (next, runs);
-        self.park.set(PARKED);
-        Ok(true)
+        self.park.park(
+            || self.abort(),
+            |limit| self.wait_exit(Some(limit)),
+            || {
+                // Kernels that ended by a fault are no exit.
+                if let StreamState::Failed(e) = self.kernel_stream.state() {
+                    return Err(e);
+                }
+                self.reset_queue(next, runs)?;
+                *self.resume.lock().unwrap_or_else(|e| e.into_inner()) = (next, runs);
+                Ok(())
+            },
+        )
     }
 
     /// With no kernel running: the header and the mailbox as the next launch needs them
@@ -588,7 +582,7 @@ impl CudaBackend {
             // One kernel may have started without the other: stop it, and reset the
             // queue again (a worker may have claimed past `next`). Stay parked.
             let _ = self.abort();
-            if !self.wait_exit(Some(Duration::from_secs(5))) {
+            if !self.wait_exit(Some(crate::residency::EXIT_WAIT)) {
                 return Err(e);
             }
             let (next, runs) = *self.resume.lock().unwrap_or_else(|e| e.into_inner());
