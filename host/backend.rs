@@ -185,6 +185,17 @@ impl Backend {
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
         each!(self, b => b.set_buffer_entry(index, e))
     }
+    /// A new link's outbox (`resident_shared::link`): its index in the link table, its
+    /// host address, and the address the workers push to. `TooManyLinks` after
+    /// `MAX_LINKS` (indices are never reused: host/link.rs).
+    pub fn new_outbox(&self, bytes: usize) -> Result<(usize, *mut u8, u64)> {
+        each!(self, b => b.new_outbox(bytes))
+    }
+    /// Writes link-table entry `index`, visible to every task published after this
+    /// returns (`keep_outbox`: only its generation word).
+    pub fn set_link_entry(&self, index: usize, e: resident_shared::link::LinkEntry, keep_outbox: bool) -> Result<()> {
+        each!(self, b => b.set_link_entry(index, e, keep_outbox))
+    }
     /// Cancels the segment whose first task is `first` (its `cancel` word:
     /// `resident_shared::SegmentCount`): its tasks that wait or poll end with
     /// `Status::Cancelled`. A segment finished already ignores it.

@@ -195,6 +195,11 @@ pub enum Error {
         "device {0} already holds a runtime of this process: drop it and every handle of it first (a second would wait for its kernel forever)"
     )]
     DeviceInUse(usize),
+    /// A runtime makes at most this many links over its life
+    /// ([`crate::Runtime::link_to`]): an index is never reused, since a push that read a
+    /// dropped link's entry may still be writing its outbox.
+    #[error("this runtime has made {0} links already, the most it can")]
+    TooManyLinks(usize),
     /// A `try_*` call would have had to wait for another thread, which holds the
     /// registries' or the producer's lock (a buffer made or dropped, a reservation in
     /// progress): nothing was done; try again.

@@ -53,6 +53,7 @@ mod deadline;
 mod error;
 mod image;
 mod lifecycle;
+mod link;
 mod queue;
 mod reclaim;
 mod registry;
@@ -78,15 +79,17 @@ pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
+pub use link::{Link, LinkStats};
 pub use reservation::Reservation;
 pub use residency::{Residency, ResidencyStats};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};
+pub use resident_shared::link::LinkId;
 pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, OneTaskParams, Slice, Status,
     TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,
 };
-pub use runtime::{Runtime, cuda_available};
+pub use runtime::{Runtime, cuda_available, device_count};
 pub use task_list::TaskList;
 pub use ticket::{Ticket, TicketFuture, WaitFuture};

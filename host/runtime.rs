@@ -251,6 +251,12 @@ pub fn cuda_available() -> bool {
     KernelImage::builtin().has_ptx() && gpu_present()
 }
 
+/// CUDA devices this process can use (0 without a driver): one runtime each
+/// ([`RuntimeConfig::device`]).
+pub fn device_count() -> usize {
+    crate::cuda::driver::device_count().unwrap_or(0)
+}
+
 /// Why a runtime on a machine with a GPU runs on the CPU: said once per process on
 /// stderr, and in [`BackendInfo::fallback`] every time.
 fn cpu_fallback(image: &KernelImage) -> String {
@@ -541,6 +547,13 @@ impl Runtime {
         let src = Source::Resident { addr: list.addr(), len: list.len(), names: list.names() };
         let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
         Ok(Ticket { state, shared: self.shared.clone() })
+    }
+
+    /// The device this runtime runs on: the CUDA ordinal ([`RuntimeConfig::device`]), or
+    /// on the CPU backend the simulated device it was given (a label: several CPU
+    /// runtimes stand in for several devices, docs/scaling.md).
+    pub fn device(&self) -> usize {
+        self.shared.config.device
     }
 
     /// Gives the GPU back now if the runtime is idle (every task submitted so far has

@@ -33,6 +33,7 @@ pub mod deps;
 pub mod entry;
 pub mod kernel;
 pub mod kernels;
+pub mod link;
 pub mod lists;
 pub mod queue;
 #[cfg(target_arch = "nvptx64")]

@@ -27,6 +27,9 @@ pub(crate) struct CpuBackend {
     lists: HostAlloc,
     /// Owned here so that it outlives the workers; only they use it.
     _spawn: HostAlloc,
+    /// The links' outboxes (host/link.rs), in link-table order: they live as long as
+    /// the workers may push into them.
+    outboxes: Mutex<Vec<HostAlloc>>,
     capacity: u32,
     workers: Mutex<Vec<JoinHandle<()>>>,
     /// Workers started (and not yet all joined after an idle exit).
@@ -63,7 +66,9 @@ impl CpuBackend {
             crate::queue::completions::spend_records(completions.ptr() as *mut Completion, segment_done.ptr() as *mut SegmentDone, capacity)
         };
         let counters = HostAlloc::zeroed(COUNTER_TABLE_WORDS * size_of::<u32>())?;
-        let table = HostAlloc::zeroed(MAX_BUFFERS * size_of::<BufferEntry>())?;
+        // The buffer table, then the link table and the links' `enqueue` counters
+        // (`resident_shared::link`).
+        let table = HostAlloc::zeroed(resident_shared::link::TABLES_BYTES)?;
         let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;
         let lists = HostAlloc::zeroed(LIST_RUNS * size_of::<ListRun>())?;
         let n_workers = match config.cpu_workers {
@@ -106,6 +111,7 @@ impl CpuBackend {
             table,
             lists,
             _spawn: spawn,
+            outboxes: Mutex::new(Vec::new()),
             capacity,
             workers: Mutex::new(Vec::with_capacity(n_workers)),
             n_workers: AtomicUsize::new(0),
@@ -280,6 +286,35 @@ impl CpuBackend {
         Ok(())
     }
 
+    /// A new link's outbox of `bytes`, zeroed: its index in the link table, and its
+    /// address (the same for the host and the workers here).
+    pub fn new_outbox(&self, bytes: usize) -> Result<(usize, *mut u8, u64)> {
+        let mut v = self.outboxes.lock().unwrap_or_else(|e| e.into_inner());
+        if v.len() >= resident_shared::link::MAX_LINKS {
+            return Err(Error::TooManyLinks(resident_shared::link::MAX_LINKS));
+        }
+        let m = HostAlloc::zeroed(bytes)?;
+        let p = m.ptr();
+        v.push(m);
+        Ok((v.len() - 1, p, p as u64))
+    }
+
+    /// Writes link-table entry `index` (`resident_device::link`, L1): the address
+    /// first, then the word with the generation, release (a forged id racing it reads
+    /// a null address or the right one; the device's check refuses the first).
+    /// `keep_outbox`: only the generation word (a dropped link keeps its address).
+    pub fn set_link_entry(&self, index: usize, e: resident_shared::link::LinkEntry, keep_outbox: bool) -> Result<()> {
+        assert!(index < resident_shared::link::MAX_LINKS);
+        let words: [u64; 2] = bytemuck::cast(e);
+        let at = unsafe { self.table.ptr().add(resident_shared::link::TABLE_OFFSET) as *mut u64 }.wrapping_add(2 * index);
+        // SAFETY: in the link table (index checked), 16-byte aligned entries.
+        if !keep_outbox {
+            unsafe { AtomicU64::from_ptr(at) }.store(words[0], Ordering::Relaxed);
+        }
+        unsafe { AtomicU64::from_ptr(at.add(1)) }.store(words[1], Ordering::Release);
+        Ok(())
+    }
+
     pub fn cancel_segment(&self, first: u64) -> Result<()> {
         let i = (first & (self.capacity as u64 - 1)) as usize;
         // SAFETY: an entry of the live counts array. Relaxed: a flag the segment's
@@ -412,6 +447,9 @@ impl Drop for CpuBackend {
                     &mut self.lists,
                     &mut self._spawn,
                 ] {
+                    m.leak();
+                }
+                for m in self.outboxes.get_mut().unwrap_or_else(|e| e.into_inner()).iter_mut() {
                     m.leak();
                 }
             }

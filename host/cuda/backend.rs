@@ -78,6 +78,10 @@ pub(crate) struct CudaBackend {
     segment_done: PinnedAlloc,
     counters: DeviceAlloc,
     spawn: DeviceAlloc,
+    /// The links' outboxes (host/link.rs), in link-table order: mapped pinned memory
+    /// that this device's warps push into and the forwarder reads; they live as long
+    /// as the kernel may push.
+    outboxes: std::sync::Mutex<Vec<PinnedAlloc>>,
     /// Where buffers are carved from, if `RuntimeConfig::buffer_arena` asks for one.
     arena: Option<Arc<Arena>>,
     spawn_capacity: u32,
@@ -158,7 +162,9 @@ impl CudaBackend {
         unsafe {
             let ring = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * t)?;
             let header = DeviceAlloc::zeroed_sync(&ctx, size_of::<QueueHeader>())?;
-            let table = DeviceAlloc::zeroed_sync(&ctx, MAX_BUFFERS * size_of::<BufferEntry>())?;
+            // The buffer table, then the link table and the links' `enqueue` counters
+            // (`resident_shared::link`).
+            let table = DeviceAlloc::zeroed_sync(&ctx, resident_shared::link::TABLES_BYTES)?;
             let lists = DeviceAlloc::zeroed_sync(&ctx, LIST_RUNS * size_of::<ListRun>())?;
             let run_mail = PinnedAlloc::zeroed(&ctx, LIST_RUNS * size_of::<ListRun>(), false)?;
             let staging = PinnedAlloc::zeroed(&ctx, capacity as usize * t, config.staging_write_combined)?;
@@ -224,6 +230,7 @@ impl CudaBackend {
                 segment_done,
                 counters,
                 spawn,
+                outboxes: std::sync::Mutex::new(Vec::new()),
                 spawn_capacity: config.spawn_capacity,
                 relay,
                 arena,
@@ -502,6 +509,33 @@ impl CudaBackend {
         // Complete before this returns, so before the tail write of any later
         // publication; the workers' acquire of that tail orders their table reads.
         unsafe { self.upload(dst, bytemuck::bytes_of(&e), 8) }
+    }
+
+    /// A new link's outbox of `bytes`, zeroed, in mapped pinned memory (cached: the
+    /// forwarder reads it): its index in the link table, its host address, and the
+    /// address this device's warps push to.
+    pub fn new_outbox(&self, bytes: usize) -> Result<(usize, *mut u8, u64)> {
+        let mut v = self.outboxes.lock().unwrap_or_else(|e| e.into_inner());
+        if v.len() >= resident_shared::link::MAX_LINKS {
+            return Err(Error::TooManyLinks(resident_shared::link::MAX_LINKS));
+        }
+        // SAFETY: fresh memory; the link protocol orders its uses (resident_device::link).
+        let m = unsafe { PinnedAlloc::zeroed(&self.ctx, bytes, false) }?;
+        let (h, d) = (m.host_ptr(), m.device_ptr());
+        v.push(m);
+        Ok((v.len() - 1, h, d))
+    }
+
+    /// Writes link-table entry `index` with a synchronous copy (it has landed when
+    /// this returns: before the link's id is handed out, so before any task naming it
+    /// is published). `keep_outbox`: only the word with the generation (a dropped link
+    /// keeps its address: a torn read by a racing push sees the right address).
+    pub fn set_link_entry(&self, index: usize, e: resident_shared::link::LinkEntry, keep_outbox: bool) -> Result<()> {
+        assert!(index < resident_shared::link::MAX_LINKS);
+        let dst = self.table.ptr() + (resident_shared::link::TABLE_OFFSET + index * size_of::<resident_shared::link::LinkEntry>()) as u64;
+        let bytes = bytemuck::bytes_of(&e);
+        // SAFETY: 16 (or the last 8) bytes of the live link table.
+        if keep_outbox { unsafe { self.upload(dst + 8, &bytes[8..], 8) } } else { unsafe { self.upload(dst, bytes, 8) } }
     }
 
     pub fn cancel_segment(&self, first: u64) -> Result<()> {

@@ -65,6 +65,27 @@ pub struct Tree {
     pub fanout: u32,
 }
 
+/// Pushes `count` leaves of a [`Tree`] (nodes `first..first + count` of `marks`, depth
+/// 0: each marks its node once) into another runtime through `link`
+/// (`TaskCx::push_to`); result: `count`. Tests and benchmarks links. `marks` is the
+/// other runtime's buffer: this runtime does not check it (it never touches it), the
+/// other does when the pushes are submitted there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Forward {
+    /// The other runtime's counters.
+    pub marks: Slice<u32>,
+    /// The link to push through (made by this runtime's host: `Runtime::link_to`).
+    pub link: crate::link::LinkId,
+    /// The first node.
+    pub first: u32,
+    /// Leaves to push, 1 to [`MAX_FORWARD`].
+    pub count: u32,
+}
+
+/// Most pushes of one [`Forward`] task.
+pub const MAX_FORWARD: u32 = 1024;
+
 /// Executes `trap`: the kernel dies with a sticky error (on the CPU backend the worker
 /// panics). Fault injection; `submit_unchecked` only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -111,6 +132,8 @@ pub mod ids {
     pub const MARK: TaskId = TaskId(4);
     /// [`super::Tree`].
     pub const TREE: TaskId = TaskId(5);
+    /// [`super::Forward`].
+    pub const FORWARD: TaskId = TaskId(6);
     /// [`super::FaultTrap`].
     pub const FAULT_TRAP: TaskId = TaskId(32);
     /// [`super::FaultIllegalAddress`].
@@ -149,6 +172,12 @@ impl Task {
     /// breadth-first from 0; `marks` needs that many elements.
     pub fn tree(marks: Slice<u32>, node: u32, depth: u32, fanout: u32) -> Self {
         Self::with_args(ids::TREE, &Tree { marks, node, depth, fanout })
+    }
+
+    /// Pushes leaves `first..first + count` of a tree over `marks` (another runtime's
+    /// buffer) into that runtime through `link` ([`Forward`]).
+    pub fn forward(link: crate::link::LinkId, marks: Slice<u32>, first: u32, count: u32) -> Self {
+        Self::with_args(ids::FORWARD, &Forward { marks, link, first, count })
     }
 
     /// Number of nodes of a tree of `depth` levels below the root and `fanout`

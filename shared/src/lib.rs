@@ -16,6 +16,7 @@ pub mod builtin;
 mod completion;
 mod counter;
 mod declare;
+pub mod link;
 pub mod lists;
 mod params;
 mod queue;

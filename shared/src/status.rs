@@ -30,6 +30,9 @@ pub enum Status {
     Cancelled = 9,
     /// A counter the task waited on was dropped by the host: no signal would come.
     CounterDropped = 10,
+    /// A push through a link ([`crate::link::LinkId`]) that names no live link of this
+    /// runtime: dropped, another runtime's, or forged.
+    BadLink = 11,
 }
 
 impl Status {
@@ -47,6 +50,7 @@ impl Status {
             8 => Some(Self::Failed),
             9 => Some(Self::Cancelled),
             10 => Some(Self::CounterDropped),
+            11 => Some(Self::BadLink),
             _ => None,
         }
     }
@@ -61,10 +65,11 @@ impl Status {
             Self::BadArgs => "inconsistent arguments",
             Self::Aborted => "aborted",
             Self::ChildFailed => "a follow-up task pushed on the device failed",
-            Self::QueueFull => "the spawn ring had no room for follow-up tasks (RuntimeConfig::spawn_capacity)",
+            Self::QueueFull => "the spawn ring (RuntimeConfig::spawn_capacity) or a link's outbox had no room for follow-up tasks",
             Self::Failed => "the task reported a failure",
             Self::Cancelled => "its ticket was cancelled while it waited",
             Self::CounterDropped => "a counter it waited on was dropped",
+            Self::BadLink => "a push through a link that is not live in this runtime",
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod faults;
 pub mod hostile;
 pub mod isolate;
 pub mod leaks;
+pub mod multi;
 pub mod residency;
 pub mod soak;
 pub mod streams;

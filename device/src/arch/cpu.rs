@@ -108,6 +108,10 @@ pub unsafe fn st_release_gpu(p: *mut u32, v: u32) {
 pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
     unsafe { at(p) }.store(v, Ordering::Relaxed)
 }
+/// Store with release ordering (the `.sys` twin).
+pub unsafe fn st_release_sys(p: *mut u32, v: u32) {
+    unsafe { at(p) }.store(v, Ordering::Release)
+}
 /// Relaxed atomic store (the `.sys` twin).
 pub unsafe fn st_relaxed_sys(p: *mut u32, v: u32) {
     unsafe { at(p) }.store(v, Ordering::Relaxed)

@@ -112,6 +112,13 @@ pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
     unsafe { asm!("st.relaxed.gpu.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
 }
 
+/// Store with release semantics at system scope: a host thread's acquire load of the
+/// same word (mapped pinned memory) then sees every earlier store of this thread.
+#[inline(always)]
+pub unsafe fn st_release_sys(p: *mut u32, v: u32) {
+    unsafe { asm!("st.release.sys.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+
 /// Strong relaxed store at system scope. After [`fence_acq_rel_sys`] it completes a
 /// release pattern that the host's acquire load pairs with.
 #[inline(always)]

@@ -6,16 +6,19 @@
 
 pub(crate) mod axpy;
 mod fault;
+mod forward;
 mod mark;
 mod noop;
 mod spin;
 pub(crate) mod terminate;
 mod tree;
 
-pub use resident_shared::builtin::{Axpy, AxpyRaw, FaultIllegalAddress, FaultTrap, MAX_TREE_FANOUT, Mark, Noop, Spin, Tree, ids};
+pub use resident_shared::builtin::{
+    Axpy, AxpyRaw, FaultIllegalAddress, FaultTrap, Forward, MAX_FORWARD, MAX_TREE_FANOUT, Mark, Noop, Spin, Tree, ids,
+};
 
 crate::task_set! {
-    /// The built-in tasks: noop, axpy, spin, mark, tree, and the fault-injection and
+    /// The built-in tasks: noop, axpy, spin, mark, tree, forward, and the fault-injection and
     /// raw-address tasks that only `submit_unchecked` accepts.
-    pub struct Builtins { Noop, Axpy, Spin, Mark, Tree, FaultTrap, FaultIllegalAddress, AxpyRaw }
+    pub struct Builtins { Noop, Axpy, Spin, Mark, Tree, Forward, FaultTrap, FaultIllegalAddress, AxpyRaw }
 }

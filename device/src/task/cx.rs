@@ -261,6 +261,62 @@ impl TaskCx {
         self.spawn_record(&child.task())
     }
 
+    /// Pushes `child` into another runtime's queue through `link` (warp-collective;
+    /// every lane must call with the same arguments): the host made the link
+    /// (`Runtime::link_to`) and handed its id to this task in its arguments. The child
+    /// is checked by the other runtime as any submission is (its slices name that
+    /// runtime's buffers; this runtime's host does not check them) and completes there:
+    /// this task's ticket does not wait for it (`Link::flush` does). If the outbox is
+    /// full, waits for the forwarder to pop (at most
+    /// [`PUSH_WAIT_NS`](resident_shared::link::PUSH_WAIT_NS)), then `Err(QueueFull)`;
+    /// `Err(BadLink)` if `link` names no live link of this runtime.
+    ///
+    /// A type that says `UNCHECKED` cannot be pushed (a compile-time error).
+    #[inline(always)]
+    pub fn push_to<C: DeviceTask>(&self, link: resident_shared::link::LinkId, child: &C) -> Result<(), Status> {
+        const { assert!(!C::UNCHECKED, "TaskCx::push_to: an UNCHECKED task type cannot be pushed from the device") };
+        if C::UNCHECKED {
+            return Err(Status::InvalidOpcode);
+        }
+        self.push_record(link, &child.task())
+    }
+
+    /// [`TaskCx::push_to`] of a task record as built.
+    #[inline(never)]
+    fn push_record(&self, link: resident_shared::link::LinkId, child: &Task) -> Result<(), Status> {
+        if self.header.is_null() {
+            return Err(Status::BadLink);
+        }
+        let mut verdict = 0u32;
+        if arch::lane_id() == 0 {
+            // SAFETY: outside the one-launch baseline (checked above), `buffers` is the
+            // runtime's whole table allocation (`resident_shared::link::TABLES_BYTES`).
+            let mut r = unsafe { crate::link::try_push(self.buffers, link, child) };
+            let start = arch::globaltimer();
+            let mut sleep = 64u32;
+            while r == Ok(false)
+                && arch::globaltimer().wrapping_sub(start) < resident_shared::link::PUSH_WAIT_NS
+                && !self.aborting()
+                && !self.cancelled()
+            {
+                arch::nanosleep(sleep);
+                sleep = (sleep * 2).min(2048);
+                r = unsafe { crate::link::try_push(self.buffers, link, child) };
+            }
+            verdict = match r {
+                Ok(true) => 0,
+                Err(s) => s as u32,
+                Ok(false) if self.aborting() => Status::Aborted as u32,
+                Ok(false) if self.cancelled() => Status::Cancelled as u32,
+                Ok(false) => Status::QueueFull as u32,
+            };
+        }
+        match arch::shfl_idx(verdict, 0) {
+            0 => Ok(()),
+            v => Err(Status::from_u32(v).unwrap_or(Status::BadLink)),
+        }
+    }
+
     /// [`TaskCx::spawn`] of a task record as built (a checked type's: `spawn` only).
     #[inline(always)]
     fn spawn_record(&self, child: &Task) -> Result<(), Status> {

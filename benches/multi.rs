@@ -1,0 +1,181 @@
+//! Several devices (issue 23): tiny-task throughput of one runtime per device against
+//! one runtime alone, and the latency of a follow-up task pushed from one device's task
+//! into another device's runtime through a link, against the host relaying it by hand.
+//! All in one run, medians after warm-up.
+//!
+//!     cargo bench --bench multi        # on a machine with two GPUs (or .gpu/run.sh)
+//!
+//! Without two CUDA devices it runs on CPU runtimes labelled as devices (figures that
+//! say nothing about GPUs; the run checks that the bench works). `MULTI_DEVICES=n`
+//! uses n devices (default: every device, at least 2).
+//!
+//! Rows:
+//! - resident list of 20,000 noops on each runtime at once (one host thread per
+//!   runtime submits its list and waits), against the same on one runtime;
+//! - host-fed stream of 2^21 noops in batches of 4096 (one producer thread per runtime),
+//!   against one runtime with one producer;
+//! - round trip: a task on device 0 pushes a mark task into device 1's runtime through a
+//!   link, submit to the mark's completion as the link's forwarder sees it; against the host
+//!   relay by hand (submit a noop to device 0, wait, submit the mark to device 1, wait).
+
+mod common;
+
+use common::{median, percentiles, samples};
+use criterion::{Criterion, criterion_group, criterion_main};
+use resident::{Runtime, RuntimeConfig, Task};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+const LIST: usize = 20_000;
+const TINY: usize = 1 << 21;
+const BATCH: usize = 4096;
+const IN_FLIGHT: usize = 8;
+const WARMUP: usize = 200;
+const SAMPLES: usize = 2000;
+
+fn config(device: usize, cuda: bool) -> RuntimeConfig {
+    let base = if cuda { RuntimeConfig::cuda() } else { RuntimeConfig { cpu_workers: 2, ..RuntimeConfig::cpu() } };
+    RuntimeConfig { device, capacity: 1 << 16, residency: resident::Residency::Always, ..base }
+}
+
+/// Every runtime runs `f` at once, one thread each; wall time until all are done.
+fn all_at_once(rts: &[Runtime], f: impl Fn(&Runtime) + Sync) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for rt in rts {
+            let f = &f;
+            s.spawn(move || f(rt));
+        }
+    });
+    start.elapsed()
+}
+
+fn stream(rt: &Runtime, tasks: &[Task]) {
+    let mut q = VecDeque::with_capacity(IN_FLIGHT + 1);
+    for b in tasks.chunks(BATCH) {
+        q.push_back(rt.submit(b).unwrap());
+        if q.len() > IN_FLIGHT {
+            q.pop_front().unwrap().wait().unwrap();
+        }
+    }
+    q.into_iter().for_each(|t| t.wait().unwrap());
+}
+
+fn bench(c: &mut Criterion) {
+    let gpus = if resident::cuda_available() { resident::device_count() } else { 0 };
+    let cuda = gpus >= 2;
+    let n = std::env::var("MULTI_DEVICES").ok().and_then(|v| v.parse().ok()).unwrap_or(if cuda { gpus } else { 2 });
+    let rts: Vec<Runtime> = (0..n).map(|d| Runtime::with_config(config(d, cuda)).unwrap()).collect();
+    println!("\nmulti-device: {} runtimes on {}", n, rts.iter().map(|r| r.backend().name.clone()).collect::<Vec<_>>().join(", "));
+
+    // Resident lists.
+    let lists: Vec<_> = rts.iter().map(|rt| rt.upload_tasks(&(0..LIST as u64).map(Task::noop).collect::<Vec<_>>()).unwrap()).collect();
+    let one = median(
+        || {
+            rts[0].submit_list(&lists[0]).unwrap().wait().unwrap();
+        },
+        50,
+        301,
+    );
+    let all = median(
+        || {
+            all_at_once(&rts, |rt| {
+                let i = rts.iter().position(|r| std::ptr::eq(r, rt)).unwrap();
+                rt.submit_list(&lists[i]).unwrap().wait().unwrap();
+            });
+        },
+        50,
+        301,
+    );
+    let (r1, rn) = (LIST as f64 / one.as_secs_f64() / 1e6, (n * LIST) as f64 / all.as_secs_f64() / 1e6);
+    println!("list of {LIST} noops, one runtime          {:>9.1} us  {:>8.1} M tasks/s", one.as_secs_f64() * 1e6, r1);
+    println!(
+        "list of {LIST} noops on each of {n} at once  {:>9.1} us  {:>8.1} M tasks/s  ({:.2}x one)",
+        all.as_secs_f64() * 1e6,
+        rn,
+        rn / r1
+    );
+
+    // Host-fed streams, one producer per runtime.
+    let tiny: Vec<Task> = (0..TINY as u64).map(Task::noop).collect();
+    let one = median(|| stream(&rts[0], &tiny), 1, 5);
+    let share = &tiny[..TINY / n];
+    let all = median(
+        || {
+            all_at_once(&rts, |rt| stream(rt, share));
+        },
+        1,
+        5,
+    );
+    let (r1, rn) = (TINY as f64 / one.as_secs_f64() / 1e6, (share.len() * n) as f64 / all.as_secs_f64() / 1e6);
+    println!("stream, batch {BATCH}, one runtime, 1 producer   {:>8.1} M tasks/s", r1);
+    println!("stream, batch {BATCH}, {n} runtimes, 1 producer each {:>8.1} M tasks/s  ({:.2}x one)", rn, rn / r1);
+
+    // Cross-device follow-up: through a link, against the host relaying by hand.
+    let (a, b) = (&rts[0], &rts[1]);
+    let link = a.link_to(b).unwrap();
+    let marks = b.buffer::<u32>(1).unwrap();
+    let push = Task::forward(link.id(), marks.all(), 0, 1);
+    // Submit to the pushed task's completion on the other runtime, as the forwarder
+    // sees it (it retires the other side's tickets): the first task's own ticket is
+    // not waited for.
+    let mut via_link = samples(
+        || {
+            let before = link.stats().completed;
+            drop(a.submit(&[push]).unwrap());
+            while link.stats().completed == before {
+                std::hint::spin_loop();
+            }
+        },
+        WARMUP,
+        SAMPLES,
+    );
+    link.flush().unwrap();
+    let mark = Task::mark(marks.all(), 0);
+    let mut by_hand = samples(
+        || {
+            a.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+            b.submit(&[mark]).unwrap().wait().unwrap();
+        },
+        WARMUP,
+        SAMPLES,
+    );
+    let mut one_rt = samples(|| b.submit(&[mark]).unwrap().wait().unwrap(), WARMUP, SAMPLES);
+    let want = (WARMUP + SAMPLES) as u32 * 3;
+    assert_eq!(marks.read().unwrap()[0], want, "every mark ran once");
+    let ps = [50.0, 90.0, 99.0];
+    println!("\nfollow-up task on another device, {SAMPLES} samples, microseconds    p50      p90      p99");
+    for (label, s) in [
+        ("link (device push, host forwarder)", &mut via_link),
+        ("host relay by hand (wait, submit)", &mut by_hand),
+        ("one task on the second runtime", &mut one_rt),
+    ] {
+        let p = percentiles(s, &ps);
+        println!("{label:<44} {:>8.2} {:>8.2} {:>8.2}", p[0], p[1], p[2]);
+    }
+    let stats = link.close().unwrap();
+    println!("link: {stats:?}");
+
+    let mut g = c.benchmark_group("multi");
+    g.bench_function("list_each_runtime", |bch| {
+        bch.iter(|| {
+            all_at_once(&rts, |rt| {
+                let i = rts.iter().position(|r| std::ptr::eq(r, rt)).unwrap();
+                rt.submit_list(&lists[i]).unwrap().wait().unwrap();
+            })
+        })
+    });
+    g.finish();
+    drop(lists);
+    drop(marks);
+    for rt in rts {
+        rt.close().unwrap();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,84 @@
+//! Pushes into a link's outbox: a task running here hands a follow-up task to another
+//! runtime (`resident_shared::link` has the layout; the host's forwarder,
+//! `host/link.rs`, is the one consumer).
+//!
+//! The outbox is a bounded queue after D. Vyukov, many pushers (this runtime's warps)
+//! and one popper (the forwarder, a host thread). Its sequence words and slots lie in
+//! memory the host reads (mapped pinned memory on CUDA); the pushers' `enqueue`
+//! counter lies in device memory, next to the link table, so that no atomic ever
+//! crosses the bus. A pusher at position `pos` owns slot `pos % cap` when its sequence
+//! word says `pos`; the popper owns it when it says `pos + 1`.
+//!
+//! Orderings (lane 0 of the pushing warp does all of it):
+//! L1. The entry: a weak 16-byte load of the link table, after the acquire that handed
+//!     this worker its task (as for buffer entries, `crate::buffers`): the host wrote
+//!     the entry before it handed out the `LinkId`, so any task naming it sees it. The
+//!     host writes the address once, before the generation, and never clears it (a
+//!     dropped link only loses its generation): a torn read gives a null address
+//!     (refused) or the right one.
+//! L2. Room: `ld.acquire.sys` of the slot's sequence word, which pairs with the
+//!     forwarder's release store when it handed the slot back (Rust `Release`, after
+//!     its reads of the slot): the host's reads are done before this push overwrites.
+//! L3. Ownership: `atom.relaxed.gpu.cas` on `enqueue` (device memory, only this device's
+//!     warps touch it): the one CAS that moves it past `pos` owns the position.
+//! L4. Publication: weak stores of the task into the slot, then `st.release.sys` of the
+//!     sequence word `pos + 1`; the forwarder's `Acquire` load of it pairs with that
+//!     release, so it reads the whole task.
+//! Exactly once: a position has one owner per lap (L3), the forwarder pops positions in
+//! order, and it hands each slot back only after it read it (L2).
+
+use resident_shared::link::{self, ENQUEUE_OFFSET, ENQUEUE_STRIDE, LinkEntry, LinkId, MAX_LINKS, TABLE_OFFSET};
+use resident_shared::{BufferEntry, Task};
+
+use crate::arch;
+
+/// Pushes `task` through `link` (lane 0 only). `Ok(true)`: pushed; `Ok(false)`: the
+/// outbox is full now; `Err(BadLink)`: no live link of this runtime has that id.
+///
+/// # Safety
+/// `tables` must be this runtime's buffer-table allocation
+/// (`resident_shared::link::TABLES_BYTES` bytes).
+#[inline(never)]
+pub unsafe fn try_push(tables: *const BufferEntry, id: LinkId, task: &Task) -> Result<bool, resident_shared::Status> {
+    if id.index as usize >= MAX_LINKS || id.generation == 0 {
+        return Err(resident_shared::Status::BadLink);
+    }
+    let base = tables as *const u8;
+    // L1.
+    let at = unsafe { base.add(TABLE_OFFSET + id.index as usize * core::mem::size_of::<LinkEntry>()) } as *const u64;
+    let (outbox, word) = unsafe { arch::ld_weak_v2_u64(at) };
+    let (mask, generation) = (word as u32, (word >> 32) as u32);
+    if generation != id.generation || outbox == 0 {
+        return Err(resident_shared::Status::BadLink);
+    }
+    let seqs = outbox as *mut u32;
+    let slots = unsafe { (outbox as *mut u8).add(link::outbox_slots_offset(mask.wrapping_add(1))) } as *mut Task;
+    let enqueue = unsafe { base.add(ENQUEUE_OFFSET + id.index as usize * ENQUEUE_STRIDE) } as *mut u32;
+    let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
+    loop {
+        let i = pos & mask;
+        // L2 (stored relative to the index: zeroed memory is the initial state).
+        let seq = unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i);
+        let dif = seq.wrapping_sub(pos) as i32;
+        if dif == 0 {
+            // L3.
+            let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };
+            if old == pos {
+                break;
+            }
+            pos = old;
+        } else if dif < 0 {
+            // Last lap's task is still there: the forwarder has not popped it.
+            return Ok(false);
+        } else {
+            pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
+        }
+    }
+    let i = pos & mask;
+    unsafe {
+        // L4.
+        slots.add(i as usize).write(*task);
+        arch::st_release_sys(seqs.add(i as usize), pos.wrapping_add(1).wrapping_sub(i));
+    }
+    Ok(true)
+}

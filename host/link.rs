@@ -1,0 +1,381 @@
+//! Links between runtimes: a task running in runtime A pushes follow-up tasks into
+//! runtime B's queue (`TaskCx::push_to`), B on another device or the same one. This is
+//! the path through the host (the fallback the issue asks for when there is no peer
+//! access, and for now the only one): A's warps push into an outbox in memory the host
+//! reads (mapped pinned memory on CUDA), and a forwarder thread of the link pops what
+//! they pushed and submits it to B, where B's checks apply as to any submission. The
+//! layout is `resident_shared::link`, the device side and its orderings (L1-L4)
+//! `resident_device::link`; the forwarder's side:
+//!
+//! F1. Pop: an `Acquire` load of the slot's sequence word, seeing `pos + 1`, pairs with
+//!     the push's `st.release.sys` (L4): the task's bytes are there to read.
+//! F2. Hand back: after reading the slot, a `Release` store of `pos + capacity`, which
+//!     the next lap's push acquires (L2) before it overwrites the slot.
+//! F3. Positions are popped in order by this one thread; a pushed task is forwarded
+//!     once (a batch refused by B's checks is split around the refused task, which
+//!     counts as failed, and the rest submitted).
+//! F4. Flush: a task whose push completed before its ticket resolved is visible to the
+//!     forwarder's next poll (the push's release precedes the task's completion record,
+//!     which the host acquired); `Link::flush` waits for two polls after it starts and
+//!     for B's tickets of everything popped.
+//! F5. Close: the entry loses its generation (pushes after it fail with `BadLink`), then
+//!     the forwarder waits until every task A had reserved by then has completed (a
+//!     push that read the entry before is done), pops what is left, and ends once B's
+//!     tickets resolve.
+//!
+//! Memory: an outbox lives as long as runtime A's backend (a push that read the entry
+//! just before a close may still be writing it), so a runtime makes at most
+//! `MAX_LINKS` links over its life (`Error::TooManyLinks`).
+
+use resident_shared::Task;
+use resident_shared::link::{self, LinkEntry, LinkId};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::queue::producer::{self, Origin, Source, WhenFull};
+use crate::runtime::Shared;
+use crate::ticket::Ticket;
+use crate::{Error, Result, Runtime};
+
+/// Tasks the forwarder submits to the other runtime in one batch, at most.
+const FORWARD_BATCH: usize = 1024;
+
+/// How long the forwarder spins on an empty outbox before it sleeps, and its longest
+/// sleep: the latency a push may wait for after a quiet spell.
+const SPIN: Duration = Duration::from_micros(50);
+const MAX_SLEEP: Duration = Duration::from_micros(200);
+
+/// How long a closing forwarder waits for the pushing runtime's tasks to finish.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
+/// Generations of links, for the whole process: an id is handed out once.
+static GENERATION: AtomicU32 = AtomicU32::new(0);
+
+/// What a link has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Tasks popped from the outbox (pushed by the first runtime's tasks).
+    pub forwarded: u64,
+    /// Of those, completed in the other runtime.
+    pub completed: u64,
+    /// Of those, refused by the other runtime's checks or failed there.
+    pub failed: u64,
+}
+
+/// A link from one runtime to another ([`Runtime::link_to`]): tasks of the first push
+/// follow-up tasks into the second through it (`TaskCx::push_to` with [`Link::id`]).
+/// Dropping it stops the pushes (they fail with `Status::BadLink`) and forwards what
+/// was pushed before, without waiting; [`Link::close`] waits for that.
+pub struct Link {
+    inner: Arc<Inner>,
+    forwarder: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link").field("id", &self.inner.id).field("stats", &self.stats()).finish()
+    }
+}
+
+struct Inner {
+    from: Arc<Shared>,
+    to: Arc<Shared>,
+    id: LinkId,
+    /// The outbox's host address: `capacity` sequence words, then the slots.
+    seqs: *const AtomicU32,
+    slots: *const Task,
+    capacity: u32,
+    stop: AtomicBool,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+// SAFETY: the raw pointers name the outbox, which lives as long as `from`'s backend
+// (held here); only the forwarder thread pops (F1-F3).
+unsafe impl Send for Inner {}
+unsafe impl Sync for Inner {}
+
+#[derive(Default)]
+struct State {
+    stats: LinkStats,
+    /// Polls that found the outbox empty (F4).
+    empty_polls: u64,
+    /// The first error since the last flush.
+    error: Option<Error>,
+    /// The forwarder has ended.
+    done: bool,
+}
+
+impl Runtime {
+    /// A link from this runtime to `to` (another device's runtime, or any runtime):
+    /// this runtime's tasks push follow-up tasks into `to` with `TaskCx::push_to` and
+    /// [`Link::id`]; a forwarder thread submits them there, checked by `to` as any
+    /// submission (docs/scaling.md). A link to itself works too.
+    pub fn link_to(&self, to: &Runtime) -> Result<Link> {
+        self.link_to_with(to, link::DEFAULT_OUTBOX)
+    }
+
+    /// [`Runtime::link_to`] with an outbox of `capacity` slots (a power of two, 2 to
+    /// 2^20): pushes in flight before the forwarder pops them.
+    pub fn link_to_with(&self, to: &Runtime, capacity: u32) -> Result<Link> {
+        if !capacity.is_power_of_two() || !(2..=1 << 20).contains(&capacity) {
+            return Err(Error::Config(format!("link outbox capacity {capacity}: a power of two from 2 to 2^20")));
+        }
+        let from = &self.shared;
+        from.usable()?;
+        to.shared.usable()?;
+        let generation = GENERATION.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        if generation == 0 {
+            return Err(Error::TooManyLinks(link::MAX_LINKS));
+        }
+        from.bind()?;
+        let (index, host, device) = from.backend.new_outbox(link::outbox_bytes(capacity))?;
+        from.backend.set_link_entry(index, LinkEntry { outbox: device, mask: capacity - 1, generation }, false)?;
+        let inner = Arc::new(Inner {
+            from: from.clone(),
+            to: to.shared.clone(),
+            id: LinkId { index: index as u32, generation },
+            seqs: host as *const AtomicU32,
+            // SAFETY: inside the outbox of `outbox_bytes(capacity)`.
+            slots: unsafe { host.add(link::outbox_slots_offset(capacity)) } as *const Task,
+            capacity,
+            stop: AtomicBool::new(false),
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let run = inner.clone();
+        let forwarder = std::thread::Builder::new()
+            .name(format!("resident-link-{index}"))
+            .spawn(move || run.forward())
+            .map_err(|e| Error::Config(format!("could not start a link's forwarder thread: {e}")))?;
+        Ok(Link { inner, forwarder: Some(forwarder) })
+    }
+}
+
+impl Link {
+    /// The id tasks push through (`TaskCx::push_to`): put it in their arguments.
+    pub fn id(&self) -> LinkId {
+        self.inner.id
+    }
+
+    /// What the link has forwarded so far.
+    pub fn stats(&self) -> LinkStats {
+        self.inner.lock().stats
+    }
+
+    /// Waits until every task pushed before this call (by tasks whose tickets have
+    /// resolved) has been forwarded and has completed in the other runtime (F4); the
+    /// first error among them since the last flush, if any.
+    pub fn flush(&self) -> Result<LinkStats> {
+        self.flush_until(None)
+    }
+
+    /// [`Link::flush`], giving up with `Error::Timeout` after `timeout`.
+    pub fn flush_timeout(&self, timeout: Duration) -> Result<LinkStats> {
+        self.flush_until(crate::deadline::after(timeout))
+    }
+
+    fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
+        let mut st = self.inner.lock();
+        let want = st.empty_polls + 2;
+        while !(st.done || st.empty_polls >= want && st.stats.completed + st.stats.failed == st.stats.forwarded) {
+            let wait = match deadline {
+                Some(d) => d.checked_duration_since(Instant::now()).ok_or(Error::Timeout)?.min(Duration::from_millis(1)),
+                None => Duration::from_millis(1),
+            };
+            // A sleeping forwarder polls now rather than at the end of its sleep.
+            if let Some(f) = &self.forwarder {
+                f.thread().unpark();
+            }
+            st = self.inner.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        match st.error.take() {
+            Some(e) => Err(e),
+            None => Ok(st.stats),
+        }
+    }
+
+    /// Stops the link (F5: pushes from now on fail with `Status::BadLink`), forwards
+    /// every task pushed before, and waits until they have completed in the other
+    /// runtime; the link's totals, or the first error since the last flush.
+    pub fn close(mut self) -> Result<LinkStats> {
+        self.stop();
+        if let Some(f) = self.forwarder.take() {
+            let _ = f.join();
+        }
+        let mut st = self.inner.lock();
+        match st.error.take() {
+            Some(e) => Err(e),
+            None => Ok(st.stats),
+        }
+    }
+
+    fn stop(&self) {
+        if !self.inner.stop.swap(true, Ordering::SeqCst) {
+            // F5: pushes that read the entry from now on fail. An error here (a dead
+            // runtime) leaves nothing to stop: its workers are gone.
+            let _ = self.inner.from.bind();
+            let _ = self.inner.from.backend.set_link_entry(self.inner.id.index as usize, LinkEntry::EMPTY, true);
+        }
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // The forwarder finishes by itself (bounded by CLOSE_WAIT and the tickets of
+        // what it forwarded): a drop never waits.
+        self.stop();
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next task at `pos`, if pushed (F1, F2).
+    fn pop(&self, pos: u32) -> Option<Task> {
+        let i = pos & (self.capacity - 1);
+        // SAFETY: `i` < capacity: a sequence word of the live outbox.
+        let seq = unsafe { &*self.seqs.add(i as usize) };
+        if seq.load(Ordering::Acquire).wrapping_add(i) != pos.wrapping_add(1) {
+            return None;
+        }
+        // SAFETY: a slot of the live outbox, published by the push (F1) and not
+        // written again until the store below hands it back. Volatile: the device
+        // writes it.
+        let task = unsafe { std::ptr::read_volatile(self.slots.add(i as usize)) };
+        seq.store(pos.wrapping_add(self.capacity).wrapping_sub(i), Ordering::Release);
+        Some(task)
+    }
+
+    /// The forwarder thread.
+    fn forward(&self) {
+        let mut pos = 0u32;
+        let mut batch = Vec::with_capacity(FORWARD_BATCH);
+        let mut pending: VecDeque<(Ticket, u64)> = VecDeque::new();
+        let mut quiet_since = Instant::now();
+        let mut sleep = Duration::from_micros(5);
+        // F5: once stopping, the count of tasks the pushing runtime had reserved, and
+        // when the wait for them began.
+        let mut closing: Option<(u64, Instant)> = None;
+        loop {
+            batch.clear();
+            while batch.len() < FORWARD_BATCH {
+                match self.pop(pos) {
+                    Some(t) => {
+                        batch.push(t);
+                        pos = pos.wrapping_add(1);
+                    }
+                    None => break,
+                }
+            }
+            let popped = batch.len() as u64;
+            if popped > 0 {
+                self.lock().stats.forwarded += popped;
+                self.submit(&batch, &mut pending);
+            }
+            self.retire(&mut pending);
+            {
+                let mut st = self.lock();
+                if popped == 0 {
+                    st.empty_polls += 1;
+                }
+                drop(st);
+                self.changed.notify_all();
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                let (target, since) = *closing.get_or_insert_with(|| {
+                    let next = self.from.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+                    (next, Instant::now())
+                });
+                let drained =
+                    self.from.tracker.advance(&self.from.backend) >= target || self.from.is_aborted() || since.elapsed() > CLOSE_WAIT;
+                if drained && popped == 0 && self.pop_ready(pos).is_none() {
+                    // Everything pushed is forwarded; wait for the other side, bounded by
+                    // its tickets (which resolve, fail, or time out with its runtime).
+                    let waiting = Instant::now();
+                    while !pending.is_empty() && waiting.elapsed() < CLOSE_WAIT {
+                        self.retire(&mut pending);
+                        if !pending.is_empty() {
+                            std::thread::sleep(Duration::from_micros(50));
+                        }
+                    }
+                    let mut st = self.lock();
+                    if !pending.is_empty() {
+                        let n: u64 = pending.iter().map(|(_, n)| n).sum();
+                        st.stats.failed += n;
+                        st.error.get_or_insert(Error::Timeout);
+                    }
+                    st.done = true;
+                    drop(st);
+                    self.changed.notify_all();
+                    return;
+                }
+            }
+            if popped > 0 {
+                quiet_since = Instant::now();
+                sleep = Duration::from_micros(5);
+            } else if quiet_since.elapsed() < SPIN {
+                std::hint::spin_loop();
+            } else {
+                // `Link::flush` unparks it.
+                std::thread::park_timeout(sleep);
+                sleep = (sleep * 2).min(MAX_SLEEP);
+            }
+        }
+    }
+
+    /// Whether a task is waiting at `pos`, without popping it.
+    fn pop_ready(&self, pos: u32) -> Option<()> {
+        let i = pos & (self.capacity - 1);
+        // SAFETY: a sequence word of the live outbox.
+        let seq = unsafe { &*self.seqs.add(i as usize) };
+        (seq.load(Ordering::Acquire).wrapping_add(i) == pos.wrapping_add(1)).then_some(())
+    }
+
+    /// Submits `tasks` to the other runtime (F3): a task its checks refuse is counted
+    /// as failed and the rest go on.
+    fn submit(&self, mut tasks: &[Task], pending: &mut VecDeque<(Ticket, u64)>) {
+        while !tasks.is_empty() {
+            match producer::submit(&self.to, Source::Host(tasks), false, WhenFull::Wait, Origin::User) {
+                Ok(state) => {
+                    pending.push_back((Ticket { state, shared: self.to.clone() }, tasks.len() as u64));
+                    return;
+                }
+                Err(Error::InvalidTask { index, reason }) if index < tasks.len() => {
+                    self.failed(1, Error::InvalidTask { index, reason });
+                    if index > 0 {
+                        self.submit(&tasks[..index], pending);
+                    }
+                    tasks = &tasks[index + 1..];
+                }
+                Err(e) => {
+                    self.failed(tasks.len() as u64, e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Counts the tickets that resolved, in order.
+    fn retire(&self, pending: &mut VecDeque<(Ticket, u64)>) {
+        while let Some((t, n)) = pending.front() {
+            match t.try_wait() {
+                None => return,
+                Some(Ok(())) => self.lock().stats.completed += n,
+                Some(Err(e)) => self.failed(*n, e),
+            }
+            pending.pop_front();
+        }
+    }
+
+    fn failed(&self, n: u64, e: Error) {
+        let mut st = self.lock();
+        st.stats.failed += n;
+        st.error.get_or_insert(e);
+    }
+}

@@ -1,0 +1,196 @@
+//! Several runtimes in one process, one per device, and links between them (issue 23).
+//! Each scenario takes `base(device)`: the configuration of the runtime on a device
+//! (CPU runtimes stand in for devices in `multi_cpu.rs`; `multi_gpu.rs` uses real ones).
+
+use resident::{Error, Link, Rejection, Runtime, RuntimeConfig, Status, Task};
+use std::time::Duration;
+
+/// Fresh random-ish marks pattern: `n` leaves split into `Forward` tasks of varied
+/// sizes (1 to 64), offset by `first`.
+fn forwards(link: resident::LinkId, marks: resident::Slice<u32>, first: u32, n: u32, salt: u32) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    let mut at = 0u32;
+    let mut x = salt.wrapping_mul(2654435761) | 1;
+    while at < n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let c = (x % 64 + 1).min(n - at);
+        tasks.push(Task::forward(link, marks, first + at, c));
+        at += c;
+    }
+    tasks
+}
+
+/// `n` runtimes on devices `0..n`, each driven from its own thread at once (trees grown
+/// on the device, marks), and a thread that waits on tickets of all of them.
+pub fn runtimes_per_device(base: fn(usize) -> RuntimeConfig, n: usize) {
+    let rts: Vec<Runtime> = (0..n).map(|d| Runtime::with_config(base(d)).unwrap()).collect();
+    for (d, rt) in rts.iter().enumerate() {
+        assert_eq!(rt.device(), d);
+    }
+    let nodes = Task::tree_nodes(5, 4).unwrap();
+    std::thread::scope(|s| {
+        for rt in &rts {
+            s.spawn(move || {
+                let marks = rt.buffer::<u32>(nodes as usize + 4096).unwrap();
+                for round in 0..5u32 {
+                    let mut tasks = vec![Task::tree(marks.slice(0..nodes as usize), 0, 5, 4)];
+                    tasks.extend((0..4096u32).map(|i| Task::mark(marks.slice(nodes as usize..), i)));
+                    rt.submit(&tasks).unwrap().wait().unwrap();
+                    let got = marks.read().unwrap();
+                    assert!(got.iter().all(|&v| v == round + 1), "device {}: round {round} not exactly once", rt.device());
+                }
+            });
+        }
+    });
+    // Tickets of every runtime, waited together in reverse order.
+    let bufs: Vec<_> = rts.iter().map(|rt| rt.buffer::<u32>(1024).unwrap()).collect();
+    let tickets: Vec<_> =
+        rts.iter().zip(&bufs).map(|(rt, b)| rt.submit(&(0..1024).map(|i| Task::mark(b.all(), i)).collect::<Vec<_>>()).unwrap()).collect();
+    for t in tickets.iter().rev() {
+        t.wait().unwrap();
+    }
+    for b in &bufs {
+        assert!(b.read().unwrap().iter().all(|&v| v == 1));
+    }
+    for rt in rts {
+        rt.close().unwrap();
+    }
+}
+
+/// A handle of one device's runtime used on another's is a typed error, and nothing of
+/// it runs: a slice, a counter, a task list, a link id.
+pub fn foreign_handles(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let xa = a.buffer::<u32>(64).unwrap();
+    let r = b.submit(&[Task::mark(xa.all(), 0)]);
+    assert!(matches!(r, Err(Error::InvalidTask { index: 0, reason: Rejection::BadBuffer { .. } })), "{r:?}");
+    let ca = a.counter().unwrap();
+    let xb = b.buffer::<u32>(64).unwrap();
+    let r = b.submit(&[Task::mark(xb.all(), 0).after(ca.id(), 1)]);
+    assert!(matches!(r, Err(Error::InvalidTask { index: 0, reason: Rejection::BadCounter(_) })), "{r:?}");
+    let list = a.upload_tasks(&[Task::noop(1)]).unwrap();
+    assert!(matches!(b.submit_list(&list), Err(Error::ForeignHandle(_))));
+    // A's link id in a task of B: B has no such link (generations are per process).
+    let link = a.link_to(&b).unwrap();
+    let r = b.submit(&[Task::forward(link.id(), xb.all(), 0, 1)]).unwrap().wait();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    assert!(xa.read().unwrap().iter().all(|&v| v == 0) && xb.read().unwrap().iter().all(|&v| v == 0));
+    drop(link);
+    drop((list, ca, xa, xb));
+    a.close().unwrap();
+    b.close().unwrap();
+}
+
+/// Tasks of A push follow-up tasks into B through a link, and B's into A through
+/// another, from several producer threads at once: every pushed task runs exactly once
+/// on the other side; `flush` waits for them; the links keep working across idle exits
+/// of either runtime.
+pub fn links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let ab = a.link_to(&b).unwrap();
+    let ba = b.link_to(&a).unwrap();
+    let producers = 2u32;
+    let total = per_round * rounds * producers;
+    let on_b = b.buffer::<u32>(total as usize).unwrap();
+    let on_a = a.buffer::<u32>(total as usize).unwrap();
+    std::thread::scope(|s| {
+        for p in 0..producers {
+            let (a, b, ab, ba, on_a, on_b) = (&a, &b, &ab, &ba, &on_a, &on_b);
+            s.spawn(move || {
+                for r in 0..rounds {
+                    let first = (p * rounds + r) * per_round;
+                    let ta = a.submit(&forwards(ab.id(), on_b.all(), first, per_round, first + 1)).unwrap();
+                    let tb = b.submit(&forwards(ba.id(), on_a.all(), first, per_round, first + 7)).unwrap();
+                    ta.wait().unwrap();
+                    tb.wait().unwrap();
+                    if r % 3 == 2 {
+                        // Idle exits, if the runtimes are idle now (the pushed tasks
+                        // may still be in flight: then nothing happens).
+                        let _ = a.release();
+                        let _ = b.release();
+                    }
+                }
+            });
+        }
+    });
+    let sa = ab.flush().unwrap();
+    let sb = ba.flush().unwrap();
+    assert_eq!((sa.forwarded, sa.completed, sa.failed), (total as u64, total as u64, 0), "{sa:?}");
+    assert_eq!((sb.forwarded, sb.completed, sb.failed), (total as u64, total as u64, 0), "{sb:?}");
+    let (gb, ga) = (on_b.read().unwrap(), on_a.read().unwrap());
+    for i in 0..total as usize {
+        assert_eq!(gb[i], 1, "A->B leaf {i}");
+        assert_eq!(ga[i], 1, "B->A leaf {i}");
+    }
+    assert_eq!(ab.close().unwrap(), sa);
+    assert_eq!(ba.close().unwrap(), sb);
+    a.close().unwrap();
+    b.close().unwrap();
+}
+
+/// What goes wrong through a link is reported, and nothing is lost or run twice:
+/// a push the other runtime refuses (out of range there) fails alone and `flush` says
+/// so; a push through a closed link fails on the device with `BadLink`; a small outbox
+/// under a burst waits for room rather than losing tasks.
+pub fn link_errors(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let marks = b.buffer::<u32>(256).unwrap();
+    // An outbox of 2 slots: a burst of 1024 pushes from many warps waits for the
+    // forwarder many times over.
+    let link = a.link_to_with(&b, 2).unwrap();
+    a.submit(&[Task::forward(link.id(), marks.all(), 0, 200)]).unwrap().wait().unwrap();
+    // Leaves 250..260 of a 256-element buffer: the last 4 are refused by B's checks.
+    a.submit(&[Task::forward(link.id(), marks.all(), 250, 10)]).unwrap().wait().unwrap();
+    let r = link.flush();
+    assert!(matches!(r, Err(Error::InvalidTask { reason: Rejection::IndexOutOfRange { .. }, .. })), "{r:?}");
+    let s = link.stats();
+    assert_eq!((s.forwarded, s.completed, s.failed), (210, 206, 4), "{s:?}");
+    let got = marks.read().unwrap();
+    assert!(got[..200].iter().all(|&v| v == 1) && got[200..250].iter().all(|&v| v == 0) && got[250..].iter().all(|&v| v == 1));
+    // The flush reported the error once.
+    assert_eq!(link.flush().unwrap(), s);
+    let id = link.id();
+    assert_eq!(link.close().unwrap(), s);
+    let r = a.submit(&[Task::forward(id, marks.all(), 0, 1)]).unwrap().wait();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    // Bad arguments are refused at submission on A.
+    assert!(matches!(a.submit(&[Task::forward(id, marks.all(), 0, 0)]), Err(Error::InvalidTask { .. })));
+    assert!(matches!(a.link_to_with(&b, 3), Err(Error::Config(_))));
+    // A dropped runtime B: what is pushed after fails, reported by flush, nothing hangs.
+    let link = a.link_to(&b).unwrap();
+    drop(marks);
+    b.close().unwrap();
+    let fresh = a.buffer::<u32>(4).unwrap();
+    a.submit(&[Task::forward(link.id(), fresh.all(), 0, 4)]).unwrap().wait().unwrap();
+    let r = link.flush_timeout(Duration::from_secs(20));
+    assert!(matches!(r, Err(Error::ShutDown) | Err(Error::InvalidTask { .. })), "{r:?}");
+    drop(link);
+    a.close().unwrap();
+}
+
+/// A runtime makes at most `MAX_LINKS` links over its life; the next is a typed error.
+pub fn link_limit(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let mut made = 0;
+    loop {
+        match a.link_to_with(&b, 2) {
+            Ok(l) => {
+                made += 1;
+                drop::<Link>(l);
+            }
+            Err(Error::TooManyLinks(n)) => {
+                assert_eq!(made, n);
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    a.close().unwrap();
+    b.close().unwrap();
+}

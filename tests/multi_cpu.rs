@@ -1,0 +1,22 @@
+//! Several runtimes in one process and links between them (issue 23) on the CPU
+//! backend: CPU runtimes labelled with device ordinals stand in for devices (the
+//! scenarios are in `common/multi.rs`; `multi_gpu.rs` runs them on real GPUs). Each runs
+//! in a child process under a time limit.
+
+mod common;
+
+use common::multi;
+use resident::RuntimeConfig;
+use std::time::Duration;
+
+fn cpu(device: usize) -> RuntimeConfig {
+    RuntimeConfig { device, capacity: 1 << 12, cpu_workers: 2, shutdown_timeout: Duration::from_secs(2), ..RuntimeConfig::cpu() }
+}
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+isolated_test!(runtimes_per_device, LIMIT, multi::runtimes_per_device(cpu, 3));
+isolated_test!(foreign_handles, LIMIT, multi::foreign_handles(cpu));
+isolated_test!(links_exactly_once, LIMIT, multi::links_exactly_once(cpu, 3000, 9));
+isolated_test!(link_errors, LIMIT, multi::link_errors(cpu));
+isolated_test!(link_limit, LIMIT, multi::link_limit(cpu));
