@@ -12,8 +12,8 @@
 //! F2. Hand back: after reading the slot, a `Release` store of `pos + capacity`, which
 //!     the next lap's push acquires (L2) before it overwrites the slot.
 //! F3. Positions are popped in order by this one thread; a pushed task is forwarded
-//!     once (a batch refused by B's checks is split around the refused task, which
-//!     counts as failed, and the rest submitted).
+//!     once: a batch that B's checks refuse at its task `i` is offered again as its
+//!     first `i` tasks, and the refused task, once first, counts as failed alone.
 //! F4. Flush: a task whose push completed before its ticket resolved is visible to the
 //!     forwarder's next poll (the push's release precedes the task's completion record,
 //!     which the host acquired); `Link::flush` waits for two polls after it starts and
@@ -22,6 +22,12 @@
 //!     the forwarder waits until every task A had reserved by then has completed (a
 //!     push that read the entry before is done), pops what is left, and ends once B's
 //!     tickets resolve.
+//! F6. The forwarder never waits for room in the other runtime: what it cannot take now
+//!     stays in a backlog in host memory, and the outbox keeps draining. Runtimes that
+//!     push into each other (A to B and B to A) would otherwise wait on each other in
+//!     a cycle: A's ring full of tasks waiting to push, B's full of tasks waiting to
+//!     push back, both forwarders waiting for room (it happened: 2 x H200,
+//!     2026-11-26, and on the CPU backend).
 //!
 //! Memory: an outbox lives as long as runtime A's backend (a push that read the entry
 //! just before a close may still be writing it), so a runtime makes at most
@@ -40,8 +46,10 @@ use crate::runtime::Shared;
 use crate::ticket::Ticket;
 use crate::{Error, Result, Runtime};
 
-/// Tasks the forwarder submits to the other runtime in one batch, at most.
+/// Tasks the forwarder submits to the other runtime in one batch, at most (and at
+/// most half its ring), and pops from the outbox per pass.
 const FORWARD_BATCH: usize = 1024;
+const POP_MAX: u64 = 4096;
 
 /// How long the forwarder spins on an empty outbox before it sleeps, and its longest
 /// sleep: the latency a push may wait for after a quiet spell.
@@ -255,33 +263,47 @@ impl Inner {
     /// The forwarder thread.
     fn forward(&self) {
         let mut pos = 0u32;
-        let mut batch = Vec::with_capacity(FORWARD_BATCH);
+        // Popped, not yet taken by the other runtime (F6).
+        let mut backlog: VecDeque<Task> = VecDeque::new();
+        let mut chunk = Vec::with_capacity(FORWARD_BATCH);
         let mut pending: VecDeque<(Ticket, u64)> = VecDeque::new();
+        let batch = FORWARD_BATCH.min(self.to.backend.capacity() as usize / 2).max(1);
         let mut quiet_since = Instant::now();
         let mut sleep = Duration::from_micros(5);
         // F5: once stopping, the count of tasks the pushing runtime had reserved, and
         // when the wait for them began.
         let mut closing: Option<(u64, Instant)> = None;
         loop {
-            batch.clear();
-            while batch.len() < FORWARD_BATCH {
+            let mut popped = 0u64;
+            while popped < POP_MAX {
                 match self.pop(pos) {
                     Some(t) => {
-                        batch.push(t);
+                        backlog.push_back(t);
                         pos = pos.wrapping_add(1);
+                        popped += 1;
                     }
                     None => break,
                 }
             }
-            let popped = batch.len() as u64;
             if popped > 0 {
                 self.lock().stats.forwarded += popped;
-                self.submit(&batch, &mut pending);
+            }
+            let mut moved = false;
+            while !backlog.is_empty() {
+                chunk.clear();
+                chunk.extend(backlog.iter().take(batch).copied());
+                match self.try_forward(&chunk, &mut pending) {
+                    Some(n) => {
+                        backlog.drain(..n);
+                        moved = true;
+                    }
+                    None => break,
+                }
             }
             self.retire(&mut pending);
             {
                 let mut st = self.lock();
-                if popped == 0 {
+                if popped == 0 && backlog.is_empty() {
                     st.empty_polls += 1;
                 }
                 drop(st);
@@ -294,7 +316,8 @@ impl Inner {
                 });
                 let drained =
                     self.from.tracker.advance(&self.from.backend) >= target || self.from.is_aborted() || since.elapsed() > CLOSE_WAIT;
-                if drained && popped == 0 && self.pop_ready(pos).is_none() {
+                let timed_out = since.elapsed() > 2 * CLOSE_WAIT;
+                if (drained && popped == 0 && backlog.is_empty() && self.pop_ready(pos).is_none()) || timed_out {
                     // Everything pushed is forwarded; wait for the other side, bounded by
                     // its tickets (which resolve, fail, or time out with its runtime).
                     let waiting = Instant::now();
@@ -305,9 +328,9 @@ impl Inner {
                         }
                     }
                     let mut st = self.lock();
-                    if !pending.is_empty() {
-                        let n: u64 = pending.iter().map(|(_, n)| n).sum();
-                        st.stats.failed += n;
+                    let lost: u64 = pending.iter().map(|(_, n)| n).sum::<u64>() + backlog.len() as u64;
+                    if lost > 0 {
+                        st.stats.failed += lost;
                         st.error.get_or_insert(Error::Timeout);
                     }
                     st.done = true;
@@ -316,7 +339,7 @@ impl Inner {
                     return;
                 }
             }
-            if popped > 0 {
+            if popped > 0 || moved {
                 quiet_since = Instant::now();
                 sleep = Duration::from_micros(5);
             } else if quiet_since.elapsed() < SPIN {
@@ -337,26 +360,26 @@ impl Inner {
         (seq.load(Ordering::Acquire).wrapping_add(i) == pos.wrapping_add(1)).then_some(())
     }
 
-    /// Submits `tasks` to the other runtime (F3): a task its checks refuse is counted
-    /// as failed and the rest go on.
-    fn submit(&self, mut tasks: &[Task], pending: &mut VecDeque<(Ticket, u64)>) {
-        while !tasks.is_empty() {
-            match producer::submit(&self.to, Source::Host(tasks), false, WhenFull::Wait, Origin::User) {
-                Ok(state) => {
-                    pending.push_back((Ticket { state, shared: self.to.clone() }, tasks.len() as u64));
-                    return;
-                }
-                Err(Error::InvalidTask { index, reason }) if index < tasks.len() => {
-                    self.failed(1, Error::InvalidTask { index, reason });
-                    if index > 0 {
-                        self.submit(&tasks[..index], pending);
-                    }
-                    tasks = &tasks[index + 1..];
-                }
-                Err(e) => {
-                    self.failed(tasks.len() as u64, e);
-                    return;
-                }
+    /// Offers the front of the backlog to the other runtime without waiting (F3, F6):
+    /// how many tasks it took (submitted, or refused by its checks and counted as
+    /// failed), or `None` if it has no room now. A batch its checks refuse at task `i`
+    /// is offered again as its first `i` tasks, and the refused task, once it is first,
+    /// is dropped alone.
+    fn try_forward(&self, tasks: &[Task], pending: &mut VecDeque<(Ticket, u64)>) -> Option<usize> {
+        match producer::submit(&self.to, Source::Host(tasks), false, WhenFull::Fail, Origin::User) {
+            Ok(state) => {
+                pending.push_back((Ticket { state, shared: self.to.clone() }, tasks.len() as u64));
+                Some(tasks.len())
+            }
+            Err(Error::QueueFull | Error::WouldBlock) => None,
+            Err(Error::InvalidTask { index, .. }) if index > 0 && index < tasks.len() => self.try_forward(&tasks[..index], pending),
+            Err(e @ Error::InvalidTask { .. }) => {
+                self.failed(1, e);
+                Some(1)
+            }
+            Err(e) => {
+                self.failed(tasks.len() as u64, e);
+                Some(tasks.len())
             }
         }
     }

@@ -20,3 +20,4 @@ isolated_test!(foreign_handles, LIMIT, multi::foreign_handles(cpu));
 isolated_test!(links_exactly_once, LIMIT, multi::links_exactly_once(cpu, 3000, 9));
 isolated_test!(link_errors, LIMIT, multi::link_errors(cpu));
 isolated_test!(link_limit, LIMIT, multi::link_limit(cpu));
+isolated_test!(close_beside_resident, LIMIT, multi::close_beside_resident(cpu));

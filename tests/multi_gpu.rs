@@ -59,3 +59,9 @@ isolated_test!(
     LIMIT,
     multi::link_limit(gpu)
 );
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    close_beside_resident,
+    LIMIT,
+    multi::close_beside_resident(gpu)
+);

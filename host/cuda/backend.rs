@@ -64,6 +64,10 @@ use crate::residency::{PARKED, RUNNING};
 use crate::{BackendKind, Error, Result, RuntimeConfig};
 
 pub(crate) struct CudaBackend {
+    /// Held while this backend's kernels may run (`super::resident_kernels`): pinned
+    /// frees of the process wait until no such kernel runs. First, so that it is
+    /// released before this backend's own pinned memory is freed.
+    resident: std::sync::Mutex<Option<super::resident_kernels::Resident>>,
     // Field order is drop order: memory first (freed on the transfer stream), then the
     // module, then the streams, then the context.
     ring: DeviceAlloc,
@@ -218,6 +222,7 @@ impl CudaBackend {
             let grid = sms * (per_sm as u32 - 1).min(config.max_blocks_per_sm);
             let name = ctx.name();
             let mut this = Self {
+                resident: std::sync::Mutex::new(None),
                 ring,
                 header,
                 table,
@@ -298,6 +303,9 @@ impl CudaBackend {
     /// reset by `park`).
     unsafe fn launch(&self, relay_first: bool) -> Result<()> {
         let params = self.params;
+        // Before either launch: pinned frees of the process wait from now on, until
+        // `wait_exit` sees both kernels ended.
+        *self.resident.lock().unwrap_or_else(|e| e.into_inner()) = Some(super::resident_kernels::Resident::launching());
         if relay_first {
             // A relaunch: the relay first, so that the task that caused it (inline, and
             // run by the relay itself when it is a lone leaf: device/src/relay.rs, 3b)
@@ -647,7 +655,11 @@ impl CudaBackend {
             match state {
                 StreamState::Busy if !crate::deadline::passed(deadline) => std::thread::sleep(Duration::from_micros(100)),
                 StreamState::Busy => return false,
-                _ => return true,
+                _ => {
+                    // Both ended: pinned frees need not wait for them.
+                    self.resident.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    return true;
+                }
             }
         }
     }

@@ -121,7 +121,8 @@ impl PinnedAlloc {
         let mut device = 0;
         let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) };
         if let Err(e) = check(r, "cuMemHostGetDevicePointer") {
-            unsafe { sys::cuMemFreeHost(host) };
+            // SAFETY: just allocated, unused.
+            unsafe { super::resident_kernels::free_host(ctx, host) };
             return Err(e);
         }
         accounting::count(Kind::Pinned, bytes, true);
@@ -138,9 +139,9 @@ impl PinnedAlloc {
 
 impl Drop for PinnedAlloc {
     fn drop(&mut self) {
-        let _ = self.ctx.bind();
         // SAFETY: allocated by cuMemHostAlloc; the owner guarantees no work uses it.
-        unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+        // Deferred while a resident kernel runs (a free would wait for it forever).
+        unsafe { super::resident_kernels::free_host(&self.ctx, self.host as *mut c_void) };
         accounting::count(Kind::Pinned, self.bytes, false);
     }
 }

@@ -13,4 +13,5 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 pub(crate) mod relay;
+pub(crate) mod resident_kernels;
 pub mod stream;

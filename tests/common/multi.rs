@@ -194,3 +194,31 @@ pub fn link_limit(base: fn(usize) -> RuntimeConfig) {
     a.close().unwrap();
     b.close().unwrap();
 }
+
+/// Closing one device's runtime while another device's stays resident (`Always`)
+/// returns: the first one's pinned frees would wait for the second's kernel, so they
+/// are deferred until no resident kernel runs (host/cuda/resident_kernels.rs). And a
+/// pinned buffer of the stream API dropped beside a resident runtime on its own device
+/// returns at once too. The second runtime works after both; its own close frees
+/// everything deferred.
+pub fn close_beside_resident(base: fn(usize) -> RuntimeConfig) {
+    let always = |d| RuntimeConfig { residency: resident::Residency::Always, ..base(d) };
+    let a = Runtime::with_config(always(0)).unwrap();
+    let b = Runtime::with_config(always(1)).unwrap();
+    let xa = a.buffer::<u32>(256).unwrap();
+    let xb = b.buffer::<u32>(256).unwrap();
+    a.submit(&(0..256).map(|i| Task::mark(xa.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+    b.submit(&(0..256).map(|i| Task::mark(xb.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+    assert!(b.residency_stats().resident);
+    let gpu = a.gpu().unwrap();
+    let pinned = gpu.pinned::<u32>(1 << 20).unwrap();
+    drop(pinned);
+    drop(gpu);
+    assert!(xa.read().unwrap().iter().all(|&v| v == 1));
+    drop(xa);
+    a.close().unwrap();
+    b.submit(&(0..256).map(|i| Task::mark(xb.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+    assert!(xb.read().unwrap().iter().all(|&v| v == 2));
+    drop(xb);
+    b.close().unwrap();
+}
