@@ -17,7 +17,13 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 isolated_test!(runtimes_per_device, LIMIT, multi::runtimes_per_device(cpu, 3));
 isolated_test!(foreign_handles, LIMIT, multi::foreign_handles(cpu));
-isolated_test!(links_exactly_once, LIMIT, multi::links_exactly_once(cpu, 3000, 9));
+isolated_test!(links_exactly_once, LIMIT, multi::links_exactly_once(cpu, 3000, 9, true));
+isolated_test!(
+    #[ignore = "long"]
+    links_exactly_once_long,
+    LIMIT,
+    multi::links_exactly_once(|d| RuntimeConfig { cpu_workers: 8, ..cpu(d) }, 20000, 12, true)
+);
 isolated_test!(link_errors, LIMIT, multi::link_errors(cpu));
 isolated_test!(link_limit, LIMIT, multi::link_limit(cpu));
 isolated_test!(close_beside_resident, LIMIT, multi::close_beside_resident(cpu));

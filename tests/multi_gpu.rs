@@ -43,9 +43,21 @@ isolated_test!(
 );
 isolated_test!(
     #[ignore = "needs two CUDA GPUs"]
+    links_exactly_once_small,
+    LIMIT,
+    multi::links_exactly_once(gpu, 200, 3, true)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    links_one_way,
+    LIMIT,
+    multi::links_exactly_once(gpu, 20000, 12, false)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
     links_exactly_once,
     LIMIT,
-    multi::links_exactly_once(gpu, 20000, 12)
+    multi::links_exactly_once(gpu, 20000, 12, true)
 );
 isolated_test!(
     #[ignore = "needs two CUDA GPUs"]
