@@ -16,32 +16,40 @@
 //!     host writes the address once, before the generation, and never clears it (a
 //!     dropped link only loses its generation): a torn read gives a null address
 //!     (refused) or the right one.
-//! L2. Room: `ld.acquire.sys` of the slot's sequence word, which pairs with the
-//!     forwarder's release store when it handed the slot back (Rust `Release`, after
-//!     its reads of the slot): the host's reads are done before this push overwrites.
-//! L3. Ownership: `atom.relaxed.gpu.cas` on `enqueue` (device memory, only this device's
-//!     warps touch it): the one CAS that moves it past `pos` owns the position.
+//! L2. Ownership: `atom.relaxed.gpu.add` on `enqueue` (device memory, only this device's
+//!     warps touch it) hands this push its position; it never fails and never retries.
+//!     (A first version read the slot's sequence word over the bus between its load of
+//!     `enqueue` and a compare-and-swap, as the spawn ring does in device memory: with
+//!     hundreds of warps pushing, nearly every CAS lost the race and the outbox took
+//!     about 3,000 pushes a second, 2 x H200, 2026-11-26.)
+//! L3. Room: `ld.acquire.sys` of the slot's sequence word until it says `pos`, which
+//!     pairs with the forwarder's release store when it handed the slot back (Rust
+//!     `Release`, after its reads of the slot): the host's reads are done before this
+//!     push overwrites. The forwarder never stops draining (host/link.rs, F6), so the
+//!     wait ends; only an abort of the runtime ends it early (the position stays
+//!     unpublished: the link is dead with its runtime).
 //! L4. Publication: weak stores of the task into the slot, then `st.release.sys` of the
 //!     sequence word `pos + 1`; the forwarder's `Acquire` load of it pairs with that
 //!     release, so it reads the whole task.
-//! Exactly once: a position has one owner per lap (L3), the forwarder pops positions in
-//! order, and it hands each slot back only after it read it (L2).
+//! Exactly once: a position has one owner (L2), the forwarder pops positions in order,
+//! and it hands each slot back only after it read it (L3).
 
 use resident_shared::link::{self, ENQUEUE_OFFSET, ENQUEUE_STRIDE, LinkEntry, LinkId, MAX_LINKS, TABLE_OFFSET};
-use resident_shared::{BufferEntry, Task};
+use resident_shared::{BufferEntry, Status, Task};
 
 use crate::arch;
 
-/// Pushes `task` through `link` (lane 0 only). `Ok(true)`: pushed; `Ok(false)`: the
-/// outbox is full now; `Err(BadLink)`: no live link of this runtime has that id.
+/// Pushes `task` through `link` (lane 0 only), waiting for room if the outbox is full
+/// (`aborting` ends the wait: `Err(Aborted)`). `Err(BadLink)`: no live link of this
+/// runtime has that id.
 ///
 /// # Safety
 /// `tables` must be this runtime's buffer-table allocation
 /// (`resident_shared::link::TABLES_BYTES` bytes).
 #[inline(never)]
-pub unsafe fn try_push(tables: *const BufferEntry, id: LinkId, task: &Task) -> Result<bool, resident_shared::Status> {
+pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting: impl Fn() -> bool) -> Result<(), Status> {
     if id.index as usize >= MAX_LINKS || id.generation == 0 {
-        return Err(resident_shared::Status::BadLink);
+        return Err(Status::BadLink);
     }
     let base = tables as *const u8;
     // L1.
@@ -49,36 +57,27 @@ pub unsafe fn try_push(tables: *const BufferEntry, id: LinkId, task: &Task) -> R
     let (outbox, word) = unsafe { arch::ld_weak_v2_u64(at) };
     let (mask, generation) = (word as u32, (word >> 32) as u32);
     if generation != id.generation || outbox == 0 {
-        return Err(resident_shared::Status::BadLink);
+        return Err(Status::BadLink);
     }
     let seqs = outbox as *mut u32;
     let slots = unsafe { (outbox as *mut u8).add(link::outbox_slots_offset(mask.wrapping_add(1))) } as *mut Task;
     let enqueue = unsafe { base.add(ENQUEUE_OFFSET + id.index as usize * ENQUEUE_STRIDE) } as *mut u32;
-    let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
-    loop {
-        let i = pos & mask;
-        // L2 (stored relative to the index: zeroed memory is the initial state).
-        let seq = unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i);
-        let dif = seq.wrapping_sub(pos) as i32;
-        if dif == 0 {
-            // L3.
-            let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };
-            if old == pos {
-                break;
-            }
-            pos = old;
-        } else if dif < 0 {
-            // Last lap's task is still there: the forwarder has not popped it.
-            return Ok(false);
-        } else {
-            pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
-        }
-    }
+    // L2.
+    let pos = unsafe { arch::atom_add_relaxed_gpu(enqueue, 1) };
     let i = pos & mask;
+    // L3 (stored relative to the index: zeroed memory is the initial state).
+    let mut sleep = 32u32;
+    while unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) != pos {
+        if aborting() {
+            return Err(Status::Aborted);
+        }
+        arch::nanosleep(sleep);
+        sleep = (sleep * 2).min(2048);
+    }
     unsafe {
         // L4.
         slots.add(i as usize).write(*task);
         arch::st_release_sys(seqs.add(i as usize), pos.wrapping_add(1).wrapping_sub(i));
     }
-    Ok(true)
+    Ok(())
 }

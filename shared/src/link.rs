@@ -11,7 +11,8 @@
 //!   words, then `capacity` [`crate::Task`] slots ([`outbox_slots_offset`]).
 //!
 //! A's tasks push into the outbox (several warps at once: a bounded multi-producer
-//! queue after D. Vyukov, like the spawn ring, with the one consumer on the host); the
+//! queue with per-slot sequence words after D. Vyukov, positions handed out by an
+//! atomic add, with the one consumer on the host); the
 //! host's forwarder pops and submits what it pops to B, where B's checks apply as to
 //! any submission. The protocol and its orderings are in `resident_device::link`.
 //! Sequence words are stored relative to their slot index (`stored = seq - index`), so
@@ -28,10 +29,6 @@ pub const MAX_LINKS: usize = 64;
 
 /// Default slots of an outbox: pushes in flight before the forwarder pops them.
 pub const DEFAULT_OUTBOX: u32 = 4096;
-
-/// How long a push waits for room in a full outbox (the forwarder pops meanwhile)
-/// before it fails with `Status::QueueFull`.
-pub const PUSH_WAIT_NS: u64 = 20_000_000;
 
 /// A link as tasks name it: its entry in the pushing runtime's link table and the
 /// generation it was made with. Generations are handed out once per process, so an id

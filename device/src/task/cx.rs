@@ -267,9 +267,9 @@ impl TaskCx {
     /// is checked by the other runtime as any submission is (its slices name that
     /// runtime's buffers; this runtime's host does not check them) and completes there:
     /// this task's ticket does not wait for it (`Link::flush` does). If the outbox is
-    /// full, waits for the forwarder to pop (at most
-    /// [`PUSH_WAIT_NS`](resident_shared::link::PUSH_WAIT_NS)), then `Err(QueueFull)`;
-    /// `Err(BadLink)` if `link` names no live link of this runtime.
+    /// full, waits for the forwarder to pop (it never stops draining; an abort of the
+    /// runtime ends the wait with `Err(Aborted)`); `Err(BadLink)` if `link` names no
+    /// live link of this runtime.
     ///
     /// A type that says `UNCHECKED` cannot be pushed (a compile-time error).
     #[inline(always)]
@@ -291,25 +291,9 @@ impl TaskCx {
         if arch::lane_id() == 0 {
             // SAFETY: outside the one-launch baseline (checked above), `buffers` is the
             // runtime's whole table allocation (`resident_shared::link::TABLES_BYTES`).
-            let mut r = unsafe { crate::link::try_push(self.buffers, link, child) };
-            let start = arch::globaltimer();
-            let mut sleep = 64u32;
-            while r == Ok(false)
-                && arch::globaltimer().wrapping_sub(start) < resident_shared::link::PUSH_WAIT_NS
-                && !self.aborting()
-                && !self.cancelled()
-            {
-                arch::nanosleep(sleep);
-                sleep = (sleep * 2).min(2048);
-                r = unsafe { crate::link::try_push(self.buffers, link, child) };
+            if let Err(s) = unsafe { crate::link::push(self.buffers, link, child, || self.aborting()) } {
+                verdict = s as u32;
             }
-            verdict = match r {
-                Ok(true) => 0,
-                Err(s) => s as u32,
-                Ok(false) if self.aborting() => Status::Aborted as u32,
-                Ok(false) if self.cancelled() => Status::Cancelled as u32,
-                Ok(false) => Status::QueueFull as u32,
-            };
         }
         match arch::shfl_idx(verdict, 0) {
             0 => Ok(()),
