@@ -14,6 +14,9 @@
 //!   host thread per runtime), against the same on one runtime;
 //! - host-fed stream of 2^21 noops in batches of 4096 (one producer thread per runtime),
 //!   against one runtime with one producer;
+//! - NCCL all-reduce of the runtimes' buffers (1 MiB to 512 MiB), with the bus
+//!   bandwidth nccl-tests would report for it (tools/gpu/nccl_torch.py measures
+//!   PyTorch's NCCL all-reduce the same way, for comparison in the same call);
 //! - round trip: a task on device 0 pushes a mark task into device 1's runtime through a
 //!   link, submit to the mark's completion as the link's forwarder sees it; against the host
 //!   relay by hand (submit a noop to device 0, wait, submit the mark to device 1, wait).
@@ -158,6 +161,10 @@ fn bench(c: &mut Criterion) {
     let stats = link.close().unwrap();
     println!("link: {stats:?}");
 
+    if cuda {
+        nccl_rows(&rts);
+    }
+
     let mut g = c.benchmark_group("multi");
     g.bench_function("lists_each_runtime", |bch| bch.iter(|| all_at_once(&rts, run_lists)));
     g.finish();
@@ -165,6 +172,49 @@ fn bench(c: &mut Criterion) {
     drop(marks);
     for rt in rts {
         rt.close().unwrap();
+    }
+}
+
+/// NCCL all-reduce (sum, f32, in place) of the runtimes' buffers, one rank per runtime,
+/// each from its own thread: median time per call (its stream synchronized), algorithm
+/// and bus bandwidth as nccl-tests computes them (bus = alg x 2(n-1)/n).
+fn nccl_rows(rts: &[Runtime]) {
+    let refs: Vec<&Runtime> = rts.iter().collect();
+    let mut comms = match resident::nccl::Communicator::for_runtimes(&refs) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("\nNCCL: not measured ({e})");
+            return;
+        }
+    };
+    let n = rts.len() as f64;
+    println!("\nNCCL all-reduce of runtime buffers, {} ranks, f32 sum in place       bytes      us    algbw GB/s  busbw GB/s", rts.len());
+    for bytes in [1usize << 20, 16 << 20, 128 << 20, 512 << 20] {
+        let bufs: Vec<_> = rts.iter().map(|rt| rt.buffer_from(&vec![1.0f32; bytes / 4]).unwrap()).collect();
+        let times: Vec<Duration> = std::thread::scope(|s| {
+            let hs: Vec<_> = comms
+                .iter_mut()
+                .zip(&bufs)
+                .map(|(c, b)| {
+                    s.spawn(move || {
+                        let mut t = Vec::new();
+                        for i in 0..25 {
+                            let start = Instant::now();
+                            c.all_reduce(b, resident::nccl::ReduceOp::Sum).unwrap();
+                            if i >= 5 {
+                                t.push(start.elapsed());
+                            }
+                        }
+                        t.sort();
+                        t[t.len() / 2]
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let t = times.into_iter().max().unwrap().as_secs_f64();
+        let alg = bytes as f64 / t / 1e9;
+        println!("{:<66} {:>10} {:>8.1} {:>10.1} {:>11.1}", "", bytes, t * 1e6, alg, alg * 2.0 * (n - 1.0) / n);
     }
 }
 

@@ -74,6 +74,11 @@ impl<T: Element> Buffer<T> {
         self.handle
     }
 
+    /// The runtime this buffer belongs to.
+    pub(crate) fn owner(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Address of element 0 in the backend's memory (a device address on CUDA, a host
     /// address on the CPU backend), for the raw-address tasks that only the `unsafe`
     /// `Runtime::submit_unchecked` accepts (`Task::axpy_raw`). Valid while the buffer
@@ -143,6 +148,31 @@ impl<T: Element> Buffer<T> {
             return Err(Error::LengthMismatch { expected: self.len(), got: data.len() });
         }
         self.write_at(0, data)
+    }
+
+    /// Copies all of `src` into this buffer (the same length; `src` may belong to
+    /// another runtime, on another device), after every task submitted to either
+    /// runtime before this call has completed (as [`Buffer::read`] and
+    /// [`Buffer::write`] wait). Between two CUDA devices a peer copy, device to device
+    /// (NVLink or PCIe, no host staging); otherwise through host memory. Tasks
+    /// submitted meanwhile by other threads may race with it, as with `read`.
+    pub fn copy_from(&self, src: &Buffer<T>) -> Result<()> {
+        if src.len() != self.len() {
+            return Err(Error::LengthMismatch { expected: self.len(), got: src.len() });
+        }
+        src.shared.settle(src.born, None)?;
+        self.shared.settle(self.born, None)?;
+        match (self.shared.backend.cuda(), src.shared.backend.cuda()) {
+            (Some(d), Some(s)) => {
+                let (dst, from) = (self.mem.as_ref().unwrap().addr(), src.mem.as_ref().unwrap().addr());
+                // SAFETY: both whole allocations of `len` elements, alive for the call.
+                unsafe { d.copy_peer(dst, s.context(), from, self.len() * size_of::<T>()) }
+            }
+            _ => {
+                let data = src.read()?;
+                self.copy_in(0, &data)
+            }
+        }
     }
 
     /// Copies the whole buffer out, after every task submitted before this call (and

@@ -52,8 +52,10 @@ mod cuda;
 mod deadline;
 mod error;
 mod image;
+mod launcher;
 mod lifecycle;
 mod link;
+pub mod nccl;
 mod queue;
 mod reclaim;
 mod registry;
@@ -79,6 +81,7 @@ pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
+pub use launcher::{LaunchEnv, rendezvous};
 pub use link::{Link, LinkStats};
 pub use reservation::Reservation;
 pub use residency::{Residency, ResidencyStats};

@@ -27,3 +27,5 @@ isolated_test!(
 isolated_test!(link_errors, LIMIT, multi::link_errors(cpu));
 isolated_test!(link_limit, LIMIT, multi::link_limit(cpu));
 isolated_test!(close_beside_resident, LIMIT, multi::close_beside_resident(cpu));
+isolated_test!(peer_copies, LIMIT, multi::peer_copies(cpu));
+isolated_test!(nccl_all_reduce, LIMIT, multi::nccl_all_reduce(cpu));

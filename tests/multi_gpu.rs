@@ -77,3 +77,15 @@ isolated_test!(
     LIMIT,
     multi::close_beside_resident(gpu)
 );
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    peer_copies,
+    LIMIT,
+    multi::peer_copies(gpu)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    nccl_all_reduce,
+    LIMIT,
+    multi::nccl_all_reduce(gpu)
+);

@@ -511,6 +511,22 @@ impl CudaBackend {
         check(unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, src, dst.len()) }, "cuMemcpyDtoH")
     }
 
+    /// Copies `bytes` from `src` in `src_ctx` (another device's, or this one's) to `dst`
+    /// here, device to device (`cuMemcpyPeer`: NVLink or PCIe, no host staging), complete
+    /// when this returns (both contexts' legacy streams are synchronized: neither
+    /// waits for a persistent kernel, which runs on a non-blocking stream).
+    ///
+    /// # Safety
+    /// `dst..dst+bytes` must lie in this backend's memory and `src..src+bytes` in live
+    /// memory of `src_ctx`.
+    pub unsafe fn copy_peer(&self, dst: u64, src_ctx: &Context, src: u64, bytes: usize) -> Result<()> {
+        self.ctx.bind()?;
+        check(unsafe { sys::cuMemcpyPeer(dst, self.ctx.raw(), src, src_ctx.raw(), bytes) }, "cuMemcpyPeer")?;
+        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;
+        src_ctx.bind()?;
+        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")
+    }
+
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
         assert!(index < MAX_BUFFERS);
         let dst = self.table.ptr() + (index * size_of::<BufferEntry>()) as u64;

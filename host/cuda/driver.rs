@@ -209,6 +209,11 @@ impl Context {
         if devices()[self.inner.ordinal].runtime { Err(Error::DeviceInUse(self.inner.ordinal)) } else { Ok(()) }
     }
 
+    /// The raw context handle (for calls that name two contexts: peer copies).
+    pub fn raw(&self) -> sys::CUcontext {
+        self.cuda().cu_ctx()
+    }
+
     /// The device's ordinal.
     pub fn ordinal(&self) -> usize {
         self.inner.ordinal

@@ -246,3 +246,96 @@ pub fn close_beside_resident(base: fn(usize) -> RuntimeConfig) {
     drop(xb);
     b.close().unwrap();
 }
+
+/// Buffers across runtimes (devices): a copy from another runtime's buffer lands whole
+/// (a peer copy between two CUDA devices), in both directions and within one runtime;
+/// a length mismatch is a typed error and copies nothing.
+pub fn peer_copies(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let n = (1 << 20) + 37;
+    let mut x = 0x9e3779b9u32;
+    let data: Vec<f32> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x as f32 / u32::MAX as f32) * 2.0 - 1.0
+        })
+        .collect();
+    let on_a = a.buffer_from(&data).unwrap();
+    let on_b = b.buffer_from(&vec![f32::NAN; n]).unwrap();
+    on_b.copy_from(&on_a).unwrap();
+    assert!(on_b.read().unwrap() == data, "A -> B");
+    // Tasks on B change it; back to A; and within A.
+    b.submit(&[Task::axpy(2.0, on_b.all(), on_b.all())]).unwrap().wait().unwrap();
+    on_a.copy_from(&on_b).unwrap();
+    let tripled: Vec<f32> = data.iter().map(|v| 3.0 * v).collect();
+    assert!(on_a.read().unwrap() == tripled, "B -> A after a task on B");
+    let other = a.buffer_from(&vec![0.0f32; n]).unwrap();
+    other.copy_from(&on_a).unwrap();
+    assert!(other.read().unwrap() == tripled, "within A");
+    let short = b.buffer_from(&[7.0f32; 10]).unwrap();
+    assert!(matches!(short.copy_from(&on_a), Err(Error::LengthMismatch { .. })));
+    assert!(short.read().unwrap().iter().all(|&v| v == 7.0));
+    drop((on_a, on_b, other, short));
+    a.close().unwrap();
+    b.close().unwrap();
+}
+
+/// NCCL between two runtimes' buffers (one process, one rank per device): sums and
+/// maxima of fresh random values against the host's f64 reference; another runtime's
+/// buffer is a typed error. Without CUDA (the CPU backend) the communicator is refused
+/// with a typed error.
+pub fn nccl_all_reduce(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let comms = resident::nccl::Communicator::for_runtimes(&[&a, &b]);
+    if a.backend().kind != resident::BackendKind::Cuda {
+        assert!(matches!(comms, Err(Error::Config(_))), "{comms:?}");
+        return;
+    }
+    let mut comms = comms.unwrap();
+    let n = 3 << 20;
+    let mut seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() | 1;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let xs: Vec<Vec<f32>> = (0..2).map(|_| (0..n).map(|_| (rnd() % 2001) as f32 / 1000.0 - 1.0).collect()).collect();
+    let us: Vec<Vec<u32>> = (0..2).map(|_| (0..n).map(|_| rnd()).collect()).collect();
+    let fa = a.buffer_from(&xs[0]).unwrap();
+    let fb = b.buffer_from(&xs[1]).unwrap();
+    let ua = a.buffer_from(&us[0]).unwrap();
+    let ub = b.buffer_from(&us[1]).unwrap();
+    let (ca, cb) = comms.split_at_mut(1);
+    std::thread::scope(|s| {
+        let (ca, cb) = (&mut ca[0], &mut cb[0]);
+        let (fa, fb, ua, ub) = (&fa, &fb, &ua, &ub);
+        let t = s.spawn(move || {
+            ca.all_reduce(fa, resident::nccl::ReduceOp::Sum).unwrap();
+            ca.all_reduce(ua, resident::nccl::ReduceOp::Max).unwrap();
+        });
+        cb.all_reduce(fb, resident::nccl::ReduceOp::Sum).unwrap();
+        cb.all_reduce(ub, resident::nccl::ReduceOp::Max).unwrap();
+        t.join().unwrap();
+    });
+    for got in [fa.read().unwrap(), fb.read().unwrap()] {
+        for i in 0..n {
+            let want = xs[0][i] as f64 + xs[1][i] as f64;
+            assert!((got[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0), "sum {i}: {} vs {want}", got[i]);
+        }
+    }
+    for got in [ua.read().unwrap(), ub.read().unwrap()] {
+        assert!((0..n).all(|i| got[i] == us[0][i].max(us[1][i])), "max");
+    }
+    // The runtimes still run tasks (relaunched after NCCL's calls).
+    a.submit(&[Task::axpy(1.0, fa.all(), fa.all())]).unwrap().wait().unwrap();
+    assert!(matches!(comms[0].all_reduce(&fb, resident::nccl::ReduceOp::Sum), Err(Error::ForeignHandle(_))));
+    drop(comms);
+    drop((fa, fb, ua, ub));
+    a.close().unwrap();
+    b.close().unwrap();
+}

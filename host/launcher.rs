@@ -1,0 +1,117 @@
+//! What a job launcher tells each process (its rank, the job's size, where rank 0 is),
+//! and the rendezvous that hands every rank the one NCCL id that rank 0 made
+//! (`crate::nccl::Communicator::from_env`). No network layer of our own beyond this: a
+//! TCP connection per rank, once, at start-up, as torchrun's store does.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use crate::{Error, Result};
+
+/// One process's place in a job, from its launcher's environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchEnv {
+    /// This process's rank, from 0.
+    pub rank: usize,
+    /// Processes in the job.
+    pub size: usize,
+    /// The rank on this host (which device it takes by default), if the launcher says.
+    pub local_rank: Option<usize>,
+    /// Where rank 0 serves the NCCL id (`MASTER_ADDR:MASTER_PORT`), if set.
+    pub master: Option<String>,
+    /// Which launcher's variables these were: "torchrun", "mpirun" (Open MPI), "pmi"
+    /// (MPICH, Intel MPI), "srun" (Slurm).
+    pub launcher: &'static str,
+}
+
+impl LaunchEnv {
+    /// From the process's environment (see [`LaunchEnv::from_vars`]).
+    pub fn from_env() -> Result<Self> {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// From variables looked up by `get`: torchrun's `RANK`, `WORLD_SIZE`,
+    /// `LOCAL_RANK`; Open MPI's `OMPI_COMM_WORLD_RANK`, `_SIZE`, `_LOCAL_RANK`; PMI's
+    /// `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALRANKID`; Slurm's `SLURM_PROCID`, `SLURM_NTASKS`,
+    /// `SLURM_LOCALID`; the first launcher whose rank and size are both set wins.
+    /// `MASTER_ADDR` and `MASTER_PORT` (torchrun sets them; set them yourself under
+    /// mpirun or srun) say where rank 0 serves the id. A rank outside the size, or a
+    /// value that is not a number, is `Error::Config`.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        const KINDS: [(&str, &str, &str, &str); 4] = [
+            ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
+            ("mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+            ("pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+            ("srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+        ];
+        let num = |k: &str| -> Result<Option<usize>> {
+            get(k).map(|v| v.trim().parse::<usize>().map_err(|_| Error::Config(format!("{k}={v:?} is not a number")))).transpose()
+        };
+        for (launcher, r, s, l) in KINDS {
+            if let (Some(rank), Some(size)) = (num(r)?, num(s)?) {
+                if size == 0 || rank >= size {
+                    return Err(Error::Config(format!("{r}={rank} is not a rank of {s}={size}")));
+                }
+                let master = match (get("MASTER_ADDR"), get("MASTER_PORT")) {
+                    (Some(a), Some(p)) => Some(format!("{a}:{p}")),
+                    _ => None,
+                };
+                return Ok(Self { rank, size, local_rank: num(l)?, master, launcher });
+            }
+        }
+        Err(Error::Config("no launcher environment: set RANK and WORLD_SIZE (torchrun), or run under mpirun or srun".into()))
+    }
+}
+
+/// Hands every rank rank 0's `id`: rank 0 listens at `addr` and sends the 128 bytes to
+/// each of the `size - 1` others, which connect (retrying until `timeout`). Returns the
+/// id every rank then holds.
+pub fn rendezvous(
+    addr: &str,
+    rank: usize,
+    size: usize,
+    timeout: Duration,
+    make_id: impl FnOnce() -> Result<[u8; 128]>,
+) -> Result<[u8; 128]> {
+    let deadline = Instant::now() + timeout;
+    let io = |what: &str, e: std::io::Error| Error::Config(format!("rendezvous at {addr}: {what}: {e}"));
+    if rank == 0 {
+        let id = make_id()?;
+        let listener = TcpListener::bind(addr).map_err(|e| io("bind", e))?;
+        listener.set_nonblocking(true).map_err(|e| io("listen", e))?;
+        let mut served = 0;
+        while served < size - 1 {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).map_err(|e| io("accept", e))?;
+                    s.write_all(&id).map_err(|e| io("send", e))?;
+                    served += 1;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() > deadline {
+                        return Err(Error::Config(format!("rendezvous at {addr}: {served} of {} ranks came before the timeout", size - 1)));
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(e) => return Err(io("accept", e)),
+            }
+        }
+        return Ok(id);
+    }
+    loop {
+        let target = addr.to_socket_addrs().map_err(|e| io("resolve", e))?.next();
+        let Some(target) = target else { return Err(Error::Config(format!("rendezvous: {addr} resolves to nothing"))) };
+        match TcpStream::connect_timeout(&target, Duration::from_millis(500)) {
+            Ok(mut s) => {
+                s.set_read_timeout(Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))))
+                    .map_err(|e| io("connect", e))?;
+                let mut id = [0u8; 128];
+                s.read_exact(&mut id).map_err(|e| io("receive", e))?;
+                return Ok(id);
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(io("connect", e)),
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! What a job launcher tells a process (`resident::LaunchEnv`), and the rendezvous that
+//! hands every rank rank 0's NCCL id (issue 23): no GPU needed.
+
+use resident::{Error, LaunchEnv, rendezvous};
+use std::collections::HashMap;
+use std::time::Duration;
+
+fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let m: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |k| m.get(k).cloned()
+}
+
+#[test]
+fn each_launcher() {
+    let t = LaunchEnv::from_vars(env(&[
+        ("RANK", "3"),
+        ("WORLD_SIZE", "8"),
+        ("LOCAL_RANK", "1"),
+        ("MASTER_ADDR", "n0"),
+        ("MASTER_PORT", "29500"),
+    ]))
+    .unwrap();
+    assert_eq!((t.rank, t.size, t.local_rank, t.master.as_deref(), t.launcher), (3, 8, Some(1), Some("n0:29500"), "torchrun"));
+    let m = LaunchEnv::from_vars(env(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2"), ("OMPI_COMM_WORLD_LOCAL_RANK", "0")]))
+        .unwrap();
+    assert_eq!((m.rank, m.size, m.master, m.launcher), (0, 2, None, "mpirun"));
+    let p = LaunchEnv::from_vars(env(&[("PMI_RANK", "1"), ("PMI_SIZE", "4")])).unwrap();
+    assert_eq!((p.rank, p.size, p.local_rank, p.launcher), (1, 4, None, "pmi"));
+    let s = LaunchEnv::from_vars(env(&[("SLURM_PROCID", "5"), ("SLURM_NTASKS", "6"), ("SLURM_LOCALID", "1")])).unwrap();
+    assert_eq!((s.rank, s.size, s.local_rank, s.launcher), (5, 6, Some(1), "srun"));
+    // torchrun's variables win over Slurm's when both are set (torchrun under srun).
+    let both = LaunchEnv::from_vars(env(&[("RANK", "1"), ("WORLD_SIZE", "2"), ("SLURM_PROCID", "0"), ("SLURM_NTASKS", "1")])).unwrap();
+    assert_eq!(both.launcher, "torchrun");
+}
+
+#[test]
+fn bad_environments_are_typed_errors() {
+    for vars in [
+        &[][..],
+        &[("RANK", "2"), ("WORLD_SIZE", "2")][..],
+        &[("RANK", "x"), ("WORLD_SIZE", "2")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "0")][..],
+    ] {
+        assert!(matches!(LaunchEnv::from_vars(env(vars)), Err(Error::Config(_))), "{vars:?}");
+    }
+}
+
+#[test]
+fn rendezvous_hands_every_rank_rank_zeros_id() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut id = [0u8; 128];
+    id.iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 3) as u8);
+    let size = 5;
+    let got: Vec<[u8; 128]> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..size)
+            .map(|rank| {
+                let addr = addr.clone();
+                // The others may start first: they retry until rank 0 listens.
+                s.spawn(move || rendezvous(&addr, rank, size, Duration::from_secs(20), || Ok(id)).unwrap())
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(got.iter().all(|g| *g == id));
+    // Nobody comes: rank 0 gives up with a typed error.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let r = rendezvous(&format!("127.0.0.1:{port}"), 0, 3, Duration::from_millis(200), || Ok(id));
+    assert!(matches!(r, Err(Error::Config(_))), "{r:?}");
+}
+
+#[test]
+fn nccl_ids_round_trip_as_hex() {
+    let mut raw = [0u8; 128];
+    raw.iter_mut().enumerate().for_each(|(i, b)| *b = (255 - i) as u8);
+    let id = resident::nccl::NcclId(raw);
+    assert_eq!(resident::nccl::NcclId::from_hex(&id.to_hex()).unwrap(), id);
+    assert!(resident::nccl::NcclId::from_hex("12").is_err());
+    assert!(resident::nccl::NcclId::from_hex(&"zz".repeat(128)).is_err());
+}
