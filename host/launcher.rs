@@ -18,7 +18,8 @@ pub struct LaunchEnv {
     pub size: usize,
     /// The rank on this host (which device it takes by default), if the launcher says.
     pub local_rank: Option<usize>,
-    /// Where rank 0 serves the NCCL id (`MASTER_ADDR:MASTER_PORT`), if set.
+    /// Where rank 0 serves the NCCL id: `MASTER_ADDR`, port `RESIDENT_RDZV_PORT`, else
+    /// `MASTER_PORT + 1` (torchrun's own store listens at `MASTER_PORT`), if set.
     pub master: Option<String>,
     /// Which launcher's variables these were: "torchrun", "mpirun" (Open MPI), "pmi"
     /// (MPICH, Intel MPI), "srun" (Slurm).
@@ -36,7 +37,8 @@ impl LaunchEnv {
     /// `PMI_RANK`, `PMI_SIZE`, `MPI_LOCALRANKID`; Slurm's `SLURM_PROCID`, `SLURM_NTASKS`,
     /// `SLURM_LOCALID`; the first launcher whose rank and size are both set wins.
     /// `MASTER_ADDR` and `MASTER_PORT` (torchrun sets them; set them yourself under
-    /// mpirun or srun) say where rank 0 serves the id. A rank outside the size, or a
+    /// mpirun or srun) say where rank 0 serves the id: at port `MASTER_PORT + 1`, or
+    /// `RESIDENT_RDZV_PORT`. A rank outside the size, or a
     /// value that is not a number, is `Error::Config`.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
         const KINDS: [(&str, &str, &str, &str); 4] = [
@@ -53,7 +55,14 @@ impl LaunchEnv {
                 if size == 0 || rank >= size {
                     return Err(Error::Config(format!("{r}={rank} is not a rank of {s}={size}")));
                 }
-                let master = match (get("MASTER_ADDR"), get("MASTER_PORT")) {
+                // torchrun's own store listens at MASTER_PORT: the rendezvous takes the
+                // next port, unless RESIDENT_RDZV_PORT names one.
+                let port = match (num("RESIDENT_RDZV_PORT")?, num("MASTER_PORT")?) {
+                    (Some(p), _) => Some(p),
+                    (None, Some(p)) => Some(p + 1),
+                    _ => None,
+                };
+                let master = match (get("MASTER_ADDR"), port) {
                     (Some(a), Some(p)) => Some(format!("{a}:{p}")),
                     _ => None,
                 };

@@ -143,8 +143,8 @@ impl Communicator {
 
     /// This process's rank of a job started by a launcher (torchrun, mpirun, srun:
     /// [`LaunchEnv`]), on `rt`'s device. The id comes from `RESIDENT_NCCL_ID` (256 hex
-    /// digits) if set, else from rank 0 through a rendezvous at `MASTER_ADDR:MASTER_PORT`
-    /// (waiting up to `timeout` for every rank).
+    /// digits) if set, else from rank 0 through a rendezvous at `MASTER_ADDR`, port
+    /// `MASTER_PORT + 1` or `RESIDENT_RDZV_PORT` (waiting up to `timeout` for every rank).
     pub fn from_env(rt: &Runtime, timeout: Duration) -> Result<Self> {
         let env = LaunchEnv::from_env()?;
         let id = match std::env::var("RESIDENT_NCCL_ID") {

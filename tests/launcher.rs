@@ -20,7 +20,7 @@ fn each_launcher() {
         ("MASTER_PORT", "29500"),
     ]))
     .unwrap();
-    assert_eq!((t.rank, t.size, t.local_rank, t.master.as_deref(), t.launcher), (3, 8, Some(1), Some("n0:29500"), "torchrun"));
+    assert_eq!((t.rank, t.size, t.local_rank, t.master.as_deref(), t.launcher), (3, 8, Some(1), Some("n0:29501"), "torchrun"));
     let m = LaunchEnv::from_vars(env(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2"), ("OMPI_COMM_WORLD_LOCAL_RANK", "0")]))
         .unwrap();
     assert_eq!((m.rank, m.size, m.master, m.launcher), (0, 2, None, "mpirun"));

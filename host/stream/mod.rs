@@ -91,9 +91,9 @@
 //!    ```
 //!
 //! docs/streams.md explains the borrow rules and why they are sound, and the CPU
-//! device's execution model. Pinned memory is freed with `cuMemFreeHost`, which
-//! synchronizes the context: it hangs while a persistent `Runtime` kernel is resident
-//! on the same device.
+//! device's execution model. Pinned memory is freed with `cuMemFreeHost`, which waits
+//! for running kernels: while a persistent `Runtime` kernel is resident, on any device,
+//! the free is deferred until none is.
 
 mod callback;
 mod capture_gate;

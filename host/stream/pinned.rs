@@ -9,9 +9,9 @@
 //! scope synchronizes its streams before it returns, so a buffer under a copy can be
 //! neither mutated (nor read, under a download) nor dropped. See docs/streams.md.
 //!
-//! Freeing pinned memory (`cuMemFreeHost`) synchronizes the context: while the
-//! persistent runtime's kernel is resident it never returns. Drop pinned buffers of
-//! this API while no `Runtime` on the same device is running, or keep them alive.
+//! Freeing pinned memory (`cuMemFreeHost`) waits for running kernels, and a resident
+//! kernel does not end: while any runtime of the process is resident, a dropped pinned
+//! buffer's memory is kept and freed once none is (`crate::cuda::resident_kernels`).
 //!
 //! On the CPU device a pinned buffer is plain host memory (256-byte aligned, zeroed),
 //! never write-combined; its "device" address is its host address, and copies are
