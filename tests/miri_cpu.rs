@@ -93,3 +93,23 @@ fn exits_and_relaunches() {
     assert!(rt.residency_stats().relaunches >= 2);
     rt.close().unwrap();
 }
+
+/// Links (issue 23): tasks of one runtime push follow-up tasks into another's through
+/// an outbox of 2 slots (so pushers wait for the forwarder, and slots are reused), the
+/// forwarder pops them (F1, F2 against L3, L4: a data race there is what Miri would
+/// report) and submits them to the other runtime. Every leaf marked once.
+#[test]
+fn link_pushes_across_runtimes() {
+    let a = runtime();
+    let b = runtime();
+    let marks = b.buffer::<u32>(6).unwrap();
+    let link = a.link_to_with(&b, 2).unwrap();
+    a.submit(&[Task::forward(link.id(), marks.all(), 0, 3), Task::forward(link.id(), marks.all(), 3, 3)]).unwrap().wait().unwrap();
+    let s = link.flush().unwrap();
+    assert_eq!((s.forwarded, s.completed, s.failed), (6, 6, 0));
+    assert_eq!(marks.read().unwrap(), vec![1; 6]);
+    link.close().unwrap();
+    drop(marks);
+    a.close().unwrap();
+    b.close().unwrap();
+}
