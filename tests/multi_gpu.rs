@@ -89,3 +89,9 @@ isolated_test!(
     LIMIT,
     multi::nccl_all_reduce(gpu)
 );
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    events_across_devices,
+    LIMIT,
+    multi::events_across_devices(gpu)
+);

@@ -52,10 +52,12 @@ impl Stream {
     }
 
     /// Work enqueued here from now on waits for `event`'s latest record
-    /// (`cuStreamWaitEvent`).
+    /// (`cuStreamWaitEvent`, which takes an event of any context, another device's
+    /// included).
     ///
     /// # Safety
-    /// `event` must be a live event of this stream's context, which must be current.
+    /// `event` must be a live event (of this context or another); this stream's context
+    /// must be current.
     pub unsafe fn wait_event(&self, event: CUevent) -> Result<()> {
         let _joins = self.joins();
         // SAFETY: a live stream; the caller vouches for the event and the context.

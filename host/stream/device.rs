@@ -226,6 +226,19 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Whether a stream of this device may wait for `other`'s events and streams: the
+    /// same device; two CUDA devices (`cuStreamWaitEvent` takes another context's
+    /// event); two CPU devices (their markers are host memory). A CUDA stream and a CPU
+    /// device's event cannot order each other: [`Error::ForeignHandle`].
+    pub(crate) fn may_wait_on(&self, other: &Gpu) -> Result<()> {
+        match (&self.inner.device, &other.inner.device) {
+            (Device::Cuda(_), Device::Cuda(_)) | (Device::Cpu, Device::Cpu) => Ok(()),
+            _ => Err(Error::ForeignHandle("event or stream of a device of another kind (CUDA and CPU)")),
+        }
+    }
+}
+
 impl Drop for GpuInner {
     fn drop(&mut self) {
         // Every Stream synchronizes when dropped and holds this Gpu, so only the internal

@@ -80,8 +80,8 @@ impl RawStream {
     /// Work enqueued here from now on waits for `e`'s latest record (none: no wait).
     pub fn wait(&self, e: &RawEvent) -> Result<()> {
         match (self, e) {
-            // SAFETY: a live event of the current context (the caller binds it; an event
-            // and a stream of one device share it).
+            // SAFETY: a live event (of this device's context or another's: the driver
+            // takes either); the caller made the stream's context current.
             (RawStream::Cuda(s), RawEvent::Cuda(e)) => unsafe { s.wait_event(e.raw()) },
             (RawStream::Cpu(q), RawEvent::Cpu(e)) => match e.latest() {
                 Some(m) if !m.is_complete() => q.submit(Op::Wait(m)),

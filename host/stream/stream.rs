@@ -158,9 +158,10 @@ impl Stream {
 
     /// Work enqueued here after this call starts only after `event` completes (the
     /// host does not wait). It waits for the event's latest record as of this call; an
-    /// event never recorded makes no wait.
+    /// event never recorded makes no wait. The event may be another device's (two CUDA
+    /// devices, or two CPU devices; not one of each: `ForeignHandle`).
     pub fn wait_event(&self, event: &Event) -> Result<()> {
-        self.gpu.same_device(&event.gpu)?;
+        self.gpu.may_wait_on(&event.gpu)?;
         self.gpu.bind()?;
         match (&self.raw, &event.raw) {
             (RawStream::Cpu(q), RawEvent::Cpu(e)) => q.wait_event(e),
@@ -170,14 +171,17 @@ impl Stream {
 
     /// Work enqueued here after this call starts only after the work enqueued on
     /// `other` so far has completed (an event recorded on `other`, waited on here).
+    /// `other` may be another device's stream, as for [`Stream::wait_event`].
     pub fn wait_stream(&self, other: &Stream) -> Result<()> {
-        self.gpu.same_device(&other.gpu)?;
-        self.gpu.bind()?;
+        self.gpu.may_wait_on(&other.gpu)?;
         match (&self.raw, &other.raw) {
             (RawStream::Cpu(q), RawStream::Cpu(o)) => q.wait_queue(o.queue()),
             _ => {
+                // The event is made and recorded in `other`'s context, waited on in ours.
+                other.gpu.bind()?;
                 let e = RawEvent::ordering(&other.raw)?;
                 e.record(&other.raw)?;
+                self.gpu.bind()?;
                 self.raw.wait(&e)
             }
         }

@@ -339,3 +339,52 @@ pub fn nccl_all_reduce(base: fn(usize) -> RuntimeConfig) {
     a.close().unwrap();
     b.close().unwrap();
 }
+
+/// Events and streams across devices (the stream API of each runtime's device): a
+/// stream of device B waits for an event recorded on device A's stream, and for A's
+/// stream itself, so B's host callback runs after A's kernel (a 20 ms spin, then a
+/// callback that sets a flag) on the other device. A CUDA stream and a CPU device's
+/// event cannot order each other: a typed error.
+pub fn events_across_devices(base: fn(usize) -> RuntimeConfig) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let (ga, gb) = (a.gpu().unwrap(), b.gpu().unwrap());
+    let (sa, sb) = (ga.stream().unwrap(), gb.stream().unwrap());
+    let flag = ga.alloc_zeroed::<u32>(1).unwrap();
+    for via_stream in [false, true] {
+        let done = Arc::new(AtomicU32::new(0));
+        let seen = Arc::new(AtomicU32::new(u32::MAX));
+        let start = std::time::Instant::now();
+        sa.spin_write(flag.view(), 7, Duration::from_millis(20)).unwrap();
+        let d = done.clone();
+        sa.on_host(move || d.store(1, Ordering::SeqCst)).unwrap();
+        if via_stream {
+            sb.wait_stream(&sa).unwrap();
+        } else {
+            let e = ga.event().unwrap();
+            sa.record(&e).unwrap();
+            sb.wait_event(&e).unwrap();
+        }
+        let (d, s) = (done.clone(), seen.clone());
+        sb.on_host(move || s.store(d.load(Ordering::SeqCst), Ordering::SeqCst)).unwrap();
+        sb.synchronize().unwrap();
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "B's callback ran before A's work (via_stream {via_stream})");
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        sa.synchronize().unwrap();
+    }
+    assert_eq!(flag.to_vec().unwrap(), vec![7]);
+    // One of each kind cannot order the other.
+    let cpu = resident::stream::Gpu::cpu();
+    let other_kind = if ga.is_cpu() { None } else { Some(cpu.stream().unwrap()) };
+    if let Some(s) = other_kind {
+        let e = ga.event().unwrap();
+        sa.record(&e).unwrap();
+        assert!(matches!(s.wait_event(&e), Err(Error::ForeignHandle(_))));
+        assert!(matches!(s.wait_stream(&sa), Err(Error::ForeignHandle(_))));
+    }
+    drop((sa, sb, flag, ga, gb));
+    a.close().unwrap();
+    b.close().unwrap();
+}
