@@ -23,7 +23,7 @@
 
 mod common;
 
-use common::{median, percentiles, samples};
+use common::{percentiles, samples};
 use criterion::{Criterion, criterion_group, criterion_main};
 use resident::{Runtime, RuntimeConfig, Task};
 use std::collections::VecDeque;
@@ -42,16 +42,39 @@ fn config(device: usize, cuda: bool) -> RuntimeConfig {
     RuntimeConfig { device, capacity: 1 << 16, residency: resident::Residency::Always, ..base }
 }
 
-/// Every runtime runs `f` at once, one thread each; wall time until all are done.
+/// Every runtime runs `f` at once, one thread each, started together at a barrier;
+/// the time from the first thread's start to the last one's end (the threads' own
+/// start-up is not in it).
 fn all_at_once(rts: &[Runtime], f: impl Fn(&Runtime) + Sync) -> Duration {
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for rt in rts {
-            let f = &f;
-            s.spawn(move || f(rt));
-        }
+    let barrier = std::sync::Barrier::new(rts.len());
+    let spans: Vec<(Instant, Instant)> = std::thread::scope(|s| {
+        let hs: Vec<_> = rts
+            .iter()
+            .map(|rt| {
+                let (f, barrier) = (&f, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    f(rt);
+                    (start, Instant::now())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    start.elapsed()
+    let first = spans.iter().map(|s| s.0).min().unwrap();
+    let last = spans.iter().map(|s| s.1).max().unwrap();
+    last - first
+}
+
+/// Median of `runs` durations that `f` measures itself, after `warmup` calls.
+fn median_of(mut f: impl FnMut() -> Duration, warmup: usize, runs: usize) -> Duration {
+    (0..warmup).for_each(|_| {
+        f();
+    });
+    let mut t: Vec<Duration> = (0..runs).map(|_| f()).collect();
+    t.sort();
+    t[runs / 2]
 }
 
 fn stream(rt: &Runtime, tasks: &[Task]) {
@@ -80,14 +103,8 @@ fn bench(c: &mut Criterion) {
         let tickets: Vec<_> = (0..LISTS).map(|_| rt.submit_list(&lists[i]).unwrap()).collect();
         tickets.into_iter().for_each(|t| t.wait().unwrap());
     };
-    let one = median(|| run_lists(&rts[0]), 2, 9);
-    let all = median(
-        || {
-            all_at_once(&rts, run_lists);
-        },
-        2,
-        9,
-    );
+    let one = median_of(|| all_at_once(&rts[..1], run_lists), 2, 9);
+    let all = median_of(|| all_at_once(&rts, run_lists), 2, 9);
     let (r1, rn) = ((LISTS * LIST) as f64 / one.as_secs_f64() / 1e6, (n * LISTS * LIST) as f64 / all.as_secs_f64() / 1e6);
     println!(
         "{LISTS} lists of {LIST} noops, one runtime          {:>9.1} us per list  {:>8.1} M tasks/s",
@@ -103,15 +120,9 @@ fn bench(c: &mut Criterion) {
 
     // Host-fed streams, one producer per runtime.
     let tiny: Vec<Task> = (0..TINY as u64).map(Task::noop).collect();
-    let one = median(|| stream(&rts[0], &tiny), 1, 5);
+    let one = median_of(|| all_at_once(&rts[..1], |rt| stream(rt, &tiny)), 1, 5);
     let share = &tiny[..TINY / n];
-    let all = median(
-        || {
-            all_at_once(&rts, |rt| stream(rt, share));
-        },
-        1,
-        5,
-    );
+    let all = median_of(|| all_at_once(&rts, |rt| stream(rt, share)), 1, 5);
     let (r1, rn) = (TINY as f64 / one.as_secs_f64() / 1e6, (share.len() * n) as f64 / all.as_secs_f64() / 1e6);
     println!("stream, batch {BATCH}, one runtime, 1 producer   {:>8.1} M tasks/s", r1);
     println!("stream, batch {BATCH}, {n} runtimes, 1 producer each {:>8.1} M tasks/s  ({:.2}x one)", rn, rn / r1);

@@ -182,6 +182,15 @@ pub fn link_errors(base: fn(usize) -> RuntimeConfig) {
     assert_eq!(link.close().unwrap(), s);
     let r = a.submit(&[Task::forward(id, marks.all(), 0, 1)]).unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    // Forged ids: an index past the table, a generation never handed out, none.
+    for forged in [
+        resident::LinkId { index: 9999, generation: id.generation },
+        resident::LinkId { index: id.index, generation: u32::MAX },
+        resident::LinkId::NONE,
+    ] {
+        let r = a.submit(&[Task::forward(forged, marks.all(), 0, 1)]).unwrap().wait();
+        assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{forged:?}: {r:?}");
+    }
     // Bad arguments are refused at submission on A.
     assert!(matches!(a.submit(&[Task::forward(id, marks.all(), 0, 0)]), Err(Error::InvalidTask { .. })));
     assert!(matches!(a.link_to_with(&b, 3), Err(Error::Config(_))));
