@@ -191,6 +191,10 @@ impl Backend {
     pub fn new_outbox(&self, bytes: usize) -> Result<(usize, *mut u8, u64)> {
         each!(self, b => b.new_outbox(bytes))
     }
+    /// Link `index`'s `enqueue` counter (positions handed out to pushes so far).
+    pub fn link_enqueued(&self, index: usize) -> Result<u32> {
+        each!(self, b => b.link_enqueued(index))
+    }
     /// Writes link-table entry `index`, visible to every task published after this
     /// returns (`keep_outbox`: only its generation word).
     pub fn set_link_entry(&self, index: usize, e: resident_shared::link::LinkEntry, keep_outbox: bool) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::{Error, Result};
 
@@ -62,7 +62,12 @@ impl LaunchEnv {
                     (None, Some(p)) => Some(p + 1),
                     _ => None,
                 };
+                if port.is_some_and(|p| p == 0 || p > u16::MAX as usize) {
+                    return Err(Error::Config(format!("rendezvous port {} is not a TCP port", port.unwrap_or(0))));
+                }
                 let master = match (get("MASTER_ADDR"), port) {
+                    // An IPv6 address goes in brackets before its port.
+                    (Some(a), Some(p)) if a.contains(':') && !a.starts_with('[') => Some(format!("[{a}]:{p}")),
                     (Some(a), Some(p)) => Some(format!("{a}:{p}")),
                     _ => None,
                 };
@@ -74,8 +79,10 @@ impl LaunchEnv {
 }
 
 /// Hands every rank rank 0's `id`: rank 0 listens at `addr` and sends the 128 bytes to
-/// each of the `size - 1` others, which connect (retrying until `timeout`). Returns the
-/// id every rank then holds.
+/// each of the `size - 1` others, which connect (retrying until `timeout`) and say
+/// their rank first. Rank 0 counts each rank once and ignores connections that do not
+/// say a rank of the job (a port scanner, a stray process); a connection that fails
+/// fails alone. Returns the id every rank then holds.
 pub fn rendezvous(
     addr: &str,
     rank: usize,
@@ -83,23 +90,44 @@ pub fn rendezvous(
     timeout: Duration,
     make_id: impl FnOnce() -> Result<[u8; 128]>,
 ) -> Result<[u8; 128]> {
-    let deadline = Instant::now() + timeout;
+    if size == 0 || rank >= size {
+        return Err(Error::Config(format!("rendezvous: rank {rank} of {size}")));
+    }
+    let deadline = crate::deadline::after(timeout);
+    let passed = || crate::deadline::passed(deadline);
     let io = |what: &str, e: std::io::Error| Error::Config(format!("rendezvous at {addr}: {what}: {e}"));
     if rank == 0 {
         let id = make_id()?;
         let listener = TcpListener::bind(addr).map_err(|e| io("bind", e))?;
         listener.set_nonblocking(true).map_err(|e| io("listen", e))?;
-        let mut served = 0;
-        while served < size - 1 {
+        let mut served = vec![false; size];
+        served[0] = true;
+        while served.iter().any(|s| !s) {
             match listener.accept() {
                 Ok((mut s, _)) => {
-                    s.set_nonblocking(false).map_err(|e| io("accept", e))?;
-                    s.write_all(&id).map_err(|e| io("send", e))?;
-                    served += 1;
+                    // One connection's trouble is its own: a short read limit, then
+                    // the rank it says, then the id.
+                    let _ = s.set_nonblocking(false);
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                    let mut r = [0u8; 8];
+                    if s.read_exact(&mut r).is_err() {
+                        continue;
+                    }
+                    let r = u64::from_le_bytes(r);
+                    if r == 0 || r >= size as u64 || served[r as usize] {
+                        continue;
+                    }
+                    if s.write_all(&id).is_ok() {
+                        served[r as usize] = true;
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if Instant::now() > deadline {
-                        return Err(Error::Config(format!("rendezvous at {addr}: {served} of {} ranks came before the timeout", size - 1)));
+                    if passed() {
+                        let n = served.iter().filter(|s| !**s).count();
+                        return Err(Error::Config(format!(
+                            "rendezvous at {addr}: {n} of {} ranks did not come before the timeout",
+                            size - 1
+                        )));
                     }
                     std::thread::sleep(Duration::from_millis(2));
                 }
@@ -109,18 +137,28 @@ pub fn rendezvous(
         return Ok(id);
     }
     loop {
-        let target = addr.to_socket_addrs().map_err(|e| io("resolve", e))?.next();
-        let Some(target) = target else { return Err(Error::Config(format!("rendezvous: {addr} resolves to nothing"))) };
-        match TcpStream::connect_timeout(&target, Duration::from_millis(500)) {
-            Ok(mut s) => {
-                s.set_read_timeout(Some(deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))))
-                    .map_err(|e| io("connect", e))?;
-                let mut id = [0u8; 128];
-                s.read_exact(&mut id).map_err(|e| io("receive", e))?;
-                return Ok(id);
-            }
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(io("connect", e)),
+        let targets: Vec<_> = addr.to_socket_addrs().map_err(|e| io("resolve", e))?.collect();
+        if targets.is_empty() {
+            return Err(Error::Config(format!("rendezvous: {addr} resolves to nothing")));
         }
+        let mut last = None;
+        for target in &targets {
+            match TcpStream::connect_timeout(target, Duration::from_millis(500)) {
+                Ok(mut s) => {
+                    let left =
+                        deadline.map(|d| d.saturating_duration_since(std::time::Instant::now())).unwrap_or(Duration::from_secs(3600));
+                    s.set_read_timeout(Some(left.max(Duration::from_millis(1)))).map_err(|e| io("connect", e))?;
+                    s.write_all(&(rank as u64).to_le_bytes()).map_err(|e| io("send rank", e))?;
+                    let mut id = [0u8; 128];
+                    s.read_exact(&mut id).map_err(|e| io("receive", e))?;
+                    return Ok(id);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        if passed() {
+            return Err(io("connect", last.unwrap_or_else(|| std::io::Error::other("no address"))));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

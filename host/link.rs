@@ -16,14 +16,19 @@
 //!     first `i` tasks, and the refused task, once first, counts as failed alone.
 //! F4. Flush: a task whose push completed before its ticket resolved is visible to the
 //!     forwarder's next poll (the push's release precedes the task's completion record,
-//!     which the host acquired); `Link::flush` waits for two polls after it starts and
-//!     for B's tickets of everything popped.
+//!     which the host acquired); `Link::flush` waits for two passes of the forwarder
+//!     after it starts, then for B's tickets of everything popped by then (pushes after
+//!     that do not hold it back).
 //! F5. Close: the entry loses its generation (pushes after it fail with `BadLink`), then
 //!     the forwarder waits until every task A had reserved by then has completed (a
-//!     push that read the entry before is done), pops what is left, and ends once B's
-//!     tickets resolve.
+//!     push that read the entry before is done) and every position handed out (A's
+//!     `enqueue` counter) has been popped, and ends once B's tickets resolve: at most
+//!     10 s for A's tasks and 10 s for B's tickets, after which what is left counts as
+//!     failed (`Error::Timeout`). The same when A closes: a link that is never dropped
+//!     does not keep the runtimes alive.
 //! F6. The forwarder never waits for room in the other runtime: what it cannot take now
-//!     stays in a backlog in host memory, and the outbox keeps draining. Runtimes that
+//!     stays in a backlog in host memory (up to `BACKLOG_MAX` tasks), and the outbox
+//!     keeps draining. Runtimes that
 //!     push into each other (A to B and B to A) would otherwise wait on each other in
 //!     a cycle: A's ring full of tasks waiting to push, B's full of tasks waiting to
 //!     push back, both forwarders waiting for room (it happened: 2 x H200,
@@ -51,6 +56,12 @@ use crate::{Error, Result, Runtime};
 const FORWARD_BATCH: usize = 1024;
 const POP_MAX: u64 = 4096;
 
+/// Most tasks the backlog holds (256 MiB of records) before the forwarder stops popping
+/// and lets the outbox fill, so that pushes wait for room: F6's bound (runtimes whose
+/// tasks push more than they run, as a ping-pong that doubles each round, would
+/// otherwise grow it without limit).
+const BACKLOG_MAX: usize = 1 << 22;
+
 /// How long the forwarder spins on an empty outbox before it sleeps, and its longest
 /// sleep: the latency a push may wait for after a quiet spell.
 const SPIN: Duration = Duration::from_micros(50);
@@ -71,6 +82,8 @@ pub struct LinkStats {
     pub completed: u64,
     /// Of those, refused by the other runtime's checks or failed there.
     pub failed: u64,
+    /// Of those, waiting in host memory for room in the other runtime (F6).
+    pub backlog: u64,
 }
 
 /// A link from one runtime to another ([`Runtime::link_to`]): tasks of the first push
@@ -109,8 +122,8 @@ unsafe impl Sync for Inner {}
 #[derive(Default)]
 struct State {
     stats: LinkStats,
-    /// Polls that found the outbox empty (F4).
-    empty_polls: u64,
+    /// The forwarder's passes so far (F4).
+    polls: u64,
     /// The first error since the last flush.
     error: Option<Error>,
     /// The forwarder has ended.
@@ -155,11 +168,15 @@ impl Runtime {
             changed: Condvar::new(),
         });
         let run = inner.clone();
-        let forwarder = std::thread::Builder::new()
-            .name(format!("resident-link-{index}"))
-            .spawn(move || run.forward())
-            .map_err(|e| Error::Config(format!("could not start a link's forwarder thread: {e}")))?;
-        Ok(Link { inner, forwarder: Some(forwarder) })
+        let forwarder = std::thread::Builder::new().name(format!("resident-link-{index}")).spawn(move || run.forward());
+        match forwarder {
+            Ok(f) => Ok(Link { inner, forwarder: Some(f) }),
+            Err(e) => {
+                // No forwarder: the id must name no live link (pushes would wait forever).
+                let _ = from.backend.set_link_entry(index, LinkEntry::EMPTY, true);
+                Err(Error::Config(format!("could not start a link's forwarder thread: {e}")))
+            }
+        }
     }
 }
 
@@ -188,8 +205,21 @@ impl Link {
 
     fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
         let mut st = self.inner.lock();
-        let want = st.empty_polls + 2;
-        while !(st.done || st.empty_polls >= want && st.stats.completed + st.stats.failed == st.stats.forwarded) {
+        // F4: two whole passes of the forwarder after this call began (the second began
+        // after it: it popped whatever was visible then); then everything popped by
+        // then has been retired. Later pushes do not hold it back.
+        let passes = st.polls + 2;
+        let mut target = None;
+        loop {
+            if st.done {
+                break;
+            }
+            if target.is_none() && st.polls >= passes {
+                target = Some(st.stats.forwarded);
+            }
+            if target.is_some_and(|t| st.stats.completed + st.stats.failed >= t) {
+                break;
+            }
             let wait = match deadline {
                 Some(d) => d.checked_duration_since(Instant::now()).ok_or(Error::Timeout)?.min(Duration::from_millis(1)),
                 None => Duration::from_millis(1),
@@ -275,7 +305,7 @@ impl Inner {
         let mut closing: Option<(u64, Instant)> = None;
         loop {
             let mut popped = 0u64;
-            while popped < POP_MAX {
+            while popped < POP_MAX && backlog.len() < BACKLOG_MAX {
                 match self.pop(pos) {
                     Some(t) => {
                         backlog.push_back(t);
@@ -303,13 +333,14 @@ impl Inner {
             self.retire(&mut pending);
             {
                 let mut st = self.lock();
-                if popped == 0 && backlog.is_empty() {
-                    st.empty_polls += 1;
-                }
+                st.polls += 1;
+                st.stats.backlog = backlog.len() as u64;
                 drop(st);
                 self.changed.notify_all();
             }
-            if self.stop.load(Ordering::SeqCst) {
+            // A closed pushing runtime pushes no more: finish as after a stop (so a
+            // link that is never dropped does not keep both runtimes alive for ever).
+            if self.stop.load(Ordering::SeqCst) || self.from.life.is_closing() {
                 let (target, since) = *closing.get_or_insert_with(|| {
                     let next = self.from.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
                     (next, Instant::now())
@@ -317,7 +348,11 @@ impl Inner {
                 let drained =
                     self.from.tracker.advance(&self.from.backend) >= target || self.from.is_aborted() || since.elapsed() > CLOSE_WAIT;
                 let timed_out = since.elapsed() > 2 * CLOSE_WAIT;
-                if (drained && popped == 0 && backlog.is_empty() && self.pop_ready(pos).is_none()) || timed_out {
+                // Every position handed out has been popped: no push is between its
+                // claim (L2) and its publication (L4). (A dead runtime's counter cannot
+                // be read, and its warps push no more.)
+                let enqueued = self.from.backend.link_enqueued(self.id.index as usize).unwrap_or(pos);
+                if (drained && popped == 0 && backlog.is_empty() && enqueued == pos && self.pop_ready(pos).is_none()) || timed_out {
                     // Everything pushed is forwarded; wait for the other side, bounded by
                     // its tickets (which resolve, fail, or time out with its runtime).
                     let waiting = Instant::now();
@@ -328,7 +363,10 @@ impl Inner {
                         }
                     }
                     let mut st = self.lock();
-                    let lost: u64 = pending.iter().map(|(_, n)| n).sum::<u64>() + backlog.len() as u64;
+                    // Pushes claimed but never published (a task still running at the
+                    // time limit) are lost too.
+                    let unpublished = enqueued.wrapping_sub(pos) as u64;
+                    let lost: u64 = pending.iter().map(|(_, n)| n).sum::<u64>() + backlog.len() as u64 + unpublished;
                     if lost > 0 {
                         st.stats.failed += lost;
                         st.error.get_or_insert(Error::Timeout);

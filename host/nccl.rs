@@ -12,9 +12,13 @@
 //!
 //! NCCL loads its kernels at their first launch, and a module load waits for the
 //! context's running kernels (docs/architecture.md, "Pitfalls"): beside a resident
-//! persistent kernel the first collective would wait for the runtime's idle exit. So
-//! every call here first asks the runtime to exit if it is idle (`Runtime::release`);
-//! NCCL's own kernels then run alone, and the next submission relaunches the runtime.
+//! persistent kernel a collective would wait for it forever. So every call here runs
+//! with the runtime's kernel out (`Shared::with_parked`: it exits once the work
+//! submitted so far has completed, and no submission relaunches it until the call
+//! returns; other threads' submissions wait meanwhile). A communicator's destroy,
+//! which frees pinned memory, waits until no persistent kernel of the process runs
+//! (`crate::cuda::resident_kernels`). Each rank's collective must be called from a
+//! thread of its own: a call returns only once every rank has joined.
 
 use cudarc::nccl::{result as nccl, sys};
 use std::sync::Arc;
@@ -118,14 +122,16 @@ impl Communicator {
         let shared = cuda_runtime(rt)?;
         nccl_present()?;
         let ctx = shared.backend.cuda().expect("checked").context().clone();
-        quiesce(&shared);
-        ctx.bind()?;
-        let stream = Stream::non_blocking(&ctx, 0)?;
-        let mut comm = std::ptr::null_mut();
-        let uid = sys::ncclUniqueId { internal: id.0.map(|b| b as core::ffi::c_char) };
-        // SAFETY: `comm` receives the new communicator; the runtime's context is current
-        // (NCCL uses the current device's primary context, which is the runtime's).
-        unsafe { nccl::comm_init_rank(&mut comm, size as i32, uid, rank as i32) }.map_err(|e| nccl_err("ncclCommInitRank", e))?;
+        let (comm, stream) = shared.with_parked(|| {
+            ctx.bind()?;
+            let stream = Stream::non_blocking(&ctx, 0)?;
+            let mut comm = std::ptr::null_mut();
+            let uid = sys::ncclUniqueId { internal: id.0.map(|b| b as core::ffi::c_char) };
+            // SAFETY: `comm` receives the new communicator; the runtime's context is
+            // current (NCCL uses the current device's primary context, the runtime's).
+            unsafe { nccl::comm_init_rank(&mut comm, size as i32, uid, rank as i32) }.map_err(|e| nccl_err("ncclCommInitRank", e))?;
+            Ok((comm, stream))
+        })?;
         Ok(Self { comm, stream, shared, rank, size })
     }
 
@@ -133,6 +139,16 @@ impl Communicator {
     /// order given (rank `i` is `rts[i]`): made from threads of their own, as
     /// `ncclCommInitRank` needs every rank to join at once.
     pub fn for_runtimes(rts: &[&Runtime]) -> Result<Vec<Self>> {
+        // Every check that can fail before any rank starts its (blocking) init: a rank
+        // that failed after the others began would leave them waiting for it.
+        let mut devices = Vec::with_capacity(rts.len());
+        for rt in rts {
+            cuda_runtime(rt)?;
+            if devices.contains(&rt.device()) {
+                return Err(Error::Config(format!("two runtimes on device {} in one communicator", rt.device())));
+            }
+            devices.push(rt.device());
+        }
         let id = NcclId::new()?;
         let n = rts.len();
         std::thread::scope(|s| {
@@ -178,8 +194,6 @@ impl Communicator {
             return Err(Error::ForeignHandle("buffer"));
         }
         self.shared.usable()?;
-        quiesce(&self.shared);
-        self.shared.bind()?;
         let p = buf.raw_address() as *mut core::ffi::c_void;
         let op = match op {
             ReduceOp::Sum => sys::ncclRedOp_t::ncclSum,
@@ -188,21 +202,33 @@ impl Communicator {
             ReduceOp::Min => sys::ncclRedOp_t::ncclMin,
             ReduceOp::Avg => sys::ncclRedOp_t::ncclAvg,
         };
-        // SAFETY: `p` is `buf.len()` live elements of `T` on this device (the borrow
-        // keeps the buffer alive until the synchronization below); the stream belongs
-        // to this device's context, which is current.
-        unsafe { nccl::all_reduce(p, p, buf.len(), T::NCCL, op, self.comm, self.stream.raw() as sys::cudaStream_t) }
-            .map_err(|e| nccl_err("ncclAllReduce", e))?;
-        self.stream.synchronize()
+        let (comm, stream) = (self.comm, &self.stream);
+        self.shared.with_parked(|| {
+            self.shared.bind()?;
+            // SAFETY: `p` is `buf.len()` live elements of `T` on this device (the borrow
+            // keeps the buffer alive until the synchronization below); the stream
+            // belongs to this device's context, which is current.
+            unsafe { nccl::all_reduce(p, p, buf.len(), T::NCCL, op, comm, stream.raw() as sys::cudaStream_t) }
+                .map_err(|e| nccl_err("ncclAllReduce", e))?;
+            stream.synchronize()
+        })
     }
 }
 
 impl Drop for Communicator {
     fn drop(&mut self) {
-        let _ = self.shared.bind();
-        quiesce(&self.shared);
-        // SAFETY: our communicator, destroyed once, after its last collective completed.
-        let _ = unsafe { nccl::comm_destroy(self.comm) };
+        // Its destroy frees pinned memory, which waits for running kernels: once no
+        // persistent kernel of the process runs (now, if none does).
+        let comm = self.comm as usize;
+        let ctx = self.shared.backend.cuda().map(|c| c.context().clone());
+        crate::cuda::resident_kernels::defer(move || {
+            if let Some(ctx) = ctx {
+                let _ = ctx.bind();
+            }
+            // SAFETY: our communicator, destroyed once, after its last collective
+            // completed (each call synchronized its stream).
+            let _ = unsafe { nccl::comm_destroy(comm as sys::ncclComm_t) };
+        });
     }
 }
 
@@ -213,12 +239,6 @@ fn cuda_runtime(rt: &Runtime) -> Result<Arc<Shared>> {
     }
     rt.shared.usable()?;
     Ok(rt.shared.clone())
-}
-
-/// Lets NCCL's module loads and frees run with the runtime's kernel out if it is idle
-/// (see the module's text); a busy runtime stays (the call then waits for it).
-fn quiesce(shared: &Shared) {
-    let _ = shared.release_if_idle();
 }
 
 fn nccl_present() -> Result<()> {

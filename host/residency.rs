@@ -160,6 +160,31 @@ impl Shared {
         Ok(parked)
     }
 
+    /// Runs `f` with no kernel of this runtime running and none launched until `f`
+    /// returns: for driver calls that wait for running kernels (NCCL's module loads and
+    /// frees, `host/nccl.rs`). Exits the kernel if it is resident (once every task
+    /// submitted so far has completed: a busy runtime is waited for), then holds the
+    /// producer lock across `f`, so submissions from other threads wait for it (a
+    /// `try_submit` gets `WouldBlock`).
+    pub(crate) fn with_parked<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        loop {
+            self.fault()?;
+            let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+            if self.backend.is_parked() || self.backend.workers_gone() {
+                return f();
+            }
+            if !p.closed && self.tracker.advance(&self.backend) == p.next {
+                self.bind()?;
+                if self.backend.park(p.next, p.runs).map_err(|e| self.record_fault(e))? {
+                    self.elastic.exits.fetch_add(1, Ordering::Relaxed);
+                    return f();
+                }
+            }
+            drop(p);
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
     /// Called by every reservation, under the producer lock: launches the kernels again
     /// if they exited.
     pub(crate) fn ensure_resident(&self) -> Result<()> {

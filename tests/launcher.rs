@@ -28,6 +28,8 @@ fn each_launcher() {
     assert_eq!((p.rank, p.size, p.local_rank, p.launcher), (1, 4, None, "pmi"));
     let s = LaunchEnv::from_vars(env(&[("SLURM_PROCID", "5"), ("SLURM_NTASKS", "6"), ("SLURM_LOCALID", "1")])).unwrap();
     assert_eq!((s.rank, s.size, s.local_rank, s.launcher), (5, 6, Some(1), "srun"));
+    let v6 = LaunchEnv::from_vars(env(&[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "::1"), ("MASTER_PORT", "29500")])).unwrap();
+    assert_eq!(v6.master.as_deref(), Some("[::1]:29501"));
     // torchrun's variables win over Slurm's when both are set (torchrun under srun).
     let both = LaunchEnv::from_vars(env(&[("RANK", "1"), ("WORLD_SIZE", "2"), ("SLURM_PROCID", "0"), ("SLURM_NTASKS", "1")])).unwrap();
     assert_eq!(both.launcher, "torchrun");
@@ -40,6 +42,7 @@ fn bad_environments_are_typed_errors() {
         &[("RANK", "2"), ("WORLD_SIZE", "2")][..],
         &[("RANK", "x"), ("WORLD_SIZE", "2")][..],
         &[("RANK", "0"), ("WORLD_SIZE", "0")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "65535")][..],
     ] {
         assert!(matches!(LaunchEnv::from_vars(env(vars)), Err(Error::Config(_))), "{vars:?}");
     }
@@ -63,6 +66,38 @@ fn rendezvous_hands_every_rank_rank_zeros_id() {
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert!(got.iter().all(|g| *g == id));
+    // A stray connection (it says no rank of the job) does not count: rank 0 still
+    // waits for the real ranks, and the stray gets nothing.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let got: Vec<[u8; 128]> = std::thread::scope(|s| {
+        let root = {
+            let addr = addr.clone();
+            s.spawn(move || rendezvous(&addr, 0, 3, Duration::from_secs(20), || Ok(id)).unwrap())
+        };
+        loop {
+            if let Ok(mut c) = std::net::TcpStream::connect(&addr) {
+                use std::io::{Read, Write};
+                c.write_all(&77u64.to_le_bytes()).unwrap();
+                c.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+                let mut b = [0u8; 1];
+                assert!(!matches!(c.read(&mut b), Ok(1)), "a stray connection got the id");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let hs: Vec<_> = (1..3)
+            .map(|rank| {
+                let addr = addr.clone();
+                s.spawn(move || rendezvous(&addr, rank, 3, Duration::from_secs(20), || Ok(id)).unwrap())
+            })
+            .collect();
+        let mut v: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        v.push(root.join().unwrap());
+        v
+    });
+    assert!(got.iter().all(|g| *g == id));
+    assert!(matches!(rendezvous(&addr, 0, 0, Duration::MAX, || Ok(id)), Err(Error::Config(_))));
     // Nobody comes: rank 0 gives up with a typed error.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let r = rendezvous(&format!("127.0.0.1:{port}"), 0, 3, Duration::from_millis(200), || Ok(id));

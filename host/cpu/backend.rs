@@ -299,6 +299,16 @@ impl CpuBackend {
         Ok((v.len() - 1, p, p as u64))
     }
 
+    /// Link `index`'s `enqueue` counter: positions handed out to pushes so far.
+    pub fn link_enqueued(&self, index: usize) -> Result<u32> {
+        assert!(index < resident_shared::link::MAX_LINKS);
+        let at = unsafe { self.table.ptr().add(resident_shared::link::ENQUEUE_OFFSET + index * resident_shared::link::ENQUEUE_STRIDE) }
+            as *mut u32;
+        // SAFETY: the counter's word in the table allocation; the workers update it
+        // atomically.
+        Ok(unsafe { std::sync::atomic::AtomicU32::from_ptr(at) }.load(Ordering::Acquire))
+    }
+
     /// Writes link-table entry `index` (`resident_device::link`, L1): the address
     /// first, then the word with the generation, release (a forged id racing it reads
     /// a null address or the right one; the device's check refuses the first).

@@ -512,9 +512,11 @@ impl CudaBackend {
     }
 
     /// Copies `bytes` from `src` in `src_ctx` (another device's, or this one's) to `dst`
-    /// here, device to device (`cuMemcpyPeer`: NVLink or PCIe, no host staging), complete
-    /// when this returns (both contexts' legacy streams are synchronized: neither
-    /// waits for a persistent kernel, which runs on a non-blocking stream).
+    /// here (`cuMemcpyPeer`: the driver's device-to-device path; direct over NVLink or
+    /// PCIe once peer access is enabled between the contexts, which the runtime does
+    /// not do itself, else staged by the driver), complete when this returns (both
+    /// contexts' legacy streams are synchronized: neither waits for a persistent
+    /// kernel, which runs on a non-blocking stream). Leaves this context current.
     ///
     /// # Safety
     /// `dst..dst+bytes` must lie in this backend's memory and `src..src+bytes` in live
@@ -524,7 +526,8 @@ impl CudaBackend {
         check(unsafe { sys::cuMemcpyPeer(dst, self.ctx.raw(), src, src_ctx.raw(), bytes) }, "cuMemcpyPeer")?;
         check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;
         src_ctx.bind()?;
-        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")
+        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;
+        self.ctx.bind()
     }
 
     pub fn set_buffer_entry(&self, index: usize, e: BufferEntry) -> Result<()> {
@@ -548,6 +551,17 @@ impl CudaBackend {
         let (h, d) = (m.host_ptr(), m.device_ptr());
         v.push(m);
         Ok((v.len() - 1, h, d))
+    }
+
+    /// Link `index`'s `enqueue` counter: positions handed out to pushes so far (a
+    /// synchronous 4-byte copy; the workers' atomics may move it meanwhile).
+    pub fn link_enqueued(&self, index: usize) -> Result<u32> {
+        assert!(index < resident_shared::link::MAX_LINKS);
+        let src = self.table.ptr() + (resident_shared::link::ENQUEUE_OFFSET + index * resident_shared::link::ENQUEUE_STRIDE) as u64;
+        let mut w = [0u8; 4];
+        // SAFETY: 4 bytes of the live table allocation.
+        unsafe { self.download(src, &mut w, 4) }?;
+        Ok(u32::from_ne_bytes(w))
     }
 
     /// Writes link-table entry `index` with a synchronous copy (it has landed when

@@ -227,6 +227,12 @@ impl Context {
         Ok((free, total))
     }
 
+    /// Whether a runtime marked this device's context as faulted (it is reset before
+    /// its next use).
+    pub fn is_faulted(&self) -> bool {
+        devices()[self.inner.ordinal].faulted
+    }
+
     /// This device's context holds a sticky error: the next `Context::new` resets it
     /// once every `Context` of now is gone.
     pub fn mark_faulted(&self) {

@@ -140,7 +140,8 @@ impl PinnedAlloc {
 impl Drop for PinnedAlloc {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemHostAlloc; the owner guarantees no work uses it.
-        // Deferred while a resident kernel runs (a free would wait for it forever).
+        // Deferred while a resident kernel runs (a free would wait for it forever); the
+        // accounting below counts it as freed now, when it is given up.
         unsafe { super::resident_kernels::free_host(&self.ctx, self.host as *mut c_void) };
         accounting::count(Kind::Pinned, self.bytes, false);
     }

@@ -24,8 +24,26 @@ use super::driver::Context;
 struct State {
     /// Persistent kernels that may be running now, on any device.
     resident: usize,
-    /// Pinned allocations whose free waits until `resident` is zero.
-    deferred: Vec<(Context, usize)>,
+    /// What waits until `resident` is zero.
+    deferred: Vec<Deferred>,
+}
+
+enum Deferred {
+    /// Pinned memory of a context.
+    Pinned(Context, usize),
+    /// A call that may wait for running kernels (NCCL's communicator destroy).
+    Call(Box<dyn FnOnce() + Send>),
+}
+
+impl Deferred {
+    fn run(self) {
+        match self {
+            // SAFETY: allocated by cuMemHostAlloc, no longer used (its owner dropped
+            // it), and no resident kernel runs.
+            Deferred::Pinned(ctx, host) => unsafe { free_now(&ctx, host) },
+            Deferred::Call(f) => f(),
+        }
+    }
 }
 
 static STATE: Mutex<State> = Mutex::new(State { resident: 0, deferred: Vec::new() });
@@ -51,11 +69,12 @@ impl Drop for Resident {
         let mut st = state();
         st.resident -= 1;
         if st.resident == 0 {
-            // Under the lock: no launch starts until these are freed.
-            for (ctx, host) in std::mem::take(&mut st.deferred) {
-                // SAFETY: allocated by cuMemHostAlloc, no longer used (its owner
-                // dropped it), and no resident kernel runs.
-                unsafe { free_now(&ctx, host) };
+            // Under the lock: no launch starts until these are done. (A launch meanwhile
+            // waits as long as a free waits for other kernels, the stream API's
+            // included: a stall, never a cycle, since with no resident kernel every
+            // ticket a kernel may wait for has completed.)
+            for d in std::mem::take(&mut st.deferred) {
+                d.run();
             }
         }
     }
@@ -67,13 +86,31 @@ impl Drop for Resident {
 /// # Safety
 /// `host` was allocated by `cuMemHostAlloc` in `ctx`, and nothing uses it any more.
 pub(crate) unsafe fn free_host(ctx: &Context, host: *mut c_void) {
+    if ctx.is_faulted() {
+        // A dead context runs nothing, and its reset (the next runtime on the device)
+        // reclaims every allocation in it: keep neither the memory's free nor the
+        // context (a deferred free holding it would refuse that next runtime).
+        return;
+    }
     let mut st = state();
     if st.resident > 0 && std::env::var_os("RESIDENT_PINNED_FREE_NOW").is_none() {
-        st.deferred.push((ctx.clone(), host as usize));
+        st.deferred.push(Deferred::Pinned(ctx.clone(), host as usize));
         return;
     }
     // SAFETY: the caller's.
     unsafe { free_now(ctx, host as usize) };
+}
+
+/// Runs `f` now if no resident kernel runs in the process, else once none does: for
+/// driver calls that wait for running kernels (NCCL's communicator destroy frees pinned
+/// memory).
+pub(crate) fn defer(f: impl FnOnce() + Send + 'static) {
+    let mut st = state();
+    if st.resident > 0 {
+        st.deferred.push(Deferred::Call(Box::new(f)));
+        return;
+    }
+    f();
 }
 
 unsafe fn free_now(ctx: &Context, host: usize) {

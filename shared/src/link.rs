@@ -33,7 +33,8 @@ pub const DEFAULT_OUTBOX: u32 = 4096;
 /// A link as tasks name it: its entry in the pushing runtime's link table and the
 /// generation it was made with. Generations are handed out once per process, so an id
 /// of a dropped link, or of another runtime's, never names a live link: a push through
-/// it fails with `Status::BadLink`.
+/// it fails with `Status::BadLink`. An id is not a secret (generations are sequential):
+/// any task of a runtime may push through any of its live links.
 ///
 /// `Pod`, so it can sit in a task's arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Pod, Zeroable)]
