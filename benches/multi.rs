@@ -14,7 +14,6 @@
 //!   host thread per runtime), against the same on one runtime;
 //! - host-fed stream of 2^21 noops in batches of 4096 (one producer thread per runtime),
 //!   against one runtime with one producer;
-//! - `Buffer::copy_from` of 256 MiB between devices, both ways, and within one;
 //! - NCCL all-reduce of the runtimes' buffers (1 MiB to 512 MiB), with the bus
 //!   bandwidth nccl-tests would report for it (tools/gpu/nccl_torch.py measures
 //!   PyTorch's NCCL all-reduce the same way, for comparison in the same call);
@@ -174,7 +173,6 @@ fn bench(c: &mut Criterion) {
     println!("link: {stats:?}");
 
     if cuda {
-        peer_copy_rows(&rts);
         nccl_rows(&rts);
     }
 
@@ -185,27 +183,6 @@ fn bench(c: &mut Criterion) {
     drop(marks);
     for rt in rts {
         rt.close().unwrap();
-    }
-}
-
-/// `Buffer::copy_from` of 256 MiB between the first two runtimes' devices, both ways
-/// (peer access enabled by the runtime where the devices allow it), and within one.
-fn peer_copy_rows(rts: &[Runtime]) {
-    let n = 64 << 20;
-    let (a, b) = (rts[0].buffer_from(&vec![1.0f32; n]).unwrap(), rts[1].buffer_from(&vec![2.0f32; n]).unwrap());
-    let a2 = rts[0].buffer::<f32>(n).unwrap();
-    println!("\nBuffer::copy_from, 256 MiB                                         us      GB/s");
-    for (label, dst, src) in [("device 0 -> device 1", &b, &a), ("device 1 -> device 0", &a, &b), ("within device 0", &a2, &a)] {
-        let t = median_of(
-            || {
-                let s = Instant::now();
-                dst.copy_from(src).unwrap();
-                s.elapsed()
-            },
-            2,
-            11,
-        );
-        println!("{label:<66} {:>8.1} {:>9.1}", t.as_secs_f64() * 1e6, (n * 4) as f64 / t.as_secs_f64() / 1e9);
     }
 }
 

@@ -153,9 +153,9 @@ impl<T: Element> Buffer<T> {
     /// Copies all of `src` into this buffer (the same length; `src` may belong to
     /// another runtime, on another device), after every task submitted to either
     /// runtime before this call has completed (as [`Buffer::read`] and
-    /// [`Buffer::write`] wait). Between two CUDA devices `cuMemcpyPeer`, direct device
-    /// to device where they allow peer access (the runtime enables it, once per pair:
-    /// NVLink or PCIe P2P); otherwise through host memory. Tasks
+    /// [`Buffer::write`] wait). Between two CUDA devices `cuMemcpyPeer` (the driver's
+    /// device-to-device copy; direct once peer access is enabled between the devices,
+    /// which the runtime does not do itself); otherwise through host memory. Tasks
     /// submitted meanwhile by other threads may race with it, as with `read`.
     pub fn copy_from(&self, src: &Buffer<T>) -> Result<()> {
         if src.len() != self.len() {

@@ -512,9 +512,9 @@ impl CudaBackend {
     }
 
     /// Copies `bytes` from `src` in `src_ctx` (another device's, or this one's) to `dst`
-    /// here (`cuMemcpyPeer`, with peer access enabled from this context to the other
-    /// where the devices allow it: direct over NVLink or PCIe, else staged by the
-    /// driver), complete when this returns (both
+    /// here (`cuMemcpyPeer`: the driver's device-to-device path; direct over NVLink or
+    /// PCIe once peer access is enabled between the contexts, which the runtime does
+    /// not do itself, else staged by the driver), complete when this returns (both
     /// contexts' legacy streams are synchronized: neither waits for a persistent
     /// kernel, which runs on a non-blocking stream). Leaves this context current.
     ///
@@ -522,8 +522,6 @@ impl CudaBackend {
     /// `dst..dst+bytes` must lie in this backend's memory and `src..src+bytes` in live
     /// memory of `src_ctx`.
     pub unsafe fn copy_peer(&self, dst: u64, src_ctx: &Context, src: u64, bytes: usize) -> Result<()> {
-        // Direct device to device where the devices can (NVLink, PCIe P2P).
-        self.ctx.enable_peer_access(src_ctx)?;
         self.ctx.bind()?;
         check(unsafe { sys::cuMemcpyPeer(dst, self.ctx.raw(), src, src_ctx.raw(), bytes) }, "cuMemcpyPeer")?;
         check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;

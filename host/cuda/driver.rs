@@ -227,36 +227,6 @@ impl Context {
         Ok((free, total))
     }
 
-    /// Lets this context's kernels and copies reach `peer`'s memory directly
-    /// (`cuCtxEnablePeerAccess`), if the devices can (`cuDeviceCanAccessPeer`): NVLink
-    /// or PCIe peer-to-peer instead of the driver staging through host memory. Once per
-    /// pair and process; whether access is on.
-    pub fn enable_peer_access(&self, peer: &Context) -> Result<bool> {
-        static DONE: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
-        let (a, b) = (self.inner.ordinal, peer.inner.ordinal);
-        if a == b {
-            return Ok(true);
-        }
-        let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&(_, _, on)) = done.iter().find(|&&(x, y, _)| (x, y) == (a, b)) {
-            return Ok(on);
-        }
-        let dev = |o: usize| cudarc::driver::result::device::get(o as i32).map_err(|e| driver_err("cuDeviceGet", e));
-        let mut can = 0;
-        check(unsafe { sys::cuDeviceCanAccessPeer(&mut can, dev(a)?, dev(b)?) }, "cuDeviceCanAccessPeer")?;
-        let on = if can != 0 {
-            self.bind()?;
-            match unsafe { sys::cuCtxEnablePeerAccess(peer.raw(), 0) } {
-                CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => true,
-                r => return check(r, "cuCtxEnablePeerAccess").map(|_| false),
-            }
-        } else {
-            false
-        };
-        done.push((a, b, on));
-        Ok(on)
-    }
-
     /// Whether a runtime marked this device's context as faulted (it is reset before
     /// its next use).
     pub fn is_faulted(&self) -> bool {
