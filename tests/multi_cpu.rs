@@ -30,3 +30,4 @@ isolated_test!(close_beside_resident, LIMIT, multi::close_beside_resident(cpu));
 isolated_test!(peer_copies, LIMIT, multi::peer_copies(cpu));
 isolated_test!(nccl_all_reduce, LIMIT, multi::nccl_all_reduce(cpu));
 isolated_test!(events_across_devices, LIMIT, multi::events_across_devices(cpu));
+isolated_test!(link_flush_and_owner_close, LIMIT, multi::link_flush_and_owner_close(cpu));

@@ -95,3 +95,9 @@ isolated_test!(
     LIMIT,
     multi::events_across_devices(gpu)
 );
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    link_flush_and_owner_close,
+    LIMIT,
+    multi::link_flush_and_owner_close(gpu)
+);

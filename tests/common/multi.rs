@@ -397,3 +397,44 @@ pub fn events_across_devices(base: fn(usize) -> RuntimeConfig) {
     a.close().unwrap();
     b.close().unwrap();
 }
+
+/// `Link::flush` is not held back by pushes that keep coming after it began (a thread
+/// submits pushers to A all the while), and a link whose pushing runtime closes
+/// finishes by itself: its flush returns, and dropping it does not wait.
+pub fn link_flush_and_owner_close(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let marks = b.buffer::<u32>(1 << 16).unwrap();
+    let link = a.link_to(&b).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let pushed = std::thread::scope(|s| {
+        let feeder = s.spawn(|| {
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && n + 64 <= 1 << 16 {
+                a.submit(&[Task::forward(link.id(), marks.all(), n, 64)]).unwrap().wait().unwrap();
+                n += 64;
+            }
+            n
+        });
+        // Several flushes while the feeder pushes: each returns.
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_millis(2));
+            link.flush_timeout(Duration::from_secs(20)).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        feeder.join().unwrap()
+    });
+    let s = link.flush().unwrap();
+    assert_eq!((s.forwarded, s.completed, s.failed), (pushed as u64, pushed as u64, 0), "{s:?}");
+    let got = marks.read().unwrap();
+    assert!(got[..pushed as usize].iter().all(|&v| v == 1) && got[pushed as usize..].iter().all(|&v| v == 0));
+    // The pushing runtime closes while the link lives: the forwarder ends by itself.
+    a.close().unwrap();
+    let start = std::time::Instant::now();
+    let after = link.flush_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(after.forwarded, pushed as u64);
+    drop(link);
+    assert!(start.elapsed() < Duration::from_secs(15), "{:?}", start.elapsed());
+    drop(marks);
+    b.close().unwrap();
+}
