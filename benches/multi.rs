@@ -23,17 +23,15 @@
 
 mod common;
 
-use common::{percentiles, samples};
+use common::{median_of, percentiles, samples, stream_batches};
 use criterion::{Criterion, criterion_group, criterion_main};
 use resident::{Runtime, RuntimeConfig, Task};
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 const LIST: usize = 20_000;
 const LISTS: usize = 100;
 const TINY: usize = 1 << 21;
 const BATCH: usize = 4096;
-const IN_FLIGHT: usize = 8;
 const WARMUP: usize = 200;
 const SAMPLES: usize = 2000;
 
@@ -65,27 +63,6 @@ fn all_at_once(rts: &[Runtime], f: impl Fn(&Runtime) + Sync) -> Duration {
     let first = spans.iter().map(|s| s.0).min().unwrap();
     let last = spans.iter().map(|s| s.1).max().unwrap();
     last - first
-}
-
-/// Median of `runs` durations that `f` measures itself, after `warmup` calls.
-fn median_of(mut f: impl FnMut() -> Duration, warmup: usize, runs: usize) -> Duration {
-    (0..warmup).for_each(|_| {
-        f();
-    });
-    let mut t: Vec<Duration> = (0..runs).map(|_| f()).collect();
-    t.sort();
-    t[runs / 2]
-}
-
-fn stream(rt: &Runtime, tasks: &[Task]) {
-    let mut q = VecDeque::with_capacity(IN_FLIGHT + 1);
-    for b in tasks.chunks(BATCH) {
-        q.push_back(rt.submit(b).unwrap());
-        if q.len() > IN_FLIGHT {
-            q.pop_front().unwrap().wait().unwrap();
-        }
-    }
-    q.into_iter().for_each(|t| t.wait().unwrap());
 }
 
 fn bench(c: &mut Criterion) {
@@ -120,9 +97,9 @@ fn bench(c: &mut Criterion) {
 
     // Host-fed streams, one producer per runtime.
     let tiny: Vec<Task> = (0..TINY as u64).map(Task::noop).collect();
-    let one = median_of(|| all_at_once(&rts[..1], |rt| stream(rt, &tiny)), 1, 5);
+    let one = median_of(|| all_at_once(&rts[..1], |rt| stream_batches(rt, BATCH, &tiny)), 1, 5);
     let share = &tiny[..TINY / n];
-    let all = median_of(|| all_at_once(&rts, |rt| stream(rt, share)), 1, 5);
+    let all = median_of(|| all_at_once(&rts, |rt| stream_batches(rt, BATCH, share)), 1, 5);
     let (r1, rn) = (TINY as f64 / one.as_secs_f64() / 1e6, (share.len() * n) as f64 / all.as_secs_f64() / 1e6);
     println!("stream, batch {BATCH}, one runtime, 1 producer   {:>8.1} M tasks/s", r1);
     println!("stream, batch {BATCH}, {n} runtimes, 1 producer each {:>8.1} M tasks/s  ({:.2}x one)", rn, rn / r1);

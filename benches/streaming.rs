@@ -13,16 +13,13 @@
 mod common;
 
 use common::baselines::Baselines;
-use common::median;
+use common::{median, stream_batches};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use resident::{Runtime, RuntimeConfig, Task};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Tiny tasks per pass (all threads together).
 const TINY: usize = 1 << 21;
-/// Tickets each thread keeps in flight before it waits for its oldest.
-const IN_FLIGHT: usize = 8;
 /// Floats per memory-bound task, and tasks per pass.
 const BIG_SLICE: usize = 1 << 14;
 const BIG_TASKS: usize = 1 << 15;
@@ -32,23 +29,13 @@ const BIG_BATCH: usize = 1024;
 /// Bytes a memory-bound pass moves: read x, read y, write y.
 const BIG_BYTES: u64 = (BIG_TASKS * BIG_SLICE * 4 * 3) as u64;
 
-/// `threads` producers each submit their share of `tasks`, in batches of `batch`, with
-/// up to `IN_FLIGHT` tickets outstanding, then wait for the rest.
+/// `threads` producers each submit their share of `tasks` ([`stream_batches`]).
 fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) {
     let share = tasks.len() / threads;
     std::thread::scope(|s| {
         for t in 0..threads {
             let mine = &tasks[t * share..(t + 1) * share];
-            s.spawn(move || {
-                let mut q = VecDeque::with_capacity(IN_FLIGHT + 1);
-                for b in mine.chunks(batch) {
-                    q.push_back(rt.submit(b).unwrap());
-                    if q.len() > IN_FLIGHT {
-                        q.pop_front().unwrap().wait().unwrap();
-                    }
-                }
-                q.into_iter().for_each(|t| t.wait().unwrap());
-            });
+            s.spawn(move || stream_batches(rt, batch, mine));
         }
     });
 }

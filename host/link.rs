@@ -349,10 +349,11 @@ impl Inner {
                     self.from.tracker.advance(&self.from.backend) >= target || self.from.is_aborted() || since.elapsed() > CLOSE_WAIT;
                 let timed_out = since.elapsed() > 2 * CLOSE_WAIT;
                 // Every position handed out has been popped: no push is between its
-                // claim (L2) and its publication (L4). (A dead runtime's counter cannot
-                // be read, and its warps push no more.)
+                // claim (L2) and its publication (L4), and none is waiting at `pos` (a
+                // task there needs a claim). (A dead runtime's counter cannot be read,
+                // and its warps push no more.)
                 let enqueued = self.from.backend.link_enqueued(self.id.index as usize).unwrap_or(pos);
-                if (drained && popped == 0 && backlog.is_empty() && enqueued == pos && self.pop_ready(pos).is_none()) || timed_out {
+                if (drained && popped == 0 && backlog.is_empty() && enqueued == pos) || timed_out {
                     // Everything pushed is forwarded; wait for the other side, bounded by
                     // its tickets (which resolve, fail, or time out with its runtime).
                     let waiting = Instant::now();
@@ -388,14 +389,6 @@ impl Inner {
                 sleep = (sleep * 2).min(MAX_SLEEP);
             }
         }
-    }
-
-    /// Whether a task is waiting at `pos`, without popping it.
-    fn pop_ready(&self, pos: u32) -> Option<()> {
-        let i = pos & (self.capacity - 1);
-        // SAFETY: a sequence word of the live outbox.
-        let seq = unsafe { &*self.seqs.add(i as usize) };
-        (seq.load(Ordering::Acquire).wrapping_add(i) == pos.wrapping_add(1)).then_some(())
     }
 
     /// Offers the front of the backlog to the other runtime without waiting (F3, F6):

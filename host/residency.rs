@@ -145,10 +145,16 @@ impl Shared {
             return Err(Error::ShutDown);
         }
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        if p.closed || self.backend.is_parked() {
+        if self.backend.is_parked() {
             return Ok(false);
         }
-        if self.tracker.advance(&self.backend) != p.next {
+        self.park_if_idle(&p)
+    }
+
+    /// Under the producer lock (`p`): exits the resident kernel if the queue is open and
+    /// every task reserved so far has completed; whether it did.
+    fn park_if_idle(&self, p: &crate::queue::producer::Producer) -> Result<bool> {
+        if p.closed || self.tracker.advance(&self.backend) != p.next {
             return Ok(false);
         }
         self.bind()?;
@@ -170,15 +176,8 @@ impl Shared {
         loop {
             self.fault()?;
             let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-            if self.backend.is_parked() || self.backend.workers_gone() {
+            if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
                 return f();
-            }
-            if !p.closed && self.tracker.advance(&self.backend) == p.next {
-                self.bind()?;
-                if self.backend.park(p.next, p.runs).map_err(|e| self.record_fault(e))? {
-                    self.elastic.exits.fetch_add(1, Ordering::Relaxed);
-                    return f();
-                }
             }
             drop(p);
             std::thread::sleep(std::time::Duration::from_micros(50));

@@ -45,3 +45,29 @@ pub fn samples(mut f: impl FnMut(), warmup: usize, n: usize) -> Vec<Duration> {
         })
         .collect()
 }
+
+/// Tickets a streaming producer keeps in flight before it waits for its oldest.
+pub const IN_FLIGHT: usize = 8;
+
+/// One producer: submits `tasks` in batches of `batch`, with up to [`IN_FLIGHT`]
+/// tickets outstanding, then waits for the rest.
+pub fn stream_batches(rt: &resident::Runtime, batch: usize, tasks: &[resident::Task]) {
+    let mut q = std::collections::VecDeque::with_capacity(IN_FLIGHT + 1);
+    for b in tasks.chunks(batch) {
+        q.push_back(rt.submit(b).unwrap());
+        if q.len() > IN_FLIGHT {
+            q.pop_front().unwrap().wait().unwrap();
+        }
+    }
+    q.into_iter().for_each(|t| t.wait().unwrap());
+}
+
+/// Median of `runs` durations that `f` measures itself, after `warmup` calls.
+pub fn median_of(mut f: impl FnMut() -> Duration, warmup: usize, runs: usize) -> Duration {
+    (0..warmup).for_each(|_| {
+        f();
+    });
+    let mut t: Vec<Duration> = (0..runs).map(|_| f()).collect();
+    t.sort();
+    t[runs / 2]
+}

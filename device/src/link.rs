@@ -52,6 +52,11 @@ pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting
         return Err(Status::BadLink);
     }
     let base = tables as *const u8;
+    // SAFETY (of the pointer arithmetic and accesses below): `index < MAX_LINKS` keeps
+    // the entry and the counter inside the table allocation (the caller's); an entry
+    // whose generation matches a live link's names that link's outbox, written once
+    // with its mask (the mask shares the generation's word, so they are never torn
+    // apart), and outboxes live as long as the runtime: `i <= mask` stays inside it.
     // L1.
     let at = unsafe { base.add(TABLE_OFFSET + id.index as usize * core::mem::size_of::<LinkEntry>()) } as *const u64;
     let (outbox, word) = unsafe { arch::ld_weak_v2_u64(at) };

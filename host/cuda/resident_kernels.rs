@@ -93,12 +93,19 @@ pub(crate) unsafe fn free_host(ctx: &Context, host: *mut c_void) {
         return;
     }
     let mut st = state();
-    if st.resident > 0 && std::env::var_os("RESIDENT_PINNED_FREE_NOW").is_none() {
+    if st.resident > 0 && !free_now_asked() {
         st.deferred.push(Deferred::Pinned(ctx.clone(), host as usize));
         return;
     }
     // SAFETY: the caller's.
     unsafe { free_now(ctx, host as usize) };
+}
+
+/// `RESIDENT_PINNED_FREE_NOW` set: frees are not deferred (the diagnosis that showed the
+/// hang, docs/scaling.md). Read once.
+fn free_now_asked() -> bool {
+    static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ASKED.get_or_init(|| std::env::var_os("RESIDENT_PINNED_FREE_NOW").is_some())
 }
 
 /// Runs `f` now if no resident kernel runs in the process, else once none does: for

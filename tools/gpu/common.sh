@@ -16,3 +16,18 @@ step() {
   [ -n "${OUT:-}" ] && tar czf "$OUT/$(basename "$L").tgz" -C "$(dirname "$L")" "$(basename "$L")"
   return 0
 }
+
+# The staged binary of a test or bench: `bin .gpu/tests/gpu` -> .gpu/tests/gpu-<hash>.
+bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
+
+# The multi-device test binary: several binaries are called multi_gpu-* (the
+# multi-gpu example's unit tests too); the one with the scenarios.
+multi_bin() { for f in $T/multi_gpu-*; do "$f" --list 2>/dev/null | grep -q links_exactly_once && { echo "$f"; return; }; done; }
+
+# libnccl for resident::nccl: PyTorch's, through its Python package (cudarc opens
+# libnccl.so, which the package ships only as libnccl.so.2).
+nccl_env() {
+  local dir; dir=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
+  mkdir -p /tmp/ncclib && ln -sf "$dir/libnccl.so.2" /tmp/ncclib/libnccl.so
+  export LD_LIBRARY_PATH=/tmp/ncclib:$dir:${LD_LIBRARY_PATH:-}
+}

@@ -4,7 +4,6 @@
 # and the host-fed 20k batch, with the gpu suite first.
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue20s19.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue20s19} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $L/device.txt
 step 60 host-passes "$(bin $T/resident)" timing --ignored --nocapture --test-threads 1
 grep -E "us$|noops" $L/host-passes.log

@@ -9,7 +9,6 @@
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue21.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue21} && source tools/gpu/common.sh
 # gpu-pack keeps cargo's hashed names (name-<hash>): take either form.
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $L/device.txt
 step 300 hostile "$(bin $T/hostile_gpu)" --include-ignored --test-threads 1
 grep -B2 -A12 "panicked" $L/hostile.log | head -40

@@ -4,7 +4,6 @@
 # the synchronous pageable upload.
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue21d.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue21d} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $L/device.txt
 step 240 hostile "$(bin $T/hostile_gpu)" --include-ignored --test-threads 1
 grep -E "^test .*(ok|FAILED)$" $L/hostile.log | sort | uniq -c | head -40

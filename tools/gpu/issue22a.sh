@@ -4,7 +4,6 @@
 # process costs a neighbour's GEMM and add, per policy.
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue22a.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue22a} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $L/device.txt
 step 240 residency "$(bin $T/residency_gpu)" --include-ignored --test-threads 1
 grep -E "^test .*(ok|FAILED)$|panicked at|ResidencyStats" $L/residency.log | head -30

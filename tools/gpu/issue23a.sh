@@ -4,7 +4,6 @@
 # the link push, the forward task, Status::BadLink).
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue23a.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue23a} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 { nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id --format=csv,noheader; nvidia-smi topo -m; nvidia-smi topo -p2p rw; nvidia-smi topo -p2p a; } 2>&1 | tee $L/device.txt
 step 300 multi "$(bin $T/multi_gpu)" --include-ignored --test-threads 1
 grep -E "^test .*(ok|FAILED)$|panicked at" $L/multi.log | head -20

@@ -5,7 +5,6 @@
 # the forwarder's backlog; the multi-device bench.
 #   here: tools/gpu/pack.sh; there: bash tools/gpu/issue23b.sh [log-name]   (carry [".gpu"])
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue23b} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/device.txt
 M=$(bin $T/multi_gpu)
 ( sleep 20; for p in $(pgrep -f "multi_gpu.*close_beside_resident"); do echo "== pid $p"; for t in /proc/$p/task/*; do echo "$t $(cat $t/comm) $(cat $t/wchan 2>/dev/null)"; done; command -v gdb >/dev/null && gdb -batch -ex "thread apply all bt 12" -p $p 2>&1 | grep -E "^#|^Thread" | head -80; done > $L/hang-stacks.txt 2>&1 ) &

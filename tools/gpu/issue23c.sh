@@ -3,7 +3,6 @@
 # links_exactly_once on the second run), small, one way, both ways; the threads' wait
 # channels if one hangs.
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue23c} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/device.txt
 M=$(bin $T/multi_gpu)
 for t in links_exactly_once_small links_one_way links_exactly_once; do

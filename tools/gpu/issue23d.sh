@@ -2,7 +2,6 @@
 # Issue 23, fourth run on two GPUs: pushes own their position by an atomic add (the CAS
 # over a bus read made the outbox crawl), then the multi tests and the multi bench.
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-issue23d} && source tools/gpu/common.sh
-bin() { for f in "$1" "$1"-*; do [ -x "$f" ] && [ "${f%.d}" = "$f" ] && { echo "$f"; return; }; done; echo "$1"; }
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/device.txt
 step 250 multi "$(bin $T/multi_gpu)" --include-ignored --test-threads 1
 grep -E "^test .*(ok|FAILED)$|panicked at" $L/multi.log | head -20
