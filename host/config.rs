@@ -118,6 +118,16 @@ pub struct RuntimeConfig {
     /// allocations that existed at its launch (host/cuda/arena.rs). Default: the
     /// environment's `RESIDENT_BUFFER_ARENA_MB` (MiB), else 0.
     pub buffer_arena: usize,
+    /// CUDA: confine the runtime's kernels (the persistent grid and the relay warp) to
+    /// this many SMs through a CUDA green context, and size the grid from them, so
+    /// that the application's other kernels run on the rest at full speed
+    /// ([`crate::Runtime::rest_stream`] gives a stream on the rest). The driver rounds
+    /// the count up to its granularity (on sm_90, at least 8 and a multiple of 8;
+    /// [`crate::Runtime::partition`] tells what it gave). `None` (the default): the
+    /// whole device. Where green contexts are missing (the CPU backend, a driver
+    /// older than CUDA 12.4) the runtime refuses to start with
+    /// [`crate::Error::PartitionUnsupported`].
+    pub sm_partition: Option<u32>,
     /// Test hook (fault injection): the `k`th start of a CPU worker thread (counted over
     /// the pool's life, relaunches after an idle exit too) fails as if the system
     /// refused the thread, so that tests can check what a failed start cleans up.
@@ -152,6 +162,7 @@ impl Default for RuntimeConfig {
             task_deadline: None,
             residency: crate::Residency::Auto,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
+            sm_partition: None,
             fail_worker_start: None,
         }
     }
@@ -207,6 +218,9 @@ impl RuntimeConfig {
         }
         if self.task_deadline.is_some_and(|d| d < Duration::from_millis(1)) {
             return bad("task_deadline must be at least 1 ms");
+        }
+        if self.sm_partition == Some(0) {
+            return bad("sm_partition must be at least 1 SM (None: the whole device)");
         }
         Ok(())
     }

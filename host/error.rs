@@ -200,6 +200,11 @@ pub enum Error {
     /// dropped link's entry may still be writing its outbox.
     #[error("this runtime has made {0} links already, the most it can")]
     TooManyLinks(usize),
+    /// An SM partition was asked for ([`crate::RuntimeConfig::sm_partition`]) where
+    /// CUDA green contexts are missing: the CPU backend, a driver older than CUDA 12.4,
+    /// or a device without them. The text says which.
+    #[error("SM partitions need CUDA green contexts, which are not available here: {0}")]
+    PartitionUnsupported(String),
     /// A `try_*` call would have had to wait for another thread, which holds the
     /// registries' or the producer's lock (a buffer made or dropped, a reservation in
     /// progress): nothing was done; try again.

@@ -56,6 +56,7 @@ mod launcher;
 mod lifecycle;
 mod link;
 pub mod nccl;
+mod partition;
 mod queue;
 mod reclaim;
 mod registry;
@@ -83,6 +84,7 @@ pub use image::KernelImage;
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
 pub use launcher::{LaunchEnv, rendezvous};
 pub use link::{Link, LinkStats};
+pub use partition::SmPartition;
 pub use reservation::Reservation;
 pub use residency::{Residency, ResidencyStats};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is

@@ -331,6 +331,9 @@ impl Runtime {
             }
             k => k,
         };
+        if kind != BackendKind::Cuda && config.sm_partition.is_some() {
+            return Err(Error::PartitionUnsupported("the CPU backend runs on host threads, not SMs".into()));
+        }
         let backend = match kind {
             BackendKind::Cuda => {
                 let lent = transfer.map(|s| (s.raw(), Box::new(s) as Box<dyn std::any::Any + Send + Sync>));

@@ -97,6 +97,8 @@ pub(crate) struct CudaBackend {
     // Owns the kernels; unloaded after the streams are idle.
     module: Arc<Module>,
     kernel_stream: Stream,
+    /// The SM partition the kernels run in (`RuntimeConfig::sm_partition`).
+    partition: Option<super::green::Partition>,
     transfer: Transfer,
     control: Stream,
     ctx: Context,
@@ -152,7 +154,17 @@ impl CudaBackend {
         let builtin = crate::KernelImage::builtin();
         let kernels = if image.ptx() == builtin.ptx() { module.clone() } else { Arc::new(Module::load(&ctx, &builtin)?) };
         let gpu = crate::stream::Gpu::with_module(ctx.clone(), kernels, Some(claim.clone()))?;
-        let kernel_stream = Stream::non_blocking(&ctx, 0)?;
+        // The SM partition, if asked for: both kernels' streams are made in its green
+        // context, so that they run on its SMs only (cuda/green.rs).
+        let partition = match config.sm_partition {
+            Some(n) => Some(super::green::split(&ctx, n)?),
+            None => None,
+        };
+        let resident_stream = || match &partition {
+            Some(p) => Stream::in_green(&p.runtime, 0),
+            None => Stream::non_blocking(&ctx, 0),
+        };
+        let kernel_stream = resident_stream()?;
         let wait_ticket = module.function("resident_wait_ticket")?;
         let transfer = match transfer {
             // SAFETY: the caller checked that the stream belongs to this device's
@@ -184,12 +196,16 @@ impl CudaBackend {
             );
             let counters = DeviceAlloc::zeroed_sync(&ctx, COUNTER_TABLE_WORDS * size_of::<u32>())?;
             let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
-            let relay = Relay::new(&ctx, config.relay_max_batch, config.relay_publish, &module)?;
+            let relay = Relay::new(&ctx, resident_stream()?, config.relay_max_batch, config.relay_publish, &module)?;
             relay.set_host_ring(staging.device_ptr());
             // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
             let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 
-            let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+            // The grid is sized from the SMs the kernel may run on.
+            let sms = match &partition {
+                Some(p) => p.runtime.sms(),
+                None => ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            };
             let block = config.block_threads();
             // Scratch shared memory: each warp's share, for the kernel's life.
             let smem = (block / 32) as usize * image.scratch_bytes_per_warp() as usize;
@@ -243,6 +259,7 @@ impl CudaBackend {
                 gpu,
                 module,
                 kernel_stream,
+                partition,
                 transfer,
                 control,
                 ctx,
@@ -340,9 +357,20 @@ impl CudaBackend {
             kind: BackendKind::Cuda,
             name: self.name.clone(),
             workers: warps,
-            layout: format!("{} SMs, {} blocks x {} threads = {} worker warps", self.sms, self.grid, self.block, warps),
+            layout: match &self.partition {
+                Some(p) => format!(
+                    "{} of {} SMs (green context), {} blocks x {} threads = {} worker warps",
+                    self.sms, p.total, self.grid, self.block, warps
+                ),
+                None => format!("{} SMs, {} blocks x {} threads = {} worker warps", self.sms, self.grid, self.block, warps),
+            },
             fallback: None,
         }
+    }
+
+    /// The SM partition the kernels run in, if the config asked for one.
+    pub fn partition(&self) -> Option<&super::green::Partition> {
+        self.partition.as_ref()
     }
 
     pub fn relayed(&self) -> Option<u64> {

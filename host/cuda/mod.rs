@@ -9,6 +9,7 @@ pub(crate) mod backend;
 pub mod driver;
 pub mod event;
 pub mod graph;
+pub(crate) mod green;
 pub mod launch;
 pub mod memory;
 pub mod module;

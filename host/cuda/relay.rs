@@ -70,7 +70,9 @@ struct State {
 }
 
 impl Relay {
-    pub fn new(ctx: &Context, max_batch: u32, runs: bool, module: &Module) -> Result<Self> {
+    /// `stream`: the one the relay warp stays resident on (the runtime's SM partition's,
+    /// if it has one).
+    pub fn new(ctx: &Context, stream: Stream, max_batch: u32, runs: bool, module: &Module) -> Result<Self> {
         if max_batch as usize > LL_SLOTS / 2 {
             return Err(Error::Config(format!("relay_max_batch must be at most {}", LL_SLOTS / 2)));
         }
@@ -78,7 +80,7 @@ impl Relay {
         let kernel = module.function("resident_relay")?;
         let this = Self {
             kernel,
-            stream: Stream::non_blocking(ctx, 0)?,
+            stream,
             mailbox,
             max_batch,
             runs,

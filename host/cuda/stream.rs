@@ -1,9 +1,10 @@
 //! A non-blocking CUDA stream, destroyed on drop.
 
 use cudarc::driver::sys::{self, CUevent, CUresult, CUstream};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::driver::{Context, check};
+use super::green::GreenCtx;
 use crate::Result;
 
 /// Holds its context, so the context outlives it (dropping the last `Context` releases
@@ -18,6 +19,9 @@ pub struct Stream {
     /// waits for an event recorded there; under this lock no wait can make it join
     /// between the check and the enqueue.
     joins: Mutex<()>,
+    /// The green context a stream of an SM partition was made in ([`Stream::in_green`]):
+    /// it must outlive the stream (dropped after it, as a field after `raw`'s destroy).
+    _green: Option<Arc<GreenCtx>>,
 }
 
 // SAFETY: CUDA streams may be used from any thread.
@@ -43,7 +47,22 @@ impl Stream {
             unsafe { sys::cuStreamCreateWithPriority(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, priority) },
             "cuStreamCreateWithPriority",
         )?;
-        Ok(Self { raw, ctx: ctx.clone(), joins: Mutex::new(()) })
+        Ok(Self { raw, ctx: ctx.clone(), joins: Mutex::new(()), _green: None })
+    }
+
+    /// A non-blocking stream of a green context: kernels launched on it run on that
+    /// partition's SMs only (host/cuda/green.rs).
+    pub fn in_green(green: &Arc<GreenCtx>, priority: i32) -> Result<Self> {
+        let ctx = green.context();
+        ctx.bind()?;
+        let mut raw = std::ptr::null_mut();
+        check(
+            // SAFETY: a live green context (held by the `Arc`); the flag is the one the
+            // driver requires; it writes the handle.
+            unsafe { sys::cuGreenCtxStreamCreate(&mut raw, green.raw(), sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32, priority) },
+            "cuGreenCtxStreamCreate",
+        )?;
+        Ok(Self { raw, ctx: ctx.clone(), joins: Mutex::new(()), _green: Some(green.clone()) })
     }
 
     fn joins(&self) -> MutexGuard<'_, ()> {

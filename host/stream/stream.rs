@@ -83,6 +83,18 @@ impl Stream {
         Ok(Self { raw: RawStream::Cuda(raw), id, gpu: gpu.clone(), capture_gate: CaptureGate::default(), priority: actual })
     }
 
+    /// A stream of `gpu` made in a green context (an SM partition): its kernels run on
+    /// that partition's SMs only.
+    pub(crate) fn in_green(gpu: &Gpu, green: &std::sync::Arc<crate::cuda::green::GreenCtx>, priority: i32) -> Result<Self> {
+        let id = next_stream_id();
+        gpu.bind()?;
+        let raw = CudaStream::in_green(green, gpu.priorities().clamp(priority))?;
+        let mut actual = 0;
+        // SAFETY: a live stream made just now; the driver writes one i32.
+        check(unsafe { sys::cuStreamGetPriority(raw.raw(), &mut actual) }, "cuStreamGetPriority")?;
+        Ok(Self { raw: RawStream::Cuda(raw), id, gpu: gpu.clone(), capture_gate: CaptureGate::default(), priority: actual })
+    }
+
     /// The priority the driver gave this stream (on the CPU device, the requested one
     /// clamped into the range; CPU streams do not apply it).
     pub fn priority(&self) -> i32 {

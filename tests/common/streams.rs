@@ -14,13 +14,13 @@ use std::time::Duration;
 
 pub const SPIN: Duration = Duration::from_millis(20);
 
-fn random(n: usize) -> Vec<f32> {
+pub fn random(n: usize) -> Vec<f32> {
     let mut rng = rand::rng();
     (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect()
 }
 
 /// `got` is `element(x, iters)` of `input` for every element, to a float's rounding.
-fn assert_pipeline(got: &[f32], input: &[f32], iters: u32) {
+pub fn assert_pipeline(got: &[f32], input: &[f32], iters: u32) {
     assert_eq!(got.len(), input.len());
     for (i, (&o, &x)) in got.iter().zip(input).enumerate() {
         let want = element(x, iters);

@@ -31,3 +31,10 @@ nccl_env() {
   mkdir -p /tmp/ncclib && ln -sf "$dir/libnccl.so.2" /tmp/ncclib/libnccl.so
   export LD_LIBRARY_PATH=/tmp/ncclib:$dir:${LD_LIBRARY_PATH:-}
 }
+
+# libcublas for the partition bench's GEMM (cudarc opens libcublas.so.13): the CUDA
+# toolkit's, else PyTorch's Python package's.
+cublas_env() {
+  local dir; dir=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null)
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${dir:+$dir:}${LD_LIBRARY_PATH:-}
+}
