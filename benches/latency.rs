@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
             // relaunch. The exit itself (`release`) is not timed; the submit + wait
             // after it is. Fewer samples: each exit waits for the kernels to leave.
             let n = 2_000;
-            let (mut first, mut exit) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            let (mut first, mut exit, mut returned) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
             for i in 0..n + 200 {
                 let s = std::time::Instant::now();
                 while !rt.release().unwrap() {
@@ -90,14 +90,19 @@ fn bench(c: &mut Criterion) {
                 }
                 let e = s.elapsed();
                 let s = std::time::Instant::now();
-                round_trip(&rt, i as u64);
+                // The submit call relaunches both kernels before it publishes.
+                let t = rt.submit(&[Task::noop(i as u64)]).unwrap();
+                let r = s.elapsed();
+                t.wait().unwrap();
                 if i >= 200 {
                     first.push(s.elapsed());
                     exit.push(e);
+                    returned.push(r);
                 }
             }
             rows.push((format!("persistent ({label}): first task after an exit"), percentiles(&mut first, &PS)));
             rows.push((format!("  ({label}) the exit (release)"), percentiles(&mut exit, &PS)));
+            rows.push((format!("  ({label}) submit call returns, after an exit"), percentiles(&mut returned, &PS)));
         }
         if rt.relayed().is_some() {
             // Where the time goes: the submit call, the completion, and the relay's

@@ -125,7 +125,7 @@ pub struct RuntimeConfig {
     /// the count up to its granularity (on sm_90, at least 8 and a multiple of 8;
     /// [`crate::Runtime::partition`] tells what it gave). `None` (the default): the
     /// whole device. Where green contexts are missing (the CPU backend, a driver
-    /// older than CUDA 12.4) the runtime refuses to start with
+    /// older than CUDA 12.5) the runtime refuses to start with
     /// [`crate::Error::PartitionUnsupported`].
     pub sm_partition: Option<u32>,
     /// Test hook (fault injection): the `k`th start of a CPU worker thread (counted over

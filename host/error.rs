@@ -201,7 +201,7 @@ pub enum Error {
     #[error("this runtime has made {0} links already, the most it can")]
     TooManyLinks(usize),
     /// An SM partition was asked for ([`crate::RuntimeConfig::sm_partition`]) where
-    /// CUDA green contexts are missing: the CPU backend, a driver older than CUDA 12.4,
+    /// CUDA green contexts are missing: the CPU backend, a driver older than CUDA 12.5,
     /// or a device without them. The text says which.
     #[error("SM partitions need CUDA green contexts, which are not available here: {0}")]
     PartitionUnsupported(String),

@@ -18,7 +18,13 @@
 //!     forwarder's next poll (the push's release precedes the task's completion record,
 //!     which the host acquired); `Link::flush` waits for two passes of the forwarder
 //!     after it starts, then for B's tickets of everything popped by then (pushes after
-//!     that do not hold it back).
+//!     that do not hold it back). The counts are atomics, so that readers of
+//!     `Link::stats` never hold up the forwarder: a flusher announces itself
+//!     (`flushers`, SeqCst) before it reads the pass count (`polls`, SeqCst); a pass
+//!     increments `polls` (SeqCst) after its pops and retirements, then wakes the
+//!     flushers if it sees any, under the state lock, so no wake-up falls between a
+//!     flusher's check and its wait; `forwarded` is read after `polls` and counted
+//!     before it, `completed`/`failed` are Release increments read with Acquire.
 //! F5. Close: the entry loses its generation (pushes after it fail with `BadLink`), then
 //!     the forwarder waits until every task A had reserved by then has completed (a
 //!     push that read the entry before is done) and every position handed out (A's
@@ -41,7 +47,7 @@
 use resident_shared::Task;
 use resident_shared::link::{self, LinkEntry, LinkId};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -110,8 +116,27 @@ struct Inner {
     slots: *const Task,
     capacity: u32,
     stop: AtomicBool,
+    /// The forwarder's counts, read without a lock: a caller polling
+    /// [`Link::stats`] never holds up the forwarder (it did when they sat under the
+    /// mutex: a spinning reader and the forwarder took turns at it on every pass).
+    counts: Counts,
+    /// Threads in [`Link::flush`]: the forwarder wakes them after a pass only when
+    /// there are any (F4).
+    flushers: AtomicUsize,
     state: Mutex<State>,
     changed: Condvar,
+}
+
+/// [`LinkStats`] as atomics, and the forwarder's passes. Written by the forwarder only
+/// (`Relaxed` increments: each is a count, ordered with nothing else); a pass's `polls`
+/// increment is `SeqCst`, against the `SeqCst` increment of `flushers` (F4).
+#[derive(Default)]
+struct Counts {
+    forwarded: AtomicU64,
+    completed: AtomicU64,
+    failed: AtomicU64,
+    backlog: AtomicU64,
+    polls: AtomicU64,
 }
 
 // SAFETY: the raw pointers name the outbox, which lives as long as `from`'s backend
@@ -121,9 +146,6 @@ unsafe impl Sync for Inner {}
 
 #[derive(Default)]
 struct State {
-    stats: LinkStats,
-    /// The forwarder's passes so far (F4).
-    polls: u64,
     /// The first error since the last flush.
     error: Option<Error>,
     /// The forwarder has ended.
@@ -164,6 +186,8 @@ impl Runtime {
             slots: unsafe { host.add(link::outbox_slots_offset(capacity)) } as *const Task,
             capacity,
             stop: AtomicBool::new(false),
+            counts: Counts::default(),
+            flushers: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
         });
@@ -188,7 +212,7 @@ impl Link {
 
     /// What the link has forwarded so far.
     pub fn stats(&self) -> LinkStats {
-        self.inner.lock().stats
+        self.inner.stats()
     }
 
     /// Waits until every task pushed before this call (by tasks whose tickets have
@@ -204,20 +228,34 @@ impl Link {
     }
 
     fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
-        let mut st = self.inner.lock();
+        let inner = &self.inner;
+        // F4: announced before the first read of `polls` (both SeqCst): a pass whose
+        // increment this read misses sees the announcement and wakes this thread.
+        inner.flushers.fetch_add(1, Ordering::SeqCst);
+        struct Leave<'a>(&'a AtomicUsize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let _leave = Leave(&inner.flushers);
+        let mut st = inner.lock();
         // F4: two whole passes of the forwarder after this call began (the second began
         // after it: it popped whatever was visible then); then everything popped by
         // then has been retired. Later pushes do not hold it back.
-        let passes = st.polls + 2;
+        let passes = inner.counts.polls.load(Ordering::SeqCst) + 2;
         let mut target = None;
         loop {
             if st.done {
                 break;
             }
-            if target.is_none() && st.polls >= passes {
-                target = Some(st.stats.forwarded);
+            if target.is_none() && inner.counts.polls.load(Ordering::SeqCst) >= passes {
+                target = Some(inner.counts.forwarded.load(Ordering::Relaxed));
             }
-            if target.is_some_and(|t| st.stats.completed + st.stats.failed >= t) {
+            let c = &inner.counts;
+            // Acquire, pairing with the forwarder's Release increments after it saw the
+            // other runtime's tickets resolve.
+            if target.is_some_and(|t| c.completed.load(Ordering::Acquire) + c.failed.load(Ordering::Acquire) >= t) {
                 break;
             }
             let wait = match deadline {
@@ -232,7 +270,7 @@ impl Link {
         }
         match st.error.take() {
             Some(e) => Err(e),
-            None => Ok(st.stats),
+            None => Ok(inner.stats()),
         }
     }
 
@@ -247,7 +285,7 @@ impl Link {
         let mut st = self.inner.lock();
         match st.error.take() {
             Some(e) => Err(e),
-            None => Ok(st.stats),
+            None => Ok(self.inner.stats()),
         }
     }
 
@@ -270,6 +308,15 @@ impl Drop for Link {
 }
 
 impl Inner {
+    /// The counts: `completed` and `failed` read before `forwarded`, so that a
+    /// snapshot never shows more done than forwarded (the forwarder counts a task
+    /// forwarded before it can count it done).
+    fn stats(&self) -> LinkStats {
+        let c = &self.counts;
+        let (completed, failed) = (c.completed.load(Ordering::Acquire), c.failed.load(Ordering::Acquire));
+        LinkStats { completed, failed, forwarded: c.forwarded.load(Ordering::Acquire), backlog: c.backlog.load(Ordering::Relaxed) }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -316,7 +363,8 @@ impl Inner {
                 }
             }
             if popped > 0 {
-                self.lock().stats.forwarded += popped;
+                // Release: read after `completed` by `stats` (Acquire both).
+                self.counts.forwarded.fetch_add(popped, Ordering::Release);
             }
             let mut moved = false;
             while !backlog.is_empty() {
@@ -331,11 +379,13 @@ impl Inner {
                 }
             }
             self.retire(&mut pending);
-            {
-                let mut st = self.lock();
-                st.polls += 1;
-                st.stats.backlog = backlog.len() as u64;
-                drop(st);
+            self.counts.backlog.store(backlog.len() as u64, Ordering::Relaxed);
+            // F4: the pass is counted, then the flushers are looked for (both SeqCst,
+            // against `flush_until`); the lock around the notification keeps it from
+            // falling between a flusher's checks and its wait.
+            self.counts.polls.fetch_add(1, Ordering::SeqCst);
+            if self.flushers.load(Ordering::SeqCst) > 0 {
+                drop(self.lock());
                 self.changed.notify_all();
             }
             // A closed pushing runtime pushes no more: finish as after a stop (so a
@@ -369,7 +419,7 @@ impl Inner {
                     let unpublished = enqueued.wrapping_sub(pos) as u64;
                     let lost: u64 = pending.iter().map(|(_, n)| n).sum::<u64>() + backlog.len() as u64 + unpublished;
                     if lost > 0 {
-                        st.stats.failed += lost;
+                        self.counts.failed.fetch_add(lost, Ordering::Release);
                         st.error.get_or_insert(Error::Timeout);
                     }
                     st.done = true;
@@ -420,7 +470,9 @@ impl Inner {
         while let Some((t, n)) = pending.front() {
             match t.try_wait() {
                 None => return,
-                Some(Ok(())) => self.lock().stats.completed += n,
+                Some(Ok(())) => {
+                    self.counts.completed.fetch_add(*n, Ordering::Release);
+                }
                 Some(Err(e)) => self.failed(*n, e),
             }
             pending.pop_front();
@@ -429,7 +481,7 @@ impl Inner {
 
     fn failed(&self, n: u64, e: Error) {
         let mut st = self.lock();
-        st.stats.failed += n;
+        self.counts.failed.fetch_add(n, Ordering::Release);
         st.error.get_or_insert(e);
     }
 }

@@ -12,6 +12,9 @@ pub struct CapturedGraph {
     graph: CUgraph,
     exec: CUgraphExec,
     ctx: Context,
+    /// The green context of the stream it was captured on, if any: its kernel nodes
+    /// belong to that partition, which must outlive the graph.
+    _green: Option<std::sync::Arc<super::green::GreenCtx>>,
 }
 
 // SAFETY: graph handles are driver objects usable from any thread of their context,
@@ -51,7 +54,7 @@ impl CapturedGraph {
             unsafe { sys::cuGraphDestroy(graph) };
             return Err(e);
         }
-        let g = Self { graph, exec, ctx: stream.context().clone() };
+        let g = Self { graph, exec, ctx: stream.context().clone(), _green: stream.green() };
         // SAFETY: the instantiated graph and a live stream of its context.
         check(unsafe { sys::cuGraphUpload(exec, s) }, "cuGraphUpload")?;
         stream.synchronize()?;

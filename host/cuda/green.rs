@@ -1,4 +1,5 @@
-//! SM partitions through CUDA green contexts (driver 12.4 or later).
+//! SM partitions through CUDA green contexts (driver 12.5 or later: green-context
+//! streams, `cuGreenCtxStreamCreate`, came with CUDA 12.5).
 //!
 //! A green context is a view of the device's primary context confined to a set of SMs:
 //! it shares the primary context's memory and modules, and a kernel launched on one of
@@ -17,8 +18,10 @@ use std::sync::Arc;
 use super::driver::{Context, check};
 use crate::{Error, Result};
 
-/// The oldest driver with green contexts: CUDA 12.4.
-const FIRST_DRIVER: i32 = 12040;
+/// The oldest driver with every call used here: CUDA 12.5 (`cuGreenCtxStreamCreate`;
+/// green contexts themselves came with 12.4). Checked before the first of them, since
+/// a symbol missing from the driver would make cudarc's loader panic.
+const FIRST_DRIVER: i32 = 12050;
 
 /// One green context, destroyed on drop (after every stream made in it: they hold an
 /// `Arc` of it).
@@ -80,7 +83,7 @@ fn device_sms(ctx: &Context) -> Result<CUdevResource> {
     check(unsafe { sys::cuDriverGetVersion(&mut version) }, "cuDriverGetVersion")?;
     if version < FIRST_DRIVER {
         return Err(unsupported(format!(
-            "the driver supports CUDA {}.{}; green contexts need 12.4 or later",
+            "the driver supports CUDA {}.{}; the runtime's green contexts need 12.5 or later",
             version / 1000,
             version % 1000 / 10
         )));
@@ -100,19 +103,32 @@ fn device_sms(ctx: &Context) -> Result<CUdevResource> {
     }
 }
 
+/// A driver result, with "not supported" (a device or a mode without green contexts,
+/// such as some MPS set-ups) as the typed error the config documents.
+fn green_check(r: CUresult, call: &'static str) -> Result<()> {
+    match r {
+        CUresult::CUDA_ERROR_NOT_SUPPORTED => Err(unsupported(format!("{call} returned CUDA_ERROR_NOT_SUPPORTED"))),
+        r => check(r, call),
+    }
+}
+
 /// A green context on the SMs `res` describes.
 fn create(ctx: &Context, res: &mut CUdevResource) -> Result<Arc<GreenCtx>> {
-    // SAFETY (of the calls below): `res` came from a split of this device's resource;
-    // the driver writes one descriptor and one handle.
     let mut desc = std::ptr::null_mut();
-    check(unsafe { sys::cuDevResourceGenerateDesc(&mut desc, res, 1) }, "cuDevResourceGenerateDesc")?;
+    // SAFETY: `res` came from a split of this device's resource; the driver writes one
+    // descriptor.
+    green_check(unsafe { sys::cuDevResourceGenerateDesc(&mut desc, res, 1) }, "cuDevResourceGenerateDesc")?;
     let mut dev = 0;
+    // SAFETY: the driver writes one device handle.
     check(unsafe { sys::cuDeviceGet(&mut dev, ctx.ordinal() as i32) }, "cuDeviceGet")?;
     let mut raw = std::ptr::null_mut();
-    // The driver of CUDA 13.0 requires the default-stream flag (0 is
-    // CUDA_ERROR_INVALID_VALUE, H200, 2026-11-26); the runtime makes its own streams.
+    // The default-stream flag is required (documented since 12.4; 0 gave
+    // CUDA_ERROR_INVALID_VALUE on the H200 here, 2026-11-26); the runtime makes its own
+    // streams.
     let flags = sys::CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM as u32;
-    check(unsafe { sys::cuGreenCtxCreate(&mut raw, desc, dev, flags) }, "cuGreenCtxCreate")?;
+    // SAFETY: a descriptor generated just now, a valid device; the driver writes one
+    // handle.
+    green_check(unsafe { sys::cuGreenCtxCreate(&mut raw, desc, dev, flags) }, "cuGreenCtxCreate")?;
     // SAFETY: `sm` is the member an SM resource fills.
     let sms = unsafe { res.__bindgen_anon_1.sm.smCount };
     Ok(Arc::new(GreenCtx { raw, sms, ctx: ctx.clone() }))
@@ -141,19 +157,31 @@ pub fn split(ctx: &Context, wanted: u32) -> Result<Partition> {
     let input = device_sms(ctx)?;
     // SAFETY: `sm` is the member an SM resource fills.
     let sm = unsafe { input.__bindgen_anon_1.sm };
-    let n = rounded(wanted, sm.smCount, sm.minSmPartitionSize, sm.smCoscheduledAlignment)?;
+    // Drivers before 13.0 do not fill in the granularity: then the documented one of
+    // Hopper and later (at least 8 SMs, multiples of 8), which over-asks on older
+    // architectures (their minimum is 2 or 4) but never under-asks.
+    let (min, align) = match (sm.minSmPartitionSize, sm.smCoscheduledAlignment) {
+        (0, _) | (_, 0) => (8, 8),
+        g => g,
+    };
+    let n = rounded(wanted, sm.smCount, min, align)?;
     // SAFETY: plain old data, filled in by the split.
     let (mut group, mut rest): (CUdevResource, CUdevResource) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
     let mut groups = 1u32;
     // SAFETY: one group to fill, the input from this device, the remainder written.
-    check(unsafe { sys::cuDevSmResourceSplitByCount(&mut group, &mut groups, &input, &mut rest, 0, n) }, "cuDevSmResourceSplitByCount")?;
+    green_check(
+        unsafe { sys::cuDevSmResourceSplitByCount(&mut group, &mut groups, &input, &mut rest, 0, n) },
+        "cuDevSmResourceSplitByCount",
+    )?;
     if groups != 1 {
         return Err(unsupported(format!("the driver could not carve {n} SMs out of {}", sm.smCount)));
     }
     let runtime = create(ctx, &mut group)?;
     // SAFETY: `sm` is the member an SM resource fills.
     let left = unsafe { rest.__bindgen_anon_1.sm.smCount };
-    let rest = if left >= sm.minSmPartitionSize.max(1) { Some(create(ctx, &mut rest)?) } else { None };
+    // A remainder the driver will not make a context of is no rest (the runtime's
+    // partition is what was asked for; only `rest_stream` is refused).
+    let rest = if left >= min { create(ctx, &mut rest).ok() } else { None };
     Ok(Partition { runtime, rest, total: sm.smCount })
 }
 

@@ -94,6 +94,11 @@ impl Stream {
         enqueue(self.raw)
     }
 
+    /// The green context this stream was made in, if any.
+    pub fn green(&self) -> Option<Arc<GreenCtx>> {
+        self._green.clone()
+    }
+
     /// The context this stream belongs to.
     pub fn context(&self) -> &Context {
         &self.ctx
