@@ -124,6 +124,40 @@ fn bench(c: &mut Criterion) {
         SAMPLES,
     );
     link.flush().unwrap();
+    // The same through a peer link (into the other device's inbox, its relay pops), on
+    // CUDA devices with peer access.
+    let peer = a.peer_link_to(b).ok();
+    let mut via_peer = match &peer {
+        Some(pl) => {
+            let push = Task::forward(pl.id(), marks.all(), 0, 1);
+            samples(
+                || {
+                    let before = pl.stats().completed;
+                    drop(a.submit(&[push]).unwrap());
+                    while pl.stats().completed == before {
+                        std::hint::spin_loop();
+                    }
+                },
+                WARMUP,
+                SAMPLES,
+            )
+        }
+        None => Vec::new(),
+    };
+    if let Some(pl) = &peer {
+        pl.flush().unwrap();
+        // What one look at a peer link's counts costs (two synchronous device reads):
+        // the loop above pays up to one of these after the task completes.
+        let mut looks = samples(
+            || {
+                std::hint::black_box(pl.stats());
+            },
+            WARMUP,
+            SAMPLES,
+        );
+        let p = percentiles(&mut looks, &[50.0]);
+        println!("\npeer link: one stats() call {:.2} us p50", p[0]);
+    }
     let mark = Task::mark(marks.all(), 0);
     let mut by_hand = samples(
         || {
@@ -134,10 +168,14 @@ fn bench(c: &mut Criterion) {
         SAMPLES,
     );
     let mut one_rt = samples(|| b.submit(&[mark]).unwrap().wait().unwrap(), WARMUP, SAMPLES);
-    let want = (WARMUP + SAMPLES) as u32 * 3;
+    let want = (WARMUP + SAMPLES) as u32 * if peer.is_some() { 4 } else { 3 };
     assert_eq!(marks.read().unwrap()[0], want, "every mark ran once");
     let ps = [50.0, 90.0, 99.0];
     println!("\nfollow-up task on another device, {SAMPLES} samples, microseconds    p50      p90      p99");
+    if !via_peer.is_empty() {
+        let p = percentiles(&mut via_peer, &ps);
+        println!("{:<44} {:>8.2} {:>8.2} {:>8.2}", "peer link (device push into the other's inbox)", p[0], p[1], p[2]);
+    }
     for (label, s) in [
         ("link (device push, host forwarder)", &mut via_link),
         ("host relay by hand (wait, submit)", &mut by_hand),
@@ -148,6 +186,9 @@ fn bench(c: &mut Criterion) {
     }
     let stats = link.close().unwrap();
     println!("link: {stats:?}");
+    if let Some(pl) = peer {
+        println!("peer link: {:?}", pl.close().unwrap());
+    }
 
     if cuda {
         nccl_rows(&rts);

@@ -205,6 +205,12 @@ pub enum Error {
     /// or a device without them. The text says which.
     #[error("SM partitions need CUDA green contexts, which are not available here: {0}")]
     PartitionUnsupported(String),
+    /// A peer link ([`crate::Runtime::peer_link_to`]) cannot join these two runtimes:
+    /// it needs two CUDA devices with peer access between them, the same task set on
+    /// both, and the receiver's relay warp. The text says what is missing;
+    /// [`crate::Runtime::link_to`] (through the host) joins any two runtimes.
+    #[error("no peer path between these runtimes: {0}")]
+    NoPeerPath(String),
     /// A `try_*` call would have had to wait for another thread, which holds the
     /// registries' or the producer's lock (a buffer made or dropped, a reservation in
     /// progress): nothing was done; try again.

@@ -57,6 +57,7 @@ mod lifecycle;
 mod link;
 pub mod nccl;
 mod partition;
+mod peer_link;
 mod queue;
 mod reclaim;
 mod registry;

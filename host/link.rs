@@ -79,6 +79,12 @@ const CLOSE_WAIT: Duration = Duration::from_secs(10);
 /// Generations of links, for the whole process: an id is handed out once.
 static GENERATION: AtomicU32 = AtomicU32::new(0);
 
+/// A new link generation (host or peer link), or `TooManyLinks` once 2^32 are spent.
+pub(crate) fn next_generation() -> Result<u32> {
+    let generation = GENERATION.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    if generation == 0 { Err(Error::TooManyLinks(link::MAX_LINKS)) } else { Ok(generation) }
+}
+
 /// What a link has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
@@ -96,14 +102,88 @@ pub struct LinkStats {
 /// follow-up tasks into the second through it (`TaskCx::push_to` with [`Link::id`]).
 /// Dropping it stops the pushes (they fail with `Status::BadLink`) and forwards what
 /// was pushed before, without waiting; [`Link::close`] waits for that.
+///
+/// Two paths behind the same API: through the host (a forwarder thread submits what
+/// the tasks pushed; any two runtimes), or peer to peer ([`Runtime::peer_link_to`]:
+/// straight into the other device's memory, drained by its relay warp).
 pub struct Link {
+    path: Path,
+}
+
+enum Path {
+    Host(HostLink),
+    Peer(crate::peer_link::PeerLink),
+}
+
+/// A link through the host: the outbox and its forwarder thread.
+struct HostLink {
     inner: Arc<Inner>,
     forwarder: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Link").field("id", &self.inner.id).field("stats", &self.stats()).finish()
+        f.debug_struct("Link").field("id", &self.id()).field("peer", &self.is_peer()).field("stats", &self.stats()).finish()
+    }
+}
+
+impl Link {
+    pub(crate) fn peer(p: crate::peer_link::PeerLink) -> Self {
+        Self { path: Path::Peer(p) }
+    }
+
+    /// The id tasks push through (`TaskCx::push_to`): put it in their arguments.
+    pub fn id(&self) -> LinkId {
+        match &self.path {
+            Path::Host(h) => h.inner.id,
+            Path::Peer(p) => p.id(),
+        }
+    }
+
+    /// Whether the link goes peer to peer ([`Runtime::peer_link_to`]), not through the
+    /// host.
+    pub fn is_peer(&self) -> bool {
+        matches!(self.path, Path::Peer(_))
+    }
+
+    /// What the link has forwarded so far. For a peer link, `forwarded` counts the
+    /// positions its pushes took (a push still waiting for room included), read from
+    /// the device, and `backlog` is always 0; an error reading them (a dead device)
+    /// reads as zeros.
+    pub fn stats(&self) -> LinkStats {
+        match &self.path {
+            Path::Host(h) => h.inner.stats(),
+            Path::Peer(p) => p.stats().unwrap_or_default(),
+        }
+    }
+
+    /// Waits until every task pushed before this call (by tasks whose tickets have
+    /// resolved) has been forwarded and has completed in the other runtime (F4); the
+    /// first error among them since the last flush, if any.
+    pub fn flush(&self) -> Result<LinkStats> {
+        self.flush_until(None)
+    }
+
+    /// [`Link::flush`], giving up with `Error::Timeout` after `timeout`.
+    pub fn flush_timeout(&self, timeout: Duration) -> Result<LinkStats> {
+        self.flush_until(crate::deadline::after(timeout))
+    }
+
+    fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
+        match &self.path {
+            Path::Host(h) => h.flush_until(deadline),
+            Path::Peer(p) => p.flush_until(deadline),
+        }
+    }
+
+    /// Stops the link (F5: pushes from now on fail with `Status::BadLink`), forwards
+    /// every task pushed before, and waits until they have completed in the other
+    /// runtime; the link's totals, or the first error since the last flush.
+    pub fn close(self) -> Result<LinkStats> {
+        match self.path {
+            Path::Host(h) => h.close(),
+            Path::Peer(p) => p.close(),
+        }
     }
 }
 
@@ -170,10 +250,7 @@ impl Runtime {
         let from = &self.shared;
         from.usable()?;
         to.shared.usable()?;
-        let generation = GENERATION.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if generation == 0 {
-            return Err(Error::TooManyLinks(link::MAX_LINKS));
-        }
+        let generation = next_generation()?;
         from.bind()?;
         let (index, host, device) = from.backend.new_outbox(link::outbox_bytes(capacity))?;
         from.backend.set_link_entry(index, LinkEntry { outbox: device, mask: capacity - 1, generation }, false)?;
@@ -194,7 +271,7 @@ impl Runtime {
         let run = inner.clone();
         let forwarder = std::thread::Builder::new().name(format!("resident-link-{index}")).spawn(move || run.forward());
         match forwarder {
-            Ok(f) => Ok(Link { inner, forwarder: Some(f) }),
+            Ok(f) => Ok(Link { path: Path::Host(HostLink { inner, forwarder: Some(f) }) }),
             Err(e) => {
                 // No forwarder: the id must name no live link (pushes would wait forever).
                 let _ = from.backend.set_link_entry(index, LinkEntry::EMPTY, true);
@@ -204,29 +281,7 @@ impl Runtime {
     }
 }
 
-impl Link {
-    /// The id tasks push through (`TaskCx::push_to`): put it in their arguments.
-    pub fn id(&self) -> LinkId {
-        self.inner.id
-    }
-
-    /// What the link has forwarded so far.
-    pub fn stats(&self) -> LinkStats {
-        self.inner.stats()
-    }
-
-    /// Waits until every task pushed before this call (by tasks whose tickets have
-    /// resolved) has been forwarded and has completed in the other runtime (F4); the
-    /// first error among them since the last flush, if any.
-    pub fn flush(&self) -> Result<LinkStats> {
-        self.flush_until(None)
-    }
-
-    /// [`Link::flush`], giving up with `Error::Timeout` after `timeout`.
-    pub fn flush_timeout(&self, timeout: Duration) -> Result<LinkStats> {
-        self.flush_until(crate::deadline::after(timeout))
-    }
-
+impl HostLink {
     fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
         let inner = &self.inner;
         // F4: announced before the first read of `polls` (both SeqCst): a pass whose
@@ -274,10 +329,7 @@ impl Link {
         }
     }
 
-    /// Stops the link (F5: pushes from now on fail with `Status::BadLink`), forwards
-    /// every task pushed before, and waits until they have completed in the other
-    /// runtime; the link's totals, or the first error since the last flush.
-    pub fn close(mut self) -> Result<LinkStats> {
+    fn close(mut self) -> Result<LinkStats> {
         self.stop();
         if let Some(f) = self.forwarder.take() {
             let _ = f.join();
@@ -299,7 +351,7 @@ impl Link {
     }
 }
 
-impl Drop for Link {
+impl Drop for HostLink {
     fn drop(&mut self) {
         // The forwarder finishes by itself (bounded by CLOSE_WAIT and the tickets of
         // what it forwarded): a drop never waits.

@@ -108,6 +108,9 @@ pub(crate) struct Elastic {
     relaunches: AtomicU64,
     /// `(next, since)`: the runtime looked idle with `next` tasks reserved since `since`.
     idle: Mutex<Option<(u64, Instant)>>,
+    /// Open peer links into this runtime (host/peer_link.rs): their inboxes are drained
+    /// by the relay warp only while the kernels run, so no idle exit while any is open.
+    holds: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -115,7 +118,7 @@ impl Shared {
     /// time. Errors are left to the health polls (a fault is recorded there).
     pub(crate) fn residency_tick(&self) {
         let Some(idle_time) = self.config.residency.idle_time() else { return };
-        if self.backend.is_parked() || self.life.is_closing() {
+        if self.backend.is_parked() || self.life.is_closing() || self.held() {
             return;
         }
         let done = self.tracker.advance(&self.backend);
@@ -145,10 +148,32 @@ impl Shared {
             return Err(Error::ShutDown);
         }
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        if self.backend.is_parked() {
+        if self.backend.is_parked() || self.held() {
             return Ok(false);
         }
         self.park_if_idle(&p)
+    }
+
+    /// Keeps the kernels resident (launching them if they exited) until the matching
+    /// [`Shared::unhold`]: a peer link into this runtime is open.
+    pub(crate) fn hold(&self) -> Result<()> {
+        self.elastic.holds.fetch_add(1, Ordering::SeqCst);
+        let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        let r = if p.closed { Err(Error::ShutDown) } else { self.fault().and_then(|()| self.ensure_resident()) };
+        drop(p);
+        if let Err(e) = r {
+            self.unhold();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn unhold(&self) {
+        self.elastic.holds.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn held(&self) -> bool {
+        self.elastic.holds.load(Ordering::SeqCst) > 0
     }
 
     /// Under the producer lock (`p`): exits the resident kernel if the queue is open and
@@ -177,7 +202,12 @@ impl Shared {
             self.fault()?;
             let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
             if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
-                return f();
+                let r = f();
+                // Open peer links need the relay: back at once (still under the lock).
+                if self.held() && !self.life.is_closing() {
+                    self.ensure_resident()?;
+                }
+                return r;
             }
             drop(p);
             std::thread::sleep(std::time::Duration::from_micros(50));

@@ -96,6 +96,11 @@ impl Shared {
         };
         p.closed = true;
         drop(p);
+        // Peer links into this runtime: their pushes fail from now on instead of
+        // waiting for a relay that is leaving (host/peer_link.rs).
+        if let Some(c) = self.backend.cuda() {
+            c.close_inboxes();
+        }
         let mut exited = false;
         if result.is_ok() {
             let until = deadline.map_or(WhenFull::Wait, WhenFull::Until);

@@ -25,6 +25,7 @@ isolated_test!(
     multi::links_exactly_once(|d| RuntimeConfig { cpu_workers: 8, ..cpu(d) }, 20000, 12, true)
 );
 isolated_test!(link_errors, LIMIT, multi::link_errors(cpu));
+isolated_test!(peer_link_refused, LIMIT, multi::peer_link_refused(cpu));
 isolated_test!(link_limit, LIMIT, multi::link_limit(cpu));
 isolated_test!(close_beside_resident, LIMIT, multi::close_beside_resident(cpu));
 isolated_test!(peer_copies, LIMIT, multi::peer_copies(cpu));

@@ -67,6 +67,24 @@ isolated_test!(
 );
 isolated_test!(
     #[ignore = "needs two CUDA GPUs"]
+    peer_links_exactly_once_small,
+    LIMIT,
+    multi::peer_links_exactly_once(gpu, 200, 3, true)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    peer_links_exactly_once,
+    LIMIT,
+    multi::peer_links_exactly_once(gpu, 20000, 12, true)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
+    peer_link_errors,
+    LIMIT,
+    multi::peer_link_errors(gpu)
+);
+isolated_test!(
+    #[ignore = "needs two CUDA GPUs"]
     link_limit,
     LIMIT,
     multi::link_limit(gpu)

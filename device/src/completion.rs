@@ -83,6 +83,10 @@ impl Completer {
     /// Task `seq`'s segment as a child's `seg` word: where its children are counted.
     #[inline(always)]
     pub fn child_seg(&self, seq: u32, task: &Task) -> u32 {
+        if task.flags & task_flags::PEER != 0 {
+            // A peer link's task belongs to no segment: no children (`crate::inbox`).
+            return segment::NO_PARENT;
+        }
         let (index, len) = self.segment_of(seq, task);
         segment::child(index, len)
     }
@@ -112,6 +116,14 @@ impl Completer {
         // Step 2: every lane's writes of this task before lane 0's stores below.
         arch::syncwarp();
         if arch::lane_id() != 0 {
+            return;
+        }
+        if task.flags & task_flags::PEER != 0 {
+            // A peer link's task (`crate::inbox`, I4): counted in its inbox's `done`
+            // word, which `seg` and `wait_value` name (set by this runtime's relay),
+            // with a release add (this task's writes first); no segment, no record.
+            let at = ((task.wait_value as u64) << 32 | task.seg as u64) as *mut u64;
+            unsafe { arch::atom_add_release_gpu_u64(at, segment::completion_add(failed)) };
             return;
         }
         if !child && !relayed {

@@ -31,6 +31,7 @@ pub mod builtin;
 pub mod completion;
 pub mod deps;
 pub mod entry;
+pub mod inbox;
 pub mod kernel;
 pub mod kernels;
 pub mod link;

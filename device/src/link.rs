@@ -33,8 +33,17 @@
 //!     release, so it reads the whole task.
 //! Exactly once: a position has one owner (L2), the forwarder pops positions in order,
 //! and it hands each slot back only after it read it (L3).
+//!
+//! A peer link (`LinkEntry::mask` has `link::PEER`) pushes the same way into an inbox
+//! in the other device's memory, reached through peer access (NVLink or PCIe), and the
+//! other runtime's relay warp is its one popper (`crate::inbox`, steps I1-I4 there):
+//! L2 as above; L3 with the sequence word in the other device's memory (the
+//! `ld.acquire.sys` pairs with the relay's `st.release.sys` that handed the slot back),
+//! and the inbox's `closed` word read (relaxed, .sys) while waiting: a closed receiver
+//! drains no more, so the push fails with `BadLink` instead of waiting for ever; L4
+//! with the slot and word stored over the peer mapping (`.sys` covers another GPU).
 
-use resident_shared::link::{self, ENQUEUE_OFFSET, ENQUEUE_STRIDE, LinkEntry, LinkId, MAX_LINKS, TABLE_OFFSET};
+use resident_shared::link::{self, ENQUEUE_OFFSET, ENQUEUE_STRIDE, InboxHeader, LinkEntry, LinkId, MAX_LINKS, PEER, TABLE_OFFSET};
 use resident_shared::{BufferEntry, Status, Task};
 
 use crate::arch;
@@ -64,8 +73,19 @@ pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting
     if generation != id.generation || outbox == 0 {
         return Err(Status::BadLink);
     }
-    let seqs = outbox as *mut u32;
-    let slots = unsafe { (outbox as *mut u8).add(link::outbox_slots_offset(mask.wrapping_add(1))) } as *mut Task;
+    // A peer link's inbox: its header, then the sequence words, then the slots.
+    let peer = mask & PEER != 0;
+    let mask = mask & !PEER;
+    let (closed, seqs, slots) = if peer {
+        let base = outbox as *mut u8;
+        (unsafe { &raw const (*(base as *const InboxHeader)).closed }, unsafe { base.add(link::INBOX_SEQ_OFFSET) } as *mut u32, unsafe {
+            base.add(link::inbox_slots_offset(mask.wrapping_add(1)))
+        }
+            as *mut Task)
+    } else {
+        (core::ptr::null(), outbox as *mut u32, unsafe { (outbox as *mut u8).add(link::outbox_slots_offset(mask.wrapping_add(1))) }
+            as *mut Task)
+    };
     let enqueue = unsafe { base.add(ENQUEUE_OFFSET + id.index as usize * ENQUEUE_STRIDE) } as *mut u32;
     // L2.
     let pos = unsafe { arch::atom_add_relaxed_gpu(enqueue, 1) };
@@ -75,6 +95,10 @@ pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting
     while unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) != pos {
         if aborting() {
             return Err(Status::Aborted);
+        }
+        // Relaxed: a flag, nothing is read through it.
+        if peer && unsafe { arch::ld_relaxed_sys(closed) } != 0 {
+            return Err(Status::BadLink);
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).min(2048);

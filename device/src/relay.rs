@@ -97,6 +97,8 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mut runs_taken = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).resume_runs) } as u32;
     // Where the host ring lies (written before the launch; step 7).
     let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
+    // Where peer links' tasks go (`crate::inbox`).
+    let spawn = unsafe { SpawnRing::new(p) };
     let mut echoed = true;
     let mut sleep = 0u32;
     loop {
@@ -207,6 +209,12 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {
             return;
+        }
+        // Peer links' inboxes, after the exit checks (a steady stream of pushes must
+        // not keep the relay from leaving); no sleep after a poll that moved tasks.
+        if unsafe { crate::inbox::drain(p, &spawn) } {
+            sleep = 0;
+            continue;
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_SLEEP_NS);

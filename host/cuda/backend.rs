@@ -86,6 +86,8 @@ pub(crate) struct CudaBackend {
     /// that this device's warps push into and the forwarder reads; they live as long
     /// as the kernel may push.
     outboxes: std::sync::Mutex<Vec<PinnedAlloc>>,
+    /// Peer links' inboxes, drained here or pushed into from here (cuda/peer.rs).
+    peer: super::peer::PeerState,
     /// Where buffers are carved from, if `RuntimeConfig::buffer_arena` asks for one.
     arena: Option<Arc<Arena>>,
     spawn_capacity: u32,
@@ -252,6 +254,7 @@ impl CudaBackend {
                 counters,
                 spawn,
                 outboxes: std::sync::Mutex::new(Vec::new()),
+                peer: Default::default(),
                 spawn_capacity: config.spawn_capacity,
                 relay,
                 arena,
@@ -366,6 +369,15 @@ impl CudaBackend {
             },
             fallback: None,
         }
+    }
+
+    pub(super) fn peer_state(&self) -> &super::peer::PeerState {
+        &self.peer
+    }
+
+    /// Whether the relay warp runs (peer links' inboxes are drained by it).
+    pub fn relay_enabled(&self) -> bool {
+        self.relay.enabled()
     }
 
     /// The SM partition the kernels run in, if the config asked for one.

@@ -81,9 +81,69 @@ pub const ENQUEUE_OFFSET: usize = (TABLE_OFFSET + MAX_LINKS * core::mem::size_of
 /// Bytes between two links' `enqueue` counters.
 pub const ENQUEUE_STRIDE: usize = 128;
 
+/// Byte offset of the inbound table ([`InboundEntry`], [`MAX_INBOUND`] of them): the
+/// inboxes of peer links into this runtime, which its relay warp drains.
+pub const INBOUND_OFFSET: usize = ENQUEUE_OFFSET + MAX_LINKS * ENQUEUE_STRIDE;
+
 /// Bytes of the buffer-table allocation: the buffer table, the link table, the
-/// `enqueue` counters.
-pub const TABLES_BYTES: usize = ENQUEUE_OFFSET + MAX_LINKS * ENQUEUE_STRIDE;
+/// `enqueue` counters, the inbound table.
+pub const TABLES_BYTES: usize = INBOUND_OFFSET + MAX_INBOUND * core::mem::size_of::<InboundEntry>();
+
+/// The flag in [`LinkEntry::mask`] of a peer link: `outbox` is then an inbox in the
+/// other device's memory (reached through peer access), drained by that runtime's relay
+/// warp, with no host thread in between (`resident_device::inbox`).
+pub const PEER: u32 = 1 << 31;
+
+/// Peer links into one runtime over its life (an inbound entry is never reused: a push
+/// that read a closed link's entry may still be writing its inbox).
+pub const MAX_INBOUND: usize = 16;
+
+/// One entry of the inbound table. Zeroed: no inbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct InboundEntry {
+    /// The inbox (device address, this device's memory): an [`InboxHeader`], sequence
+    /// words, slots.
+    pub inbox: u64,
+    /// Its slots minus one.
+    pub mask: u32,
+    /// Non-zero while the relay drains it.
+    pub live: u32,
+}
+const _: () = assert!(core::mem::size_of::<InboundEntry>() == 16);
+
+/// The head of an inbox, in the receiving device's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(128))]
+pub struct InboxHeader {
+    /// Tasks of this inbox completed, plus 2^32 for each that failed (one 64-bit add per
+    /// task, [`crate::segment::completion_add`], by the worker that ran it): the host
+    /// reads both counts in one 8-byte copy.
+    pub done: u64,
+    /// The next position the relay pops (the relay's own; kept here across relaunches).
+    pub dequeue: u32,
+    /// Non-zero once the receiving runtime closes: pushes fail (`Status::BadLink`)
+    /// instead of waiting for room that nobody makes.
+    pub closed: u32,
+    /// To 128 bytes: the sequence words start on their own line.
+    pub _pad: [u32; 28],
+}
+const _: () = assert!(core::mem::size_of::<InboxHeader>() == 128);
+
+/// Byte offset of the sequence words in an inbox.
+pub const INBOX_SEQ_OFFSET: usize = core::mem::size_of::<InboxHeader>();
+
+/// Byte offset of the task slots in an inbox of `capacity` slots.
+#[inline]
+pub const fn inbox_slots_offset(capacity: u32) -> usize {
+    (INBOX_SEQ_OFFSET + capacity as usize * 4).next_multiple_of(128)
+}
+
+/// Bytes of an inbox of `capacity` slots.
+#[inline]
+pub const fn inbox_bytes(capacity: u32) -> usize {
+    inbox_slots_offset(capacity) + capacity as usize * core::mem::size_of::<crate::Task>()
+}
 
 /// Byte offset of the task slots in an outbox of `capacity` slots.
 #[inline]

@@ -64,6 +64,11 @@ pub const fn child(index: u32, len: u32) -> u32 {
     index | len << CHILD_INDEX_BITS
 }
 
+/// The child `seg` word of a task that may not push children (a peer link's task,
+/// [`crate::task_flags::PEER`]): no [`child`] word is ever this.
+pub const NO_PARENT: u32 = u32::MAX;
+const _: () = assert!(child(MAX_CAPACITY - 1, SEGMENT) != NO_PARENT);
+
 /// Entry index named by a child's `seg` word.
 #[inline]
 pub const fn child_index(seg: u32) -> u32 {

@@ -93,6 +93,12 @@ pub mod task_flags {
     /// the worker that claims the slot only counts it in its segment (no run, no record,
     /// no signal).
     pub const RELAYED: u16 = 8;
+    /// A task that another runtime's task pushed through a peer link, moved from its
+    /// inbox into the spawn ring by the relay warp (always with [`CHILD`]). It belongs
+    /// to no segment: `seg` (low half) and `wait_value` (high half) hold the address of
+    /// its inbox's `done` word ([`crate::link::InboxHeader`]), which its completion adds
+    /// to. It may not push children of its own (`Status::QueueFull`).
+    pub const PEER: u16 = 16;
 }
 
 impl Task {

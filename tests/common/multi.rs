@@ -89,10 +89,21 @@ pub fn foreign_handles(base: fn(usize) -> RuntimeConfig) {
 /// on the other side; `flush` waits for them; the links keep working across idle exits
 /// of either runtime.
 pub fn links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32, both_ways: bool) {
+    links_exactly_once_by(base, per_round, rounds, both_ways, false)
+}
+
+/// [`links_exactly_once`] through peer links (`Runtime::peer_link_to`): the pushes go
+/// straight into the other device's inbox, drained by its relay warp.
+pub fn peer_links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32, both_ways: bool) {
+    links_exactly_once_by(base, per_round, rounds, both_ways, true)
+}
+
+fn links_exactly_once_by(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32, both_ways: bool, peer: bool) {
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
-    let ab = a.link_to(&b).unwrap();
-    let ba = b.link_to(&a).unwrap();
+    let (ab, ba) =
+        if peer { (a.peer_link_to(&b).unwrap(), b.peer_link_to(&a).unwrap()) } else { (a.link_to(&b).unwrap(), b.link_to(&a).unwrap()) };
+    assert_eq!((ab.is_peer(), ba.is_peer()), (peer, peer));
     let producers = 2u32;
     let total = per_round * rounds * producers;
     let on_b = b.buffer::<u32>(total as usize).unwrap();
@@ -120,6 +131,14 @@ pub fn links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, roun
         for p in 0..producers {
             let (a, b, ab, ba, on_a, on_b, done) = (&a, &b, &ab, &ba, &on_a, &on_b, &done);
             s.spawn(move || {
+                // Counted even if this thread panics, so that the progress thread ends.
+                struct Done<'a>(&'a std::sync::atomic::AtomicU32);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                let _done = Done(done);
                 for r in 0..rounds {
                     let first = (p * rounds + r) * per_round;
                     let ta = a.submit(&forwards(ab.id(), on_b.all(), first, per_round, first + 1)).unwrap();
@@ -136,7 +155,6 @@ pub fn links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, roun
                         let _ = b.release();
                     }
                 }
-                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             });
         }
     });
@@ -204,6 +222,75 @@ pub fn link_errors(base: fn(usize) -> RuntimeConfig) {
     assert!(matches!(r, Err(Error::ShutDown) | Err(Error::InvalidTask { .. })), "{r:?}");
     drop(link);
     a.close().unwrap();
+}
+
+/// What goes wrong through a peer link is reported, and nothing is lost or run twice:
+/// a pushed task that B's device refuses (a slice out of range there) fails alone and
+/// `flush` says so once; a push through a closed link fails with `BadLink`; a 2-slot
+/// inbox under a burst waits for room; a dropped link gives B back (it may exit when
+/// idle again); a closed B makes waiting pushes fail and `flush` report `ShutDown`.
+pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let marks = b.buffer::<u32>(256).unwrap();
+    let link = a.peer_link_to_with(&b, 2).unwrap();
+    assert!(link.is_peer());
+    // B is held resident while the link is open.
+    assert!(!b.release().unwrap());
+    a.submit(&[Task::forward(link.id(), marks.all(), 0, 200)]).unwrap().wait().unwrap();
+    a.submit(&[Task::forward(link.id(), marks.all(), 250, 10)]).unwrap().wait().unwrap();
+    let r = link.flush();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::ChildFailed, .. })), "{r:?}");
+    let s = link.stats();
+    assert_eq!((s.forwarded, s.completed, s.failed), (210, 206, 4), "{s:?}");
+    let got = marks.read().unwrap();
+    assert!(got[..200].iter().all(|&v| v == 1) && got[200..250].iter().all(|&v| v == 0) && got[250..].iter().all(|&v| v == 1));
+    assert_eq!(link.flush().unwrap(), s);
+    let id = link.id();
+    assert_eq!(link.close().unwrap(), s);
+    let r = a.submit(&[Task::forward(id, marks.all(), 0, 1)]).unwrap().wait();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    // Closed: B may exit when idle again.
+    let start = std::time::Instant::now();
+    while !b.release().unwrap() {
+        assert!(start.elapsed() < Duration::from_secs(5), "B stays held after the close");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Dropped without a close: the pushes before still run (the drop's thread flushes).
+    let link = a.peer_link_to(&b).unwrap();
+    let more = b.buffer::<u32>(64).unwrap();
+    a.submit(&[Task::forward(link.id(), more.all(), 0, 64)]).unwrap().wait().unwrap();
+    drop(link);
+    let start = std::time::Instant::now();
+    while more.read().unwrap().iter().any(|&v| v != 1) {
+        assert!(start.elapsed() < Duration::from_secs(10), "a dropped link's pushes never ran");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(more.read().unwrap().iter().all(|&v| v == 1));
+    // B closed under an open link: pushes fail or are counted lost, nothing hangs.
+    let link = a.peer_link_to_with(&b, 2).unwrap();
+    drop((marks, more));
+    b.close().unwrap();
+    let fresh = a.buffer::<u32>(4).unwrap();
+    let r = a.submit(&[Task::forward(link.id(), fresh.all(), 0, 64)]).unwrap().wait();
+    assert!(matches!(r, Ok(()) | Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    let r = link.flush_timeout(Duration::from_secs(20));
+    assert!(matches!(r, Err(Error::ShutDown)), "{r:?}");
+    drop(link);
+    a.close().unwrap();
+}
+
+/// Peer links need two CUDA devices: elsewhere a typed error (the CPU backend; two
+/// runtimes with different task sets are refused the same way on GPUs).
+pub fn peer_link_refused(base: fn(usize) -> RuntimeConfig) {
+    let a = Runtime::with_config(base(0)).unwrap();
+    let b = Runtime::with_config(base(1)).unwrap();
+    let r = a.peer_link_to(&b);
+    assert!(matches!(r, Err(Error::NoPeerPath(_))), "{r:?}");
+    assert!(matches!(a.peer_link_to_with(&b, 3), Err(Error::Config(_))));
+    // The host path still joins them.
+    let link = a.link_to(&b).unwrap();
+    assert!(!link.is_peer());
 }
 
 /// A runtime makes at most `MAX_LINKS` links over its life; the next is a typed error.

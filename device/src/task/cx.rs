@@ -304,7 +304,8 @@ impl TaskCx {
     /// [`TaskCx::spawn`] of a task record as built (a checked type's: `spawn` only).
     #[inline(always)]
     fn spawn_record(&self, child: &Task) -> Result<(), Status> {
-        if self.spawn.is_none() || self.counts.is_null() {
+        // A peer link's task has no segment to count children in (`crate::inbox`).
+        if self.spawn.is_none() || self.counts.is_null() || self.child_seg == segment::NO_PARENT {
             return Err(Status::QueueFull);
         }
         // Lane 0's verdict, for every lane: 0 pushed, else the status.

@@ -1,0 +1,124 @@
+//! The receiving side of peer links: another device's tasks push into inboxes in this
+//! device's memory (`crate::link`, through peer access), and the relay warp, the one
+//! popper of every inbox, moves what they pushed into the spawn ring, where the workers
+//! run it as they run children. The layouts are `resident_shared::link` (the inbound
+//! table in the buffer-table allocation, [`InboxHeader`], sequence words, slots).
+//!
+//! Orderings (lane 0 of the relay warp moves; the other lanes only look):
+//! I1. The inbound entry: relaxed `.sys` loads (the host writes it with a synchronous
+//!     copy, after the inbox was zeroed, and clears `live` at a close). An entry read
+//!     torn is either not live or names the right inbox: the address is written once,
+//!     before `live`, and never changed.
+//! I2. Pop: `ld.acquire.sys` of the slot's sequence word seeing `pos + 1` pairs with the
+//!     pusher's `st.release.sys` (another device's warp, `crate::link` L4): the task's
+//!     bytes are visible. Lane 0 makes its own acquire before it reads the slot.
+//! I3. Hand back: after the task is copied into the spawn ring (its loads of the slot
+//!     done), `st.release.sys` of the word `pos + capacity`, which the pusher of the
+//!     next lap acquires (L3) before it overwrites the slot. `dequeue` is the relay's
+//!     own (relaxed; in device memory so that it survives a relaunch).
+//! I4. The copy is a `CHILD | PEER` task whose `seg`/`wait_value` name the inbox's
+//!     `done` word, with no counters (a pusher's task set is this one's, but its
+//!     counters are not): the worker that runs it adds 1 (1 + 2^32 on a failure) with
+//!     a release add (`crate::completion`), which the host reads to count (`Link`
+//!     flush and stats). A peer task belongs to no segment and may not push children.
+//! Exactly once: each position is moved once (one popper, in order; a full spawn ring
+//! leaves it for the next poll), and the spawn ring's own protocol runs each copy once.
+
+use resident_shared::link::{INBOUND_OFFSET, INBOX_SEQ_OFFSET, InboxHeader, MAX_INBOUND, inbox_slots_offset};
+use resident_shared::{KernelParams, Task, task_flags};
+
+use crate::arch;
+use crate::spawn::SpawnRing;
+
+/// Tasks moved from one inbox per call, at most: the relay goes back to its mailbox in
+/// between.
+const MOVE_MAX: u32 = 32;
+
+/// Moves what peer links pushed into this runtime's inboxes into the spawn ring. Every
+/// lane of the relay warp calls; true if anything moved.
+///
+/// # Safety
+/// `p.buffers` must be the runtime's table allocation
+/// (`resident_shared::link::TABLES_BYTES` bytes); the inboxes its inbound entries name
+/// must be live (they live as long as the pushing runtime's backend and this one's).
+#[inline(never)]
+pub unsafe fn drain(p: &KernelParams, spawn: &SpawnRing) -> bool {
+    if spawn.is_none() || p.buffers == 0 {
+        return false;
+    }
+    let lane = arch::lane_id();
+    // I1: one entry per lane (16 bytes each, one coalesced request).
+    let table = unsafe { (p.buffers as *const u8).add(INBOUND_OFFSET) } as *const u64;
+    let (inbox, word) = if (lane as usize) < MAX_INBOUND {
+        unsafe { (arch::ld_relaxed_sys_u64(table.add(2 * lane as usize)), arch::ld_relaxed_sys_u64(table.add(2 * lane as usize + 1))) }
+    } else {
+        (0, 0)
+    };
+    let mask = word as u32;
+    let mut ready = false;
+    if inbox != 0 && (word >> 32) != 0 {
+        let h = inbox as *const InboxHeader;
+        let pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
+        let i = pos & mask;
+        let seqs = unsafe { (inbox as *const u8).add(INBOX_SEQ_OFFSET) } as *const u32;
+        // I2 (a look: lane 0 acquires again before it reads).
+        ready = unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) == pos.wrapping_add(1);
+    }
+    let mut todo = arch::ballot(ready);
+    let mut moved = false;
+    while todo != 0 {
+        let k = todo.trailing_zeros();
+        todo &= todo - 1;
+        let base = (arch::shfl_idx(inbox as u32, k) as u64) | (arch::shfl_idx((inbox >> 32) as u32, k) as u64) << 32;
+        let mask = arch::shfl_idx(mask, k);
+        let mut n = 0u32;
+        if lane == 0 {
+            // SAFETY: a live inbox (the caller's contract) of `mask + 1` slots.
+            n = unsafe { move_from(base, mask, spawn) };
+        }
+        if arch::shfl_idx(n, 0) != 0 {
+            moved = true;
+        }
+    }
+    moved
+}
+
+/// Lane 0: moves up to [`MOVE_MAX`] tasks from the inbox at `base` into the spawn ring
+/// (I2-I4); how many.
+#[inline(always)]
+unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
+    let h = base as *mut InboxHeader;
+    let inbox = base as *mut u8;
+    let seqs = unsafe { inbox.add(INBOX_SEQ_OFFSET) } as *mut u32;
+    let slots = unsafe { inbox.add(inbox_slots_offset(mask.wrapping_add(1))) } as *const Task;
+    let done = unsafe { &raw mut (*h).done } as u64;
+    let mut pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
+    let mut n = 0;
+    while n < MOVE_MAX {
+        let i = pos & mask;
+        // I2.
+        if unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) != pos.wrapping_add(1) {
+            break;
+        }
+        let mut t = unsafe { slots.add(i as usize).read() };
+        // I4.
+        t.flags = task_flags::CHILD | task_flags::PEER;
+        t.seg = done as u32;
+        t.wait_value = (done >> 32) as u32;
+        t.wait_counter = 0;
+        t.signal_counter = 0;
+        // SAFETY: the relay's ring (live while the relay runs).
+        if !unsafe { spawn.try_push(&t) } {
+            // Full: this position waits for the next poll.
+            break;
+        }
+        // I3 (stored relative to the index).
+        unsafe { arch::st_release_sys(seqs.add(i as usize), pos.wrapping_add(mask).wrapping_add(1).wrapping_sub(i)) };
+        pos = pos.wrapping_add(1);
+        n += 1;
+    }
+    if n > 0 {
+        unsafe { arch::st_relaxed_gpu(&raw mut (*h).dequeue, pos) };
+    }
+    n
+}

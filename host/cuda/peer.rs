@@ -1,0 +1,178 @@
+//! Peer links on CUDA (host/peer_link.rs has the link itself): inboxes in the receiving
+//! device's memory, their inbound-table entries, and peer access between contexts.
+//! The device side is `resident_device::inbox` (the relay warp pops) and
+//! `resident_device::link` (the pushing warps).
+
+use cudarc::driver::sys::{self, CUresult};
+use resident_shared::link::{INBOUND_OFFSET, InboundEntry, InboxHeader, MAX_INBOUND, inbox_bytes};
+use std::sync::{Arc, Mutex};
+
+use super::backend::CudaBackend;
+use super::driver::{Context, check};
+use super::stream::Stream;
+use crate::{Error, Result};
+
+/// An inbox: device memory of the receiving device, from a memory pool of its own that
+/// grants the pushing device access (stream-ordered allocations are reachable from a
+/// peer only through their pool's access list, `cuMemPoolSetAccess`, not through
+/// `cuCtxEnablePeerAccess`: an inbox from the default pool faulted the pusher with an
+/// illegal address, 2 x H200, 2026-11-26), and a stream of its own for the
+/// stream-ordered free (a `cuMemFree` would wait for the device's resident kernel; a
+/// free on a non-blocking stream does not). Held by the receiving backend (its relay
+/// reads it) and by the pushing one (its warps may still write it after a close): the
+/// last of the two frees it.
+pub struct Inbox {
+    ptr: sys::CUdeviceptr,
+    pool: sys::CUmemoryPool,
+    stream: Stream,
+    capacity: u32,
+}
+
+// SAFETY: driver handles and a device address; the driver's calls on them are
+// thread-safe, and the only mutation (the free) is in `drop`.
+unsafe impl Send for Inbox {}
+unsafe impl Sync for Inbox {}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let _ = self.stream.context().bind();
+        // SAFETY: owned here; no kernel can touch it any more (both runtimes that could
+        // have dropped their holds after their kernels stopped); freed in stream order,
+        // then the pool (empty) goes.
+        unsafe {
+            sys::cuMemFreeAsync(self.ptr, self.stream.raw());
+            sys::cuStreamSynchronize(self.stream.raw());
+            sys::cuMemPoolDestroy(self.pool);
+        }
+        crate::accounting::count(crate::accounting::Kind::Device, inbox_bytes(self.capacity), false);
+    }
+}
+
+impl Inbox {
+    pub fn addr(&self) -> u64 {
+        self.ptr
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+}
+
+/// Whether device `a` can access device `b`'s memory (`cuDeviceCanAccessPeer`).
+pub fn can_access(a: &Context, b: &Context) -> Result<bool> {
+    let (mut da, mut db, mut ok) = (0, 0, 0);
+    // SAFETY: the driver writes one handle each, then one int.
+    unsafe {
+        check(sys::cuDeviceGet(&mut da, a.ordinal() as i32), "cuDeviceGet")?;
+        check(sys::cuDeviceGet(&mut db, b.ordinal() as i32), "cuDeviceGet")?;
+        check(sys::cuDeviceCanAccessPeer(&mut ok, da, db), "cuDeviceCanAccessPeer")?;
+    }
+    Ok(ok != 0)
+}
+
+/// Lets kernels of `from`'s context access memory of `to`'s (once per pair and
+/// direction; already enabled is fine).
+pub fn enable_access(from: &Context, to: &Context) -> Result<()> {
+    from.bind()?;
+    // SAFETY: two live primary contexts; flags must be 0.
+    match unsafe { sys::cuCtxEnablePeerAccess(to.raw(), 0) } {
+        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+        r => check(r, "cuCtxEnablePeerAccess"),
+    }
+}
+
+impl CudaBackend {
+    /// A new inbox of `capacity` slots (zeroed), and its entry in the inbound table,
+    /// live (the relay drains it from its next poll). `TooManyLinks` after
+    /// `MAX_INBOUND` over the runtime's life: an entry is never reused.
+    /// `pusher`: the ordinal of the device whose warps push into it.
+    pub fn new_inbox(&self, capacity: u32, pusher: usize) -> Result<(usize, Arc<Inbox>)> {
+        let mut v = self.peer_state().inboxes.lock().unwrap_or_else(|e| e.into_inner());
+        if v.len() >= MAX_INBOUND {
+            return Err(Error::TooManyLinks(MAX_INBOUND));
+        }
+        let ctx = self.context();
+        ctx.bind()?;
+        let stream = Stream::non_blocking(ctx, 0)?;
+        let device = |id: usize| sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: id as i32 };
+        // SAFETY: plain old data; the fields the driver reads are set below.
+        let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        props.location = device(ctx.ordinal());
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: valid properties; the driver writes one handle.
+        check(unsafe { sys::cuMemPoolCreate(&mut pool, &props) }, "cuMemPoolCreate")?;
+        let access = sys::CUmemAccessDesc { location: device(pusher), flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+        let bytes = inbox_bytes(capacity);
+        let mut ptr = 0;
+        // SAFETY: a live pool and stream of this context; the allocation is zeroed and
+        // waited for before anyone sees its address.
+        let made = unsafe {
+            check(sys::cuMemPoolSetAccess(pool, &access, 1), "cuMemPoolSetAccess")
+                .and_then(|()| check(sys::cuMemAllocFromPoolAsync(&mut ptr, bytes, pool, stream.raw()), "cuMemAllocFromPoolAsync"))
+                .and_then(|()| check(sys::cuMemsetD8Async(ptr, 0, bytes, stream.raw()), "cuMemsetD8Async"))
+                .and_then(|()| check(sys::cuStreamSynchronize(stream.raw()), "cuStreamSynchronize"))
+        };
+        if let Err(e) = made {
+            // SAFETY: what was made above, unused by anyone.
+            unsafe {
+                if ptr != 0 {
+                    sys::cuMemFreeAsync(ptr, stream.raw());
+                    sys::cuStreamSynchronize(stream.raw());
+                }
+                sys::cuMemPoolDestroy(pool);
+            }
+            return Err(e);
+        }
+        crate::accounting::count(crate::accounting::Kind::Device, bytes, true);
+        let inbox = Arc::new(Inbox { ptr, pool, stream, capacity });
+        let index = v.len();
+        self.set_inbound(index, InboundEntry { inbox: inbox.addr(), mask: capacity - 1, live: 1 })?;
+        v.push(inbox.clone());
+        Ok((index, inbox))
+    }
+
+    /// Writes inbound entry `index` (a synchronous copy: it has landed when this
+    /// returns; `resident_device::inbox`, I1).
+    pub fn set_inbound(&self, index: usize, e: InboundEntry) -> Result<()> {
+        assert!(index < MAX_INBOUND);
+        let dst = self.table_ptr() + (INBOUND_OFFSET + index * size_of::<InboundEntry>()) as u64;
+        // SAFETY: 16 bytes of the live table allocation.
+        unsafe { self.upload(dst, bytemuck::bytes_of(&e), 8) }
+    }
+
+    /// Marks every inbox of this runtime closed (at shutdown): pushes that wait for
+    /// room fail with `BadLink` instead of waiting for a relay that has left.
+    pub fn close_inboxes(&self) {
+        let v = self.peer_state().inboxes.lock().unwrap_or_else(|e| e.into_inner());
+        for inbox in v.iter() {
+            let word = inbox.addr() + std::mem::offset_of!(InboxHeader, closed) as u64;
+            // SAFETY: 4 bytes of a live inbox.
+            let _ = unsafe { self.upload(word, &1u32.to_ne_bytes(), 4) };
+        }
+    }
+
+    /// An inbox's `done` word: tasks completed (low half) and failed (high half).
+    pub fn inbox_done(&self, inbox: &Inbox) -> Result<u64> {
+        let mut w = [0u8; 8];
+        // SAFETY: 8 bytes of a live inbox (held by the caller).
+        unsafe { self.download(inbox.addr() + std::mem::offset_of!(InboxHeader, done) as u64, &mut w, 8) }?;
+        Ok(u64::from_ne_bytes(w))
+    }
+
+    /// Keeps `inbox` (another device's) alive as long as this backend: this runtime's
+    /// warps push into it, and one that read a link's entry before its close may still
+    /// be writing.
+    pub fn keep_inbox(&self, inbox: Arc<Inbox>) {
+        self.peer_state().kept.lock().unwrap_or_else(|e| e.into_inner()).push(inbox);
+    }
+}
+
+/// A backend's holdings: the inboxes it drains (in inbound-table order) and those of
+/// other devices that its warps push into.
+#[derive(Default)]
+pub struct PeerState {
+    inboxes: Mutex<Vec<Arc<Inbox>>>,
+    kept: Mutex<Vec<Arc<Inbox>>>,
+}
