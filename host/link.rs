@@ -157,6 +157,17 @@ impl Link {
         }
     }
 
+    /// Of the tasks pushed through the link, how many have completed in the other
+    /// runtime so far: [`LinkStats::completed`] without the rest, and cheap on both
+    /// paths (no driver call; for a peer link, as the other runtime's relay warp last
+    /// copied it to host memory).
+    pub fn completed(&self) -> u64 {
+        match &self.path {
+            Path::Host(h) => h.inner.counts.completed.load(Ordering::Acquire),
+            Path::Peer(p) => p.done().0,
+        }
+    }
+
     /// Waits until every task pushed before this call (by tasks whose tickets have
     /// resolved) has been forwarded and has completed in the other runtime (F4); the
     /// first error among them since the last flush, if any.

@@ -151,6 +151,12 @@ impl PeerLink {
         self.inner().flush_until(deadline)
     }
 
+    /// (completed, failed), no driver call.
+    pub fn done(&self) -> (u64, u64) {
+        let (ran, failed) = self.inner().done();
+        (ran.wrapping_sub(failed) as u64, failed as u64)
+    }
+
     pub fn close(mut self) -> Result<LinkStats> {
         // This thread waits, not the drop's.
         let inner = self.inner.take().expect("a link is closed once");
@@ -180,14 +186,20 @@ impl Inner {
         }
     }
 
-    /// P2: (positions taken, completed, failed).
+    /// P2: (positions taken, completed, failed): a device read of the first, the
+    /// relay's copy of the others (no driver call).
     fn counts(&self) -> Result<(u32, u32, u32)> {
-        let (_, b) = self.cuda()?;
+        self.cuda()?;
         self.from.bind()?;
         let taken = self.from.backend.link_enqueued(self.id.index as usize)?;
-        self.to.bind()?;
-        let done = b.inbox_done(&self.inbox)?;
-        Ok((taken, done as u32, (done >> 32) as u32))
+        let (ran, failed) = self.done();
+        Ok((taken, ran, failed))
+    }
+
+    /// (completed, failed) as the receiver's relay last copied them (I5).
+    fn done(&self) -> (u32, u32) {
+        let done = self.inbox.done();
+        (done as u32, (done >> 32) as u32)
     }
 
     fn stats(&self) -> Result<LinkStats> {
@@ -200,8 +212,9 @@ impl Inner {
         let (target, _, _) = self.counts()?;
         let start = Instant::now();
         loop {
-            let (taken, ran, failed) = self.counts()?;
+            let (ran, failed) = self.done();
             if ran.wrapping_sub(target) as i32 >= 0 {
+                let taken = self.from.backend.link_enqueued(self.id.index as usize).unwrap_or(target);
                 let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
                 let stats =
                     LinkStats { forwarded: taken as u64, completed: ran.wrapping_sub(failed) as u64, failed: failed as u64, backlog: 0 };

@@ -19,8 +19,13 @@
 //! I4. The copy is a `CHILD | PEER` task whose `seg`/`wait_value` name the inbox's
 //!     `done` word, with no counters (a pusher's task set is this one's, but its
 //!     counters are not): the worker that runs it adds 1 (1 + 2^32 on a failure) with
-//!     a release add (`crate::completion`), which the host reads to count (`Link`
-//!     flush and stats). A peer task belongs to no segment and may not push children.
+//!     a release add (`crate::completion`). A peer task belongs to no segment and may
+//!     not push children.
+//! I5. The host's copy of `done`: on every poll, the lane of each live inbox loads
+//!     `done` (`ld.acquire.sys`: after the completions' release adds it counts) and,
+//!     if it changed, stores it into the inbox's mirror in mapped pinned memory with
+//!     `st.release.sys`, which the host's `Acquire` load pairs with (`Link` flush and
+//!     counts). One writer per mirror, so the host never sees it go backwards.
 //! Exactly once: each position is moved once (one popper, in order; a full spawn ring
 //! leaves it for the next poll), and the spawn ring's own protocol runs each copy once.
 
@@ -57,7 +62,16 @@ pub unsafe fn drain(p: &KernelParams, spawn: &SpawnRing) -> bool {
     let mask = word as u32;
     let mut ready = false;
     if inbox != 0 && (word >> 32) != 0 {
-        let h = inbox as *const InboxHeader;
+        let h = inbox as *mut InboxHeader;
+        // I5.
+        unsafe {
+            let done = arch::ld_acquire_sys_u64(&raw const (*h).done);
+            let mirror = arch::ld_relaxed_gpu_u64(&raw const (*h).mirror);
+            if mirror != 0 && done != arch::ld_relaxed_gpu_u64(&raw const (*h).published) {
+                arch::st_release_sys_u64(mirror as *mut u64, done);
+                arch::st_relaxed_gpu_u64(&raw mut (*h).published, done);
+            }
+        }
         let pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
         let i = pos & mask;
         let seqs = unsafe { (inbox as *const u8).add(INBOX_SEQ_OFFSET) } as *const u32;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::backend::CudaBackend;
 use super::driver::{Context, check};
+use super::memory::PinnedAlloc;
 use super::stream::Stream;
 use crate::{Error, Result};
 
@@ -26,6 +27,8 @@ pub struct Inbox {
     pool: sys::CUmemoryPool,
     stream: Stream,
     capacity: u32,
+    /// The relay's copy of `done` for the host (`resident_device::inbox`, I5).
+    mirror: PinnedAlloc,
 }
 
 // SAFETY: driver handles and a device address; the driver's calls on them are
@@ -55,6 +58,14 @@ impl Inbox {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// `done` as the relay copied it last (I5): tasks completed (low half) and failed
+    /// (high half). A host memory load, no driver call.
+    pub fn done(&self) -> u64 {
+        // SAFETY: the mirror is 8 aligned bytes of live mapped pinned memory, written
+        // by the device only with 8-byte stores; Acquire pairs with its st.release.sys.
+        unsafe { (*(self.mirror.host_ptr() as *const std::sync::atomic::AtomicU64)).load(std::sync::atomic::Ordering::Acquire) }
     }
 }
 
@@ -94,6 +105,8 @@ impl CudaBackend {
         let ctx = self.context();
         ctx.bind()?;
         let stream = Stream::non_blocking(ctx, 0)?;
+        // SAFETY: fresh memory; only the relay writes it (I5).
+        let mirror = unsafe { PinnedAlloc::zeroed(ctx, 128, false) }?;
         let device = |id: usize| sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: id as i32 };
         // SAFETY: plain old data; the fields the driver reads are set below.
         let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
@@ -126,7 +139,11 @@ impl CudaBackend {
             return Err(e);
         }
         crate::accounting::count(crate::accounting::Kind::Device, bytes, true);
-        let inbox = Arc::new(Inbox { ptr, pool, stream, capacity });
+        let word = ptr + std::mem::offset_of!(InboxHeader, mirror) as u64;
+        let inbox = Arc::new(Inbox { ptr, pool, stream, capacity, mirror });
+        // Before the entry goes live (I1), so the relay's first look sees it.
+        // SAFETY: 8 bytes of the live inbox.
+        unsafe { self.upload(word, &inbox.mirror.device_ptr().to_ne_bytes(), 8) }?;
         let index = v.len();
         self.set_inbound(index, InboundEntry { inbox: inbox.addr(), mask: capacity - 1, live: 1 })?;
         v.push(inbox.clone());
@@ -151,14 +168,6 @@ impl CudaBackend {
             // SAFETY: 4 bytes of a live inbox.
             let _ = unsafe { self.upload(word, &1u32.to_ne_bytes(), 4) };
         }
-    }
-
-    /// An inbox's `done` word: tasks completed (low half) and failed (high half).
-    pub fn inbox_done(&self, inbox: &Inbox) -> Result<u64> {
-        let mut w = [0u8; 8];
-        // SAFETY: 8 bytes of a live inbox (held by the caller).
-        unsafe { self.download(inbox.addr() + std::mem::offset_of!(InboxHeader, done) as u64, &mut w, 8) }?;
-        Ok(u64::from_ne_bytes(w))
     }
 
     /// Keeps `inbox` (another device's) alive as long as this backend: this runtime's

@@ -125,8 +125,13 @@ pub struct InboxHeader {
     /// Non-zero once the receiving runtime closes: pushes fail (`Status::BadLink`)
     /// instead of waiting for room that nobody makes.
     pub closed: u32,
+    /// Where the relay copies `done` for the host: a `u64` in mapped pinned memory
+    /// (its device address; written by the host before the inbox goes live).
+    pub mirror: u64,
+    /// The value of `done` the relay copied last (the relay's own).
+    pub published: u64,
     /// To 128 bytes: the sequence words start on their own line.
-    pub _pad: [u32; 28],
+    pub _pad: [u32; 24],
 }
 const _: () = assert!(core::mem::size_of::<InboxHeader>() == 128);
 
