@@ -10,9 +10,10 @@
 //!     built), B's relay warp on; the inbox is B's device memory with its inbound entry
 //!     live (written before A's link entry names it, so before any push); B is held
 //!     resident (no idle exit) while the link is open, since only its relay drains.
-//! P2. Count: B's workers add to the inbox's `done` word (tasks completed, failures in
-//!     the high half); A's `enqueue` counter is the positions its pushes took. Both are
-//!     read with synchronous copies.
+//! P2. Count: B's workers add to the inbox's `done` and `failed` words, which B's relay
+//!     copies into mapped pinned memory (I5: read with no driver call; a synchronous
+//!     device read when the relay may have left); A's `enqueue` counter is the
+//!     positions its pushes took (a synchronous device read).
 //! P3. Flush: the positions taken so far (pushes by tasks whose tickets resolved are
 //!     among them), then until `done` has counted as many. A push still waiting for
 //!     room holds it back until it lands; a push of a task still running past the
@@ -20,10 +21,16 @@
 //! P4. Close: A's entry loses its generation (later pushes fail with `BadLink`), then
 //!     the tasks A had reserved by then complete (a push that read the entry before is
 //!     done), then a flush; then B's hold ends and its relay stops draining the inbox.
-//!     At most 10 s each for A's tasks and the flush, after which what is left counts
-//!     as failed. A drop does the same on a thread of its own, without waiting.
-//! P5. B closing: its inboxes are marked closed, so pushes waiting for room fail with
-//!     `BadLink`; what was pushed and not run is counted as failed by the next flush.
+//!     At most 10 s each for A's tasks and the flush, after which the close returns the
+//!     flush's error (`Timeout`); the inbox is marked closed either way. A drop does the
+//!     same on a thread of its own, without waiting.
+//! P5. B closing or faulting: its inboxes are marked closed, and the entries of the
+//!     links into it are cleared in their pushing runtimes (`Shared::cut_peers`: a
+//!     faulted B's memory may not be writable), so pushes waiting for room fail with
+//!     `BadLink`; a flush then reads B's counts once more from the device and reports
+//!     `ShutDown` for what did not run. B cannot be parked for NCCL while a peer link
+//!     into it is open (`Error::Config`): its relay drains, and parking would cut its
+//!     peer tasks short.
 //! The inbox lives as long as the later of A's and B's backends (`CudaBackend::keep_inbox`).
 
 use bytemuck::Zeroable;
@@ -49,8 +56,8 @@ struct Inner {
     inbound: usize,
     inbox: Arc<Inbox>,
     stopped: AtomicBool,
-    /// Failures reported by flushes so far (the high half of `done`, as last seen).
-    reported: Mutex<u32>,
+    /// Failures reported by flushes so far (`failed`, as last seen).
+    reported: Mutex<u64>,
     /// The hold on B and its inbound entry are given back once.
     released: AtomicBool,
 }
@@ -91,7 +98,9 @@ impl Runtime {
         if a.context().ordinal() == b.context().ordinal() {
             return no("both runtimes are on the same device (a process holds one runtime per device)");
         }
-        if from.config.image.fingerprint != to.config.image.fingerprint {
+        // The same image: the same types under the same ids (a hash of the ids alone
+        // would let two sets with the same ids and other types confuse them).
+        if from.config.image.fingerprint != to.config.image.fingerprint || from.config.image.ptx() != to.config.image.ptx() {
             return no("the two runtimes run different task sets (a pushed task runs as the receiver's type of its id)");
         }
         if !b.relay_enabled() {
@@ -114,8 +123,10 @@ impl Runtime {
             return Err(e);
         }
         from.bind()?;
+        to.remember_peer(from, index);
         let entry = LinkEntry { outbox: inbox.addr(), mask: (capacity - 1) | PEER, generation };
         if let Err(e) = from.backend.set_link_entry(index, entry, false) {
+            to.forget_peer(from, index);
             to.unhold();
             let _ = b.set_inbound(inbound, InboundEntry::zeroed());
             return Err(e);
@@ -131,6 +142,32 @@ impl Runtime {
             released: AtomicBool::new(false),
         });
         Ok(Link::peer(PeerLink { inner: Some(inner) }))
+    }
+}
+
+impl Shared {
+    /// Records a peer link from `from` (its link `index`) into this runtime.
+    fn remember_peer(&self, from: &Arc<Shared>, index: usize) {
+        self.elastic.peers_in.lock().unwrap_or_else(|e| e.into_inner()).push((Arc::downgrade(from), index));
+    }
+
+    fn forget_peer(&self, from: &Arc<Shared>, index: usize) {
+        let mut v = self.elastic.peers_in.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|(w, i)| !(*i == index && std::ptr::eq(w.as_ptr(), Arc::as_ptr(from))));
+    }
+
+    /// This runtime is closing or has faulted (P5): the entries of the peer links into
+    /// it are cleared in their pushing runtimes, so that pushes waiting for room end
+    /// with `BadLink` (its own `closed` flags may not be writable after a fault).
+    pub(crate) fn cut_peers(&self) {
+        let v: Vec<_> = self.elastic.peers_in.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (w, index) in v {
+            if let Some(from) = w.upgrade() {
+                let _ = from.bind();
+                let _ = from.backend.set_link_entry(index, LinkEntry::EMPTY, true);
+            }
+        }
+        let _ = self.bind();
     }
 }
 
@@ -153,8 +190,8 @@ impl PeerLink {
 
     /// (completed, failed), no driver call.
     pub fn done(&self) -> (u64, u64) {
-        let (ran, failed) = self.inner().done();
-        (ran.wrapping_sub(failed) as u64, failed as u64)
+        let (done, failed) = self.inner().done();
+        (done.saturating_sub(failed), failed)
     }
 
     pub fn close(mut self) -> Result<LinkStats> {
@@ -186,50 +223,74 @@ impl Inner {
         }
     }
 
-    /// P2: (positions taken, completed, failed): a device read of the first, the
-    /// relay's copy of the others (no driver call).
-    fn counts(&self) -> Result<(u32, u32, u32)> {
+    /// A's count of positions taken (P2: a synchronous device read).
+    fn taken(&self) -> Result<u32> {
         self.cuda()?;
         self.from.bind()?;
-        let taken = self.from.backend.link_enqueued(self.id.index as usize)?;
-        let (ran, failed) = self.done();
-        Ok((taken, ran, failed))
+        self.from.backend.link_enqueued(self.id.index as usize)
     }
 
-    /// (completed, failed) as the receiver's relay last copied them (I5).
-    fn done(&self) -> (u32, u32) {
-        let done = self.inbox.done();
-        (done as u32, (done >> 32) as u32)
+    /// (done, failed) as the receiver's relay last copied them (I5): no driver call.
+    fn done(&self) -> (u64, u64) {
+        self.inbox.done()
+    }
+
+    fn stats_of(&self, taken: u32, (done, failed): (u64, u64)) -> LinkStats {
+        // `forwarded` counts 32-bit positions: the low half of the true count past 2^32.
+        LinkStats { forwarded: taken as u64, completed: done.saturating_sub(failed), failed, backlog: 0 }
     }
 
     fn stats(&self) -> Result<LinkStats> {
-        let (taken, ran, failed) = self.counts()?;
-        Ok(LinkStats { forwarded: taken as u64, completed: ran.wrapping_sub(failed) as u64, failed: failed as u64, backlog: 0 })
+        let taken = self.taken()?;
+        Ok(self.stats_of(taken, self.done()))
+    }
+
+    /// Whether `done` has counted `target` positions (compared in 32 bits: positions
+    /// wrap there, and are never 2^31 apart).
+    fn reached(done: u64, target: u32) -> bool {
+        (done as u32).wrapping_sub(target) as i32 >= 0
     }
 
     /// P3.
     fn flush_until(&self, deadline: Option<Instant>) -> Result<LinkStats> {
-        let (target, _, _) = self.counts()?;
+        let target = self.taken()?;
         let start = Instant::now();
         loop {
-            let (ran, failed) = self.done();
-            if ran.wrapping_sub(target) as i32 >= 0 {
-                let taken = self.from.backend.link_enqueued(self.id.index as usize).unwrap_or(target);
+            let mut counts = self.done();
+            let mut reached = Self::reached(counts.0, target);
+            if !reached && (self.to.life.is_closing() || self.to.fault().is_err()) {
+                // The receiver's relay may have left before it copied the last counts:
+                // read them from the device once (a dead device: nothing more ran).
+                let exact = match self.to.backend.cuda() {
+                    Some(b) => self.to.bind().and_then(|()| b.inbox_counts(&self.inbox)),
+                    None => Err(Error::ShutDown),
+                };
+                if let Ok(exact) = exact {
+                    counts = exact;
+                    reached = Self::reached(counts.0, target);
+                }
+                if !reached {
+                    // P5: what it has not run now never runs.
+                    self.to.fault()?;
+                    return Err(Error::ShutDown);
+                }
+            }
+            if reached {
+                let taken = self.taken().unwrap_or(target);
                 let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
-                let stats =
-                    LinkStats { forwarded: taken as u64, completed: ran.wrapping_sub(failed) as u64, failed: failed as u64, backlog: 0 };
-                if failed != *reported {
-                    *reported = failed;
+                let stats = self.stats_of(taken, counts);
+                if counts.1 != *reported {
+                    *reported = counts.1;
                     return Err(Error::TaskFailed { seq: 0, status: Status::ChildFailed });
                 }
                 return Ok(stats);
             }
-            // The receiver's end: what it has not run now never runs (P5).
-            self.to.fault()?;
-            if self.to.life.is_closing() {
+            // The pusher's end: a push an abort cut short leaves a position that is
+            // never published, which no wait can see filled.
+            self.from.fault()?;
+            if self.from.is_aborted() {
                 return Err(Error::ShutDown);
             }
-            self.from.fault()?;
             if crate::deadline::passed(deadline) {
                 return Err(Error::Timeout);
             }
@@ -274,9 +335,13 @@ impl Inner {
         }
         if let Some(b) = self.to.backend.cuda() {
             let _ = self.to.bind();
+            // Closed first: a push of a task still running past the close (beyond
+            // CLOSE_WAIT) fails rather than waiting for a relay that stopped looking.
+            let _ = self.inbox.close(b);
             let e = InboundEntry { inbox: self.inbox.addr(), mask: self.inbox.capacity() - 1, live: 0 };
             let _ = b.set_inbound(self.inbound, e);
         }
+        self.to.forget_peer(&self.from, self.id.index as usize);
         self.to.unhold();
     }
 }

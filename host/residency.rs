@@ -111,6 +111,10 @@ pub(crate) struct Elastic {
     /// Open peer links into this runtime (host/peer_link.rs): their inboxes are drained
     /// by the relay warp only while the kernels run, so no idle exit while any is open.
     holds: std::sync::atomic::AtomicUsize,
+    /// Those links, as (pushing runtime, its link index): when this runtime closes or
+    /// faults, their entries are cleared, so that pushes waiting for room end
+    /// (`resident_device::link`, L3').
+    pub(crate) peers_in: Mutex<Vec<(std::sync::Weak<Shared>, usize)>>,
 }
 
 impl Shared {
@@ -201,13 +205,16 @@ impl Shared {
         loop {
             self.fault()?;
             let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+            // Peer links into this runtime: parking would stop their inboxes' relay and
+            // cut their running tasks short (they are not among the tasks it waits
+            // for): refused while any is open.
+            if self.held() {
+                return Err(Error::Config(
+                    "this runtime has open peer links into it (Runtime::peer_link_to): close them before parking it for NCCL".into(),
+                ));
+            }
             if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
-                let r = f();
-                // Open peer links need the relay: back at once (still under the lock).
-                if self.held() && !self.life.is_closing() {
-                    self.ensure_resident()?;
-                }
-                return r;
+                return f();
             }
             drop(p);
             std::thread::sleep(std::time::Duration::from_micros(50));

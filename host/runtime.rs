@@ -104,6 +104,8 @@ impl Shared {
                 // The next runtime on this device resets the primary context first.
                 c.context().mark_faulted();
             }
+            // Pushes of peer links into this runtime end (host/peer_link.rs, P5).
+            self.cut_peers();
         }
         self.tracker.fail_all(&e);
         e

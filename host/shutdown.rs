@@ -101,6 +101,7 @@ impl Shared {
         if let Some(c) = self.backend.cuda() {
             c.close_inboxes();
         }
+        self.cut_peers();
         let mut exited = false;
         if result.is_ok() {
             let until = deadline.map_or(WhenFull::Wait, WhenFull::Until);

@@ -121,9 +121,15 @@ impl Completer {
         if task.flags & task_flags::PEER != 0 {
             // A peer link's task (`crate::inbox`, I4): counted in its inbox's `done`
             // word, which `seg` and `wait_value` name (set by this runtime's relay),
-            // with a release add (this task's writes first); no segment, no record.
+            // with a release add (this task's writes, and a failure's count in the
+            // next word, first); no segment, no record.
             let at = ((task.wait_value as u64) << 32 | task.seg as u64) as *mut u64;
-            unsafe { arch::atom_add_release_gpu_u64(at, segment::completion_add(failed)) };
+            unsafe {
+                if failed {
+                    arch::atom_add_relaxed_gpu_u64(at.add(1), 1);
+                }
+                arch::atom_add_release_gpu_u64(at, 1);
+            }
             return;
         }
         if !child && !relayed {

@@ -12,20 +12,25 @@
 //! I2. Pop: `ld.acquire.sys` of the slot's sequence word seeing `pos + 1` pairs with the
 //!     pusher's `st.release.sys` (another device's warp, `crate::link` L4): the task's
 //!     bytes are visible. Lane 0 makes its own acquire before it reads the slot.
-//! I3. Hand back: after the task is copied into the spawn ring (its loads of the slot
-//!     done), `st.release.sys` of the word `pos + capacity`, which the pusher of the
-//!     next lap acquires (L3) before it overwrites the slot. `dequeue` is the relay's
-//!     own (relaxed; in device memory so that it survives a relaunch).
+//! I3. Hand back: after up to 32 tasks are copied into the spawn ring (their loads of
+//!     the slots done), one `fence.acq_rel.sys`, then a relaxed `.sys` store of each
+//!     word `pos + capacity` (a release pattern), which the pusher of the next lap
+//!     acquires (L3) before it overwrites the slot. `dequeue` is the relay's own
+//!     (relaxed; in device memory so that it survives a relaunch).
 //! I4. The copy is a `CHILD | PEER` task whose `seg`/`wait_value` name the inbox's
 //!     `done` word, with no counters (a pusher's task set is this one's, but its
-//!     counters are not): the worker that runs it adds 1 (1 + 2^32 on a failure) with
-//!     a release add (`crate::completion`). A peer task belongs to no segment and may
-//!     not push children.
-//! I5. The host's copy of `done`: on every poll, the lane of each live inbox loads
-//!     `done` (`ld.acquire.sys`: after the completions' release adds it counts) and,
-//!     if it changed, stores it into the inbox's mirror in mapped pinned memory with
-//!     `st.release.sys`, which the host's `Acquire` load pairs with (`Link` flush and
-//!     counts). One writer per mirror, so the host never sees it go backwards.
+//!     counters are not): the worker that runs it adds 1 to `failed` (relaxed) if it
+//!     failed, then 1 to `done` with a release add (`crate::completion`). A peer task
+//!     belongs to no segment and may neither push children nor push through links.
+//! I5. The host's copy: on polls, the lane of each live inbox loads `done`
+//!     (`ld.acquire.sys`: after the completions' release adds it counts) then `failed`;
+//!     if `done` changed, it stores `failed` (relaxed, .sys) then `done` (`st.release.sys`)
+//!     into the inbox's mirror in mapped pinned memory; the host's `Acquire` load of
+//!     `done` pairs with it, then it reads `failed` (`Link` flush and counts). One writer
+//!     per mirror, so the host never sees it go backwards.
+//! The relay drains on polls that found no host work, and every 16th poll in any case
+//! (so a stream of host submissions cannot starve the inboxes); it moves nothing while
+//! the spawn ring is more than half full (the runtime's own children keep room).
 //! Exactly once: each position is moved once (one popper, in order; a full spawn ring
 //! leaves it for the next poll), and the spawn ring's own protocol runs each copy once.
 
@@ -37,7 +42,12 @@ use crate::spawn::SpawnRing;
 
 /// Tasks moved from one inbox per call, at most: the relay goes back to its mailbox in
 /// between.
-const MOVE_MAX: u32 = 32;
+const MOVE_MAX: u32 = 128;
+
+/// Slots handed back per system-scope fence (I3): a `st.release.sys` per slot cost a
+/// `MEMBAR.SYS` each, which held the relay to 0.27 M pushes a second (2 x H200,
+/// 2026-11-26).
+const HAND_BACK: u32 = 32;
 
 /// Moves what peer links pushed into this runtime's inboxes into the spawn ring. Every
 /// lane of the relay warp calls; true if anything moved.
@@ -66,9 +76,11 @@ pub unsafe fn drain(p: &KernelParams, spawn: &SpawnRing) -> bool {
         // I5.
         unsafe {
             let done = arch::ld_acquire_sys_u64(&raw const (*h).done);
-            let mirror = arch::ld_relaxed_gpu_u64(&raw const (*h).mirror);
-            if mirror != 0 && done != arch::ld_relaxed_gpu_u64(&raw const (*h).published) {
-                arch::st_release_sys_u64(mirror as *mut u64, done);
+            let failed = arch::ld_relaxed_gpu_u64(&raw const (*h).failed);
+            let mirror = arch::ld_relaxed_gpu_u64(&raw const (*h).mirror) as *mut u64;
+            if !mirror.is_null() && done != arch::ld_relaxed_gpu_u64(&raw const (*h).published) {
+                arch::st_relaxed_sys_u64(mirror.add(1), failed);
+                arch::st_release_sys_u64(mirror, done);
                 arch::st_relaxed_gpu_u64(&raw mut (*h).published, done);
             }
         }
@@ -108,9 +120,10 @@ unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
     let done = unsafe { &raw mut (*h).done } as u64;
     let mut pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
     let mut n = 0;
-    while n < MOVE_MAX {
+    // The runtime's own children keep half the spawn ring.
+    while n < MOVE_MAX && !unsafe { spawn.over_half() } {
         let i = pos & mask;
-        // I2.
+        // I2 (acquire at .sys: orders this slot's reads after the pusher's release).
         if unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) != pos.wrapping_add(1) {
             break;
         }
@@ -126,13 +139,32 @@ unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
             // Full: this position waits for the next poll.
             break;
         }
-        // I3 (stored relative to the index).
-        unsafe { arch::st_release_sys(seqs.add(i as usize), pos.wrapping_add(mask).wrapping_add(1).wrapping_sub(i)) };
         pos = pos.wrapping_add(1);
         n += 1;
+        if n % HAND_BACK == 0 {
+            unsafe { hand_back(seqs, mask, pos.wrapping_sub(HAND_BACK), pos) };
+        }
+    }
+    if n % HAND_BACK != 0 {
+        unsafe { hand_back(seqs, mask, pos.wrapping_sub(n % HAND_BACK), pos) };
     }
     if n > 0 {
         unsafe { arch::st_relaxed_gpu(&raw mut (*h).dequeue, pos) };
     }
     n
+}
+
+/// I3 for positions `from..to`, whose slots this warp has copied: one
+/// `fence.acq_rel.sys` (a release pattern: the slot reads before it), then a relaxed
+/// `.sys` store of each word `pos + capacity` (relative to its index), which the next
+/// lap's pusher acquires (L3').
+#[inline(always)]
+unsafe fn hand_back(seqs: *mut u32, mask: u32, from: u32, to: u32) {
+    arch::fence_acq_rel_sys();
+    let mut pos = from;
+    while pos != to {
+        let i = pos & mask;
+        unsafe { arch::st_relaxed_sys(seqs.add(i as usize), pos.wrapping_add(mask).wrapping_add(1).wrapping_sub(i)) };
+        pos = pos.wrapping_add(1);
+    }
 }

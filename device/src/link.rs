@@ -87,6 +87,11 @@ pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting
             as *mut Task)
     };
     let enqueue = unsafe { base.add(ENQUEUE_OFFSET + id.index as usize * ENQUEUE_STRIDE) } as *mut u32;
+    // A closed receiver takes no more (a push that found room would be lost): looked at
+    // once before the position is taken, and while waiting for room (L3').
+    if peer && unsafe { arch::ld_relaxed_sys(closed) } != 0 {
+        return Err(Status::BadLink);
+    }
     // L2.
     let pos = unsafe { arch::atom_add_relaxed_gpu(enqueue, 1) };
     let i = pos & mask;
@@ -96,9 +101,17 @@ pub unsafe fn push(tables: *const BufferEntry, id: LinkId, task: &Task, aborting
         if aborting() {
             return Err(Status::Aborted);
         }
-        // Relaxed: a flag, nothing is read through it.
-        if peer && unsafe { arch::ld_relaxed_sys(closed) } != 0 {
-            return Err(Status::BadLink);
+        // Relaxed: flags, nothing is read through them. The receiver's `closed`, and
+        // this link's own entry (its generation word in this runtime's table, which the
+        // host clears when the receiver closes or faults: a dead receiver's `closed`
+        // may never be written). The position stays unpublished: the link is dead.
+        if peer {
+            let receiver_closed = unsafe { arch::ld_relaxed_sys(closed) } != 0;
+            // The entry's generation: its fourth `u32` (`LinkEntry`).
+            let entry_gone = unsafe { arch::ld_relaxed_sys((at as *const u32).add(3)) } != generation;
+            if receiver_closed || entry_gone {
+                return Err(Status::BadLink);
+            }
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).min(2048);

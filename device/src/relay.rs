@@ -99,9 +99,16 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
     // Where peer links' tasks go (`crate::inbox`).
     let spawn = unsafe { SpawnRing::new(p) };
+    let mut polls = 0u32;
     let mut echoed = true;
     let mut sleep = 0u32;
     loop {
+        // Peer links' inboxes every 16th poll whatever else there is (a stream of host
+        // work must not starve them; `crate::inbox`), and below on idle polls.
+        polls = polls.wrapping_add(1);
+        if polls % 16 == 0 {
+            let _ = unsafe { crate::inbox::drain(p, &spawn) };
+        }
         // Step 2: all loads first (one PCIe round trip), then the stamps.
         let mut words = [0u64; ROUNDS as usize];
         for (r, w) in words.iter_mut().enumerate() {

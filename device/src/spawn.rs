@@ -145,6 +145,17 @@ impl SpawnRing {
         (e, d)
     }
 
+    /// Whether more than half the ring is taken (relaxed loads: an estimate). Lane 0
+    /// may call it alone.
+    ///
+    /// # Safety
+    /// The ring must be live (or none: then false).
+    #[inline(always)]
+    pub unsafe fn over_half(&self) -> bool {
+        let (e, d) = unsafe { self.counts() };
+        e.wrapping_sub(d) > self.mask / 2
+    }
+
     /// Whether [`SpawnRing::counts`] say a child may be waiting; a vote, so the answer
     /// is warp-uniform (the pop that may follow is warp-collective). Every lane must call.
     #[inline(always)]

@@ -60,12 +60,23 @@ impl Inbox {
         self.capacity
     }
 
-    /// `done` as the relay copied it last (I5): tasks completed (low half) and failed
-    /// (high half). A host memory load, no driver call.
-    pub fn done(&self) -> u64 {
-        // SAFETY: the mirror is 8 aligned bytes of live mapped pinned memory, written
-        // by the device only with 8-byte stores; Acquire pairs with its st.release.sys.
-        unsafe { (*(self.mirror.host_ptr() as *const std::sync::atomic::AtomicU64)).load(std::sync::atomic::Ordering::Acquire) }
+    /// (`done`, `failed`) as the relay copied them last (I5): host memory loads, no
+    /// driver call.
+    pub fn done(&self) -> (u64, u64) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let words = self.mirror.host_ptr() as *const AtomicU64;
+        // SAFETY: the mirror is 16 aligned bytes of live mapped pinned memory, written by
+        // the device only with 8-byte stores. Acquire of `done` pairs with the relay's
+        // st.release.sys, which it made after storing `failed`.
+        unsafe { ((*words).load(Ordering::Acquire), (*words.add(1)).load(Ordering::Relaxed)) }
+    }
+
+    /// Marks the inbox closed through `backend` (its owner): pushes waiting for room,
+    /// or about to take a position, fail with `BadLink`.
+    pub fn close(&self, backend: &CudaBackend) -> Result<()> {
+        let word = self.addr() + std::mem::offset_of!(InboxHeader, closed) as u64;
+        // SAFETY: 4 bytes of this live inbox.
+        unsafe { backend.upload(word, &1u32.to_ne_bytes(), 4) }
     }
 }
 
@@ -164,10 +175,18 @@ impl CudaBackend {
     pub fn close_inboxes(&self) {
         let v = self.peer_state().inboxes.lock().unwrap_or_else(|e| e.into_inner());
         for inbox in v.iter() {
-            let word = inbox.addr() + std::mem::offset_of!(InboxHeader, closed) as u64;
-            // SAFETY: 4 bytes of a live inbox.
-            let _ = unsafe { self.upload(word, &1u32.to_ne_bytes(), 4) };
+            let _ = inbox.close(self);
         }
+    }
+
+    /// An inbox's exact counts (`done`, `failed`): a synchronous device read, for when
+    /// the relay may have left before it copied them (I5).
+    pub fn inbox_counts(&self, inbox: &Inbox) -> Result<(u64, u64)> {
+        let mut w = [0u8; 16];
+        // SAFETY: 16 bytes of a live inbox (held by the caller).
+        unsafe { self.download(inbox.addr() + std::mem::offset_of!(InboxHeader, done) as u64, &mut w, 8) }?;
+        let (d, f) = w.split_at(8);
+        Ok((u64::from_ne_bytes(d.try_into().expect("8 bytes")), u64::from_ne_bytes(f.try_into().expect("8 bytes"))))
     }
 
     /// Keeps `inbox` (another device's) alive as long as this backend: this runtime's

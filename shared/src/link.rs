@@ -116,22 +116,25 @@ const _: () = assert!(core::mem::size_of::<InboundEntry>() == 16);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C, align(128))]
 pub struct InboxHeader {
-    /// Tasks of this inbox completed, plus 2^32 for each that failed (one 64-bit add per
-    /// task, [`crate::segment::completion_add`], by the worker that ran it): the host
-    /// reads both counts in one 8-byte copy.
+    /// Tasks of this inbox completed (failed ones included): a release add of 1 by the
+    /// worker that ran each.
     pub done: u64,
+    /// Of those, failed: added (relaxed) before the task's `done` add. Right after
+    /// `done`: a task's `seg`/`wait_value` name `done`, and this is the next word.
+    pub failed: u64,
     /// The next position the relay pops (the relay's own; kept here across relaunches).
     pub dequeue: u32,
     /// Non-zero once the receiving runtime closes: pushes fail (`Status::BadLink`)
     /// instead of waiting for room that nobody makes.
     pub closed: u32,
-    /// Where the relay copies `done` for the host: a `u64` in mapped pinned memory
-    /// (its device address; written by the host before the inbox goes live).
+    /// Where the relay copies `done` and `failed` for the host: two `u64`s in mapped
+    /// pinned memory (its device address; written by the host before the inbox goes
+    /// live).
     pub mirror: u64,
     /// The value of `done` the relay copied last (the relay's own).
     pub published: u64,
     /// To 128 bytes: the sequence words start on their own line.
-    pub _pad: [u32; 24],
+    pub _pad: [u32; 22],
 }
 const _: () = assert!(core::mem::size_of::<InboxHeader>() == 128);
 

@@ -267,15 +267,16 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert!(more.read().unwrap().iter().all(|&v| v == 1));
-    // B closed under an open link: pushes fail or are counted lost, nothing hangs.
+    // B closed under an open link: its close cleared the link's entry in A, so pushes
+    // fail with `BadLink` before they take a position; nothing is lost, nothing hangs.
     let link = a.peer_link_to_with(&b, 2).unwrap();
     drop((marks, more));
     b.close().unwrap();
     let fresh = a.buffer::<u32>(4).unwrap();
     let r = a.submit(&[Task::forward(link.id(), fresh.all(), 0, 64)]).unwrap().wait();
-    assert!(matches!(r, Ok(()) | Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
     let r = link.flush_timeout(Duration::from_secs(20));
-    assert!(matches!(r, Err(Error::ShutDown)), "{r:?}");
+    assert!(matches!(r, Ok(s) if s.forwarded == 0) || matches!(r, Err(Error::ShutDown)), "{r:?}");
     drop(link);
     a.close().unwrap();
 }

@@ -284,7 +284,11 @@ impl TaskCx {
     /// [`TaskCx::push_to`] of a task record as built.
     #[inline(never)]
     fn push_record(&self, link: resident_shared::link::LinkId, child: &Task) -> Result<(), Status> {
-        if self.header.is_null() {
+        // Not from the one-launch baseline (no queue), nor from the relay warp (no spawn
+        // ring: a relay waiting for room in another runtime's inbox would stop serving
+        // its own, and two relays could wait on each other), nor from a task pushed
+        // through a peer link (no segment: its runtime could not wait for its pushes).
+        if self.header.is_null() || self.spawn.is_none() || self.child_seg == segment::NO_PARENT {
             return Err(Status::BadLink);
         }
         let mut verdict = 0u32;

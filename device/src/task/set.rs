@@ -71,8 +71,17 @@ impl TaskSet for NoTasks {
 /// copy: if `T::run` is not inlined, only this copy's address escapes, and the loop's
 /// own context stays in registers (an escaping one is stored to the stack for every
 /// task).
+///
+/// A task pushed on the device (`task_flags::CHILD`: spawned, or pushed through a peer
+/// link from another runtime) never runs as an `UNCHECKED` type: `spawn` and `push_to`
+/// refuse such types at compile time, but device code can name any id with a checked
+/// type of its own, and no host check stood between it and this dispatch. Folded away
+/// for every checked type.
 #[inline(always)]
 pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
+    if T::UNCHECKED && task.flags & resident_shared::task_flags::CHILD != 0 {
+        return Outcome::err(resident_shared::Status::InvalidOpcode);
+    }
     let own = *cx;
     T::run(task.args_as::<T>(), &own).into()
 }

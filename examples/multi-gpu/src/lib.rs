@@ -35,10 +35,24 @@ pub struct Outcome {
     pub median: Duration,
     /// Stage-1 tasks (each pushed one stage-2 task).
     pub tasks: usize,
+    /// Whether the pushes went peer to peer (`Runtime::peer_link_to`) rather than
+    /// through the host.
+    pub peer: bool,
 }
 
-/// Runs the job `runs` times on `n` fresh random values: stage 1 on `a`, stage 2 on `b`.
-pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize) -> Result<Outcome> {
+/// Which link the stages go through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Through the host (`Runtime::link_to`): any two runtimes.
+    Host,
+    /// Straight into the other device's memory (`Runtime::peer_link_to`) where the two
+    /// runtimes allow it (two CUDA devices with peer access), else through the host.
+    PeerIfPossible,
+}
+
+/// Runs the job `runs` times on `n` fresh random values: stage 1 on `a`, stage 2 on `b`,
+/// the stage-2 tasks pushed through a link of `path`.
+pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize, path: Path) -> Result<Outcome> {
     let mut rng = rand::rng();
     let data: Vec<u32> = (0..n).map(|_| rng.random()).collect();
     let shift = rng.random_range(0..8);
@@ -48,7 +62,11 @@ pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize) -> Result<Outcom
     }
     let on_a = a.buffer_from(&data)?;
     let bins = b.buffer::<u32>(BINS as usize)?;
-    let link = a.link_to(b)?;
+    let link = match path {
+        Path::PeerIfPossible => a.peer_link_to(b).or_else(|_| a.link_to(b))?,
+        Path::Host => a.link_to(b)?,
+    };
+    let peer = link.is_peer();
     let tasks: Vec<Task> = (0..n.div_ceil(CHUNK))
         .map(|k| {
             let range = (k * CHUNK) as usize..((k + 1) * CHUNK).min(n) as usize;
@@ -73,5 +91,5 @@ pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize) -> Result<Outcom
     }
     link.close()?;
     times.sort();
-    Ok(Outcome { exact, median: times[times.len() / 2], tasks: tasks.len() })
+    Ok(Outcome { exact, median: times[times.len() / 2], tasks: tasks.len(), peer })
 }

@@ -7,10 +7,12 @@
 //!
 //!     cargo run --release -p multi-gpu
 //!
-//! Two GPUs: one runtime on each. One GPU: A on it, B on the CPU backend (a link joins
-//! any two runtimes). None: two CPU runtimes standing in for devices 0 and 1.
+//! Two GPUs: one runtime on each, the job run twice: through the host (`link_to`), then
+//! peer to peer (`peer_link_to`: stage 1's pushes land in device B's memory over
+//! NVLink or PCIe). One GPU: A on it, B on the CPU backend (a link through the host
+//! joins any two runtimes). None: two CPU runtimes standing in for devices 0 and 1.
 
-use multi_gpu::{runtimes, two_stage};
+use multi_gpu::{Path, runtimes, two_stage};
 use resident::{BackendKind, Result};
 
 fn main() {
@@ -32,17 +34,25 @@ fn run() -> Result<bool> {
     println!("stage 1 on device {}: {}", a.device(), a.backend());
     println!("stage 2 on device {}: {}", b.device(), b.backend());
     let n: u32 = if a.backend().kind == BackendKind::Cuda { 1 << 24 } else { 1 << 20 };
-    let o = two_stage(&a, &b, n, 5)?;
-    println!(
-        "{n} values, {} stage-1 tasks on device {}, each pushing a stage-2 task to device {}: {:.3} ms median of 5 ({:.2} G values/s), bins {}",
-        o.tasks,
-        a.device(),
-        b.device(),
-        o.median.as_secs_f64() * 1e3,
-        n as f64 / o.median.as_secs_f64() / 1e9,
-        if o.exact { "exact" } else { "WRONG" }
-    );
+    let mut exact = true;
+    for path in [Path::Host, Path::PeerIfPossible] {
+        let o = two_stage(&a, &b, n, 5, path)?;
+        println!(
+            "{n} values, {} stage-1 tasks on device {}, each pushing a stage-2 task to device {} ({}): {:.3} ms median of 5 ({:.2} G values/s), bins {}",
+            o.tasks,
+            a.device(),
+            b.device(),
+            if o.peer { "peer to peer" } else { "through the host" },
+            o.median.as_secs_f64() * 1e3,
+            n as f64 / o.median.as_secs_f64() / 1e9,
+            if o.exact { "exact" } else { "WRONG" }
+        );
+        exact &= o.exact;
+        if !o.peer && path == Path::PeerIfPossible {
+            println!("  (no peer path between these runtimes: both stages went through the host)");
+        }
+    }
     a.close()?;
     b.close()?;
-    Ok(o.exact)
+    Ok(exact)
 }
