@@ -122,10 +122,12 @@ impl Runtime {
             let _ = b.set_inbound(inbound, InboundEntry::zeroed());
             return Err(e);
         }
+        b.add_peers(1);
         from.bind()?;
         to.remember_peer(from, index);
         let entry = LinkEntry { outbox: inbox.addr(), mask: (capacity - 1) | PEER, generation };
         if let Err(e) = from.backend.set_link_entry(index, entry, false) {
+            b.add_peers(-1);
             to.forget_peer(from, index);
             to.unhold();
             let _ = b.set_inbound(inbound, InboundEntry::zeroed());
@@ -340,6 +342,7 @@ impl Inner {
             let _ = self.inbox.close(b);
             let e = InboundEntry { inbox: self.inbox.addr(), mask: self.inbox.capacity() - 1, live: 0 };
             let _ = b.set_inbound(self.inbound, e);
+            b.add_peers(-1);
         }
         self.to.forget_peer(&self.from, self.id.index as usize);
         self.to.unhold();

@@ -100,13 +100,16 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     // Where peer links' tasks go (`crate::inbox`).
     let spawn = unsafe { SpawnRing::new(p) };
     let mut polls = 0u32;
+    // Whether peer links into this runtime are open (the mailbox's `peers`, as the last
+    // poll read it).
+    let mut peers = false;
     let mut echoed = true;
     let mut sleep = 0u32;
     loop {
         // Peer links' inboxes every 16th poll whatever else there is (a stream of host
         // work must not starve them; `crate::inbox`), and below on idle polls.
         polls = polls.wrapping_add(1);
-        if polls % 16 == 0 {
+        if peers && polls % 16 == 0 {
             let _ = unsafe { crate::inbox::drain(p, &spawn) };
         }
         // Step 2: all loads first (one PCIe round trip), then the stamps.
@@ -121,6 +124,8 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         // whose load is in flight with the slots'.
         let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
         let abort_asked = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).abort) };
+        // Relaxed: a hint, nothing is read through it (I1 orders the inbound entries).
+        peers = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).peers) } != 0;
         // Step 7: this lane's entry of the host's table of runs, in flight with the
         // rest (relaxed: a fence completes the acquire pattern when a run is taken).
         let span = if lane < RUNS_PER_POLL {
@@ -219,7 +224,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         }
         // Peer links' inboxes, after the exit checks (a steady stream of pushes must
         // not keep the relay from leaving); no sleep after a poll that moved tasks.
-        if unsafe { crate::inbox::drain(p, &spawn) } {
+        if peers && unsafe { crate::inbox::drain(p, &spawn) } {
             sleep = 0;
             continue;
         }

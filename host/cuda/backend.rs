@@ -375,6 +375,10 @@ impl CudaBackend {
         &self.peer
     }
 
+    pub(super) fn relay(&self) -> &Relay {
+        &self.relay
+    }
+
     /// Whether the relay warp runs (peer links' inboxes are drained by it).
     pub fn relay_enabled(&self) -> bool {
         self.relay.enabled()

@@ -189,6 +189,12 @@ impl CudaBackend {
         Ok((u64::from_ne_bytes(d.try_into().expect("8 bytes")), u64::from_ne_bytes(f.try_into().expect("8 bytes"))))
     }
 
+    /// One more (`+1`) or one fewer (`-1`) open peer link into this runtime: its relay
+    /// looks at inboxes only while there are any.
+    pub fn add_peers(&self, delta: i64) {
+        self.relay().add_peers(delta);
+    }
+
     /// Keeps `inbox` (another device's) alive as long as this backend: this runtime's
     /// warps push into it, and one that read a link's entry before its close may still
     /// be writing.

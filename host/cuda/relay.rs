@@ -243,6 +243,16 @@ impl Relay {
         }
     }
 
+    /// Open peer links into the runtime, for the relay (`RelayMailbox::peers`): it looks
+    /// at inboxes only while there are any. Relaxed: a hint the relay reads nothing
+    /// through.
+    pub fn add_peers(&self, delta: i64) {
+        if self.enabled() {
+            // SAFETY: the live mailbox; an aligned 8-byte word the relay only reads.
+            unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).peers) }.fetch_add(delta as u64, Ordering::Relaxed);
+        }
+    }
+
     /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Relaxed: the
     /// relay reads the word with `ld.relaxed.sys` and reads nothing through it.
     pub fn ask_abort(&self) {

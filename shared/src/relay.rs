@@ -73,8 +73,12 @@ pub struct RelayMailbox {
     pub resume_next: u64,
     /// See `resume_next`.
     pub resume_runs: u64,
+    /// Open peer links into this runtime (`crate::link`), written by the host: the relay
+    /// looks at its inboxes only while this is non-zero (it reads the word with the
+    /// rest of its poll, so a runtime without peer links pays nothing for them).
+    pub peers: u64,
     /// Fills the relay's line to 128 bytes; unused.
-    pub _pad: [u64; 12],
+    pub _pad: [u64; 11],
     /// Device address of the host ring (mapped pinned memory, slot 0), written by the
     /// host before the relay starts: a run over the ring ([`RING_RUN`]) needs no
     /// address in its entry, the relay computes it (device/src/relay.rs, step 7).
