@@ -12,11 +12,15 @@
 //! I2. Pop: `ld.acquire.sys` of the slot's sequence word seeing `pos + 1` pairs with the
 //!     pusher's `st.release.sys` (another device's warp, `crate::link` L4): the task's
 //!     bytes are visible. Lane 0 makes its own acquire before it reads the slot.
-//! I3. Hand back: after up to 32 tasks are copied into the spawn ring (their loads of
-//!     the slots done), one `fence.acq_rel.sys`, then a relaxed `.sys` store of each
-//!     word `pos + capacity` (a release pattern), which the pusher of the next lap
-//!     acquires (L3) before it overwrites the slot. `dequeue` is the relay's own
-//!     (relaxed; in device memory so that it survives a relaunch).
+//! I3. Hand back: the relay moves up to 32 tasks at a time, one per lane (each lane
+//!     acquires its own slot's word, I2, and reads its slot), pushes them into the
+//!     spawn ring together (`SpawnRing::try_push_warp`), then every lane fences
+//!     (`fence.acq_rel.sys`) and stores its word `pos + capacity` relaxed at `.sys` (a
+//!     release pattern), which the pusher of the next lap acquires (L3) before it
+//!     overwrites the slot. One lane doing it all, a `st.release.sys` per slot, held
+//!     the relay to 0.27 M pushes a second (2 x H200, 2026-11-26): each task was a
+//!     chain of dependent loads, atomics and system fences. `dequeue` is the relay's
+//!     own (relaxed; in device memory so that it survives a relaunch).
 //! I4. The copy is a `CHILD | PEER` task whose `seg`/`wait_value` name the inbox's
 //!     `done` word, with no counters (a pusher's task set is this one's, but its
 //!     counters are not): the worker that runs it adds 1 to `failed` (relaxed) if it
@@ -43,11 +47,6 @@ use crate::spawn::SpawnRing;
 /// Tasks moved from one inbox per call, at most: the relay goes back to its mailbox in
 /// between.
 const MOVE_MAX: u32 = 128;
-
-/// Slots handed back per system-scope fence (I3): a `st.release.sys` per slot cost a
-/// `MEMBAR.SYS` each, which held the relay to 0.27 M pushes a second (2 x H200,
-/// 2026-11-26).
-const HAND_BACK: u32 = 32;
 
 /// Moves what peer links pushed into this runtime's inboxes into the spawn ring. Every
 /// lane of the relay warp calls; true if anything moved.
@@ -87,7 +86,7 @@ pub unsafe fn drain(p: &KernelParams, spawn: &SpawnRing) -> bool {
         let pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
         let i = pos & mask;
         let seqs = unsafe { (inbox as *const u8).add(INBOX_SEQ_OFFSET) } as *const u32;
-        // I2 (a look: lane 0 acquires again before it reads).
+        // I2 (a look; `move_from` acquires again in each lane before it reads).
         ready = unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) == pos.wrapping_add(1);
     }
     let mut todo = arch::ballot(ready);
@@ -97,37 +96,38 @@ pub unsafe fn drain(p: &KernelParams, spawn: &SpawnRing) -> bool {
         todo &= todo - 1;
         let base = (arch::shfl_idx(inbox as u32, k) as u64) | (arch::shfl_idx((inbox >> 32) as u32, k) as u64) << 32;
         let mask = arch::shfl_idx(mask, k);
-        let mut n = 0u32;
-        if lane == 0 {
-            // SAFETY: a live inbox (the caller's contract) of `mask + 1` slots.
-            n = unsafe { move_from(base, mask, spawn) };
-        }
-        if arch::shfl_idx(n, 0) != 0 {
+        // SAFETY: a live inbox (the caller's contract) of `mask + 1` slots.
+        if unsafe { move_from(base, mask, spawn) } != 0 {
             moved = true;
         }
     }
     moved
 }
 
-/// Lane 0: moves up to [`MOVE_MAX`] tasks from the inbox at `base` into the spawn ring
-/// (I2-I4); how many.
+/// Moves up to [`MOVE_MAX`] tasks from the inbox at `base` into the spawn ring, up to
+/// 32 at a time, one per lane (I2-I4); how many. Every lane calls.
 #[inline(always)]
 unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
+    let lane = arch::lane_id();
     let h = base as *mut InboxHeader;
     let inbox = base as *mut u8;
     let seqs = unsafe { inbox.add(INBOX_SEQ_OFFSET) } as *mut u32;
     let slots = unsafe { inbox.add(inbox_slots_offset(mask.wrapping_add(1))) } as *const Task;
     let done = unsafe { &raw mut (*h).done } as u64;
+    // The relay's own word: every lane may read it.
     let mut pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
     let mut n = 0;
-    // The runtime's own children keep half the spawn ring.
-    while n < MOVE_MAX && !unsafe { spawn.over_half() } {
-        let i = pos & mask;
-        // I2 (acquire at .sys: orders this slot's reads after the pusher's release).
-        if unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) != pos.wrapping_add(1) {
+    // The runtime's own children keep half the spawn ring (lane 0's look decides).
+    while n < MOVE_MAX && arch::shfl_idx(unsafe { spawn.over_half() } as u32, 0) == 0 {
+        let mine = pos.wrapping_add(lane);
+        let i = mine & mask;
+        // I2, by every lane for its own slot (its acquire orders its read of the slot).
+        let ready = lane <= mask && unsafe { arch::ld_acquire_sys(seqs.add(i as usize)) }.wrapping_add(i) == mine.wrapping_add(1);
+        let r = (!arch::ballot(ready)).trailing_zeros();
+        if r == 0 {
             break;
         }
-        let mut t = unsafe { slots.add(i as usize).read() };
+        let mut t = if lane < r { unsafe { slots.add(i as usize).read() } } else { Task::raw(0, [0; resident_shared::TASK_ARGS]) };
         // I4.
         t.flags = task_flags::CHILD | task_flags::PEER;
         t.seg = done as u32;
@@ -135,36 +135,21 @@ unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
         t.wait_counter = 0;
         t.signal_counter = 0;
         // SAFETY: the relay's ring (live while the relay runs).
-        if !unsafe { spawn.try_push(&t) } {
-            // Full: this position waits for the next poll.
+        let k = unsafe { spawn.try_push_warp(&t, r) };
+        if k == 0 {
+            // Full: these positions wait for a later poll.
             break;
         }
-        pos = pos.wrapping_add(1);
-        n += 1;
-        if n % HAND_BACK == 0 {
-            unsafe { hand_back(seqs, mask, pos.wrapping_sub(HAND_BACK), pos) };
+        // I3: the copies are in the spawn ring; every lane's slot read before its word.
+        arch::fence_acq_rel_sys();
+        if lane < k {
+            unsafe { arch::st_relaxed_sys(seqs.add(i as usize), mine.wrapping_add(mask).wrapping_add(1).wrapping_sub(i)) };
         }
+        pos = pos.wrapping_add(k);
+        n += k;
     }
-    if n % HAND_BACK != 0 {
-        unsafe { hand_back(seqs, mask, pos.wrapping_sub(n % HAND_BACK), pos) };
-    }
-    if n > 0 {
+    if n > 0 && lane == 0 {
         unsafe { arch::st_relaxed_gpu(&raw mut (*h).dequeue, pos) };
     }
     n
-}
-
-/// I3 for positions `from..to`, whose slots this warp has copied: one
-/// `fence.acq_rel.sys` (a release pattern: the slot reads before it), then a relaxed
-/// `.sys` store of each word `pos + capacity` (relative to its index), which the next
-/// lap's pusher acquires (L3').
-#[inline(always)]
-unsafe fn hand_back(seqs: *mut u32, mask: u32, from: u32, to: u32) {
-    arch::fence_acq_rel_sys();
-    let mut pos = from;
-    while pos != to {
-        let i = pos & mask;
-        unsafe { arch::st_relaxed_sys(seqs.add(i as usize), pos.wrapping_add(mask).wrapping_add(1).wrapping_sub(i)) };
-        pos = pos.wrapping_add(1);
-    }
 }

@@ -119,6 +119,59 @@ impl SpawnRing {
         true
     }
 
+    /// Pushes up to `n` (at most 32) tasks at once, lane `i < n` holding task `i`:
+    /// warp-collective (every lane calls with the same `n`). How many were pushed (the
+    /// first `k` lanes' tasks), the same in every lane; 0 if the ring has no room.
+    ///
+    /// Step 1 for a range: every lane of the range loads its slot's sequence word
+    /// (`ld.acquire.gpu`); if the first `k` are free for this lap, lane 0 owns positions
+    /// `pos..pos + k` with one compare-and-swap on `enqueue` (no other pusher can take
+    /// any of them without moving `enqueue` past `pos` first); then each lane stores its
+    /// task and releases its word (`st.release.gpu`), as a single push does. Poppers
+    /// see each slot alone, unchanged.
+    ///
+    /// # Safety
+    /// The ring must be live.
+    #[inline(always)]
+    pub unsafe fn try_push_warp(&self, task: &Task, n: u32) -> u32 {
+        if self.is_none() || n == 0 {
+            return 0;
+        }
+        let lane = arch::lane_id();
+        let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
+        let mut pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(enqueue) } } else { 0 }, 0);
+        let k = loop {
+            let mine = pos.wrapping_add(lane);
+            let dif = if lane < n { unsafe { self.seq(mine) }.wrapping_sub(mine) as i32 } else { 0 };
+            // The free prefix of the range; a slot still holding last lap's task ends it.
+            let free = arch::ballot(lane < n && dif == 0);
+            let k = (!free).trailing_zeros().min(n);
+            if k == 0 && arch::ballot(lane < n && dif < 0) & 1 != 0 {
+                return 0;
+            }
+            if k > 0 {
+                let mut won = 0u32;
+                if lane == 0 {
+                    won = (unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(k)) } == pos) as u32;
+                }
+                if arch::shfl_idx(won, 0) != 0 {
+                    break k;
+                }
+            }
+            // Another pusher moved on: from where `enqueue` is now.
+            pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(enqueue) } } else { 0 }, 0);
+        };
+        if lane < k {
+            let mine = pos.wrapping_add(lane);
+            unsafe {
+                // Weak stores: published by the release of `seq` below.
+                self.slots.add((mine & self.mask) as usize).write(*task);
+                self.set_seq(mine, mine.wrapping_add(1));
+            }
+        }
+        k
+    }
+
     /// Whether a child may be waiting: two independent relaxed loads, the cheap test
     /// a worker makes before each claim. May be stale either way; a pop decides.
     ///
