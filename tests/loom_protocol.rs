@@ -9,7 +9,8 @@
 //! `loom/lists.rs` models the table of list runs: an entry rewritten for a later run
 //! while another worker scans the table. `loom/producers.rs` models producers side by
 //! side (validation under the registries' read lock until the reservation, commits in
-//! sequence order) and a buffer dropped while they run. `loom/outbox.rs` models a link's
+//! sequence order) and a buffer dropped while they run. `loom/inbox.rs` models a peer link's inbox (the relay's batched hand-back) and the
+//! spawn ring's warp-wide range claims. `loom/outbox.rs` models a link's
 //! outbox: pushers on positions from an atomic add, one popper, slots reused.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
@@ -30,6 +31,9 @@ mod producers;
 
 #[path = "loom/outbox.rs"]
 mod outbox;
+
+#[path = "loom/inbox.rs"]
+mod inbox;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
