@@ -163,13 +163,74 @@ impl Shared {
     pub(crate) fn hold(&self) -> Result<()> {
         self.elastic.holds.fetch_add(1, Ordering::SeqCst);
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        let r = if p.closed { Err(Error::ShutDown) } else { self.fault().and_then(|()| self.ensure_resident()) };
+        let r = if p.closed {
+            Err(Error::ShutDown)
+        } else if p.kernel_out.is_some() {
+            // Another thread keeps the kernel out: try again once it is back.
+            Err(Error::WouldBlock)
+        } else {
+            self.fault().and_then(|()| self.ensure_resident())
+        };
         drop(p);
         if let Err(e) = r {
             self.unhold();
             return Err(e);
         }
         Ok(())
+    }
+
+    /// `Runtime::with_kernel_out`: exits the kernel once every task submitted so far has
+    /// completed, keeps reservations from relaunching it while `f` runs (on this
+    /// thread), and lets the next one relaunch it after.
+    pub(crate) fn with_kernel_out<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        let me = std::thread::current().id();
+        loop {
+            self.fault()?;
+            if self.life.is_closing() {
+                return Err(Error::ShutDown);
+            }
+            if crate::reservation::open_here(self) {
+                return Err(Error::ReservationOpen);
+            }
+            let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+            match p.kernel_out {
+                Some(h) if h == me => return Err(Error::Config("Runtime::with_kernel_out inside itself".into())),
+                Some(_) => {}
+                None => {
+                    if self.held() {
+                        return Err(Error::Config(
+                            "this runtime has open peer links into it (Runtime::peer_link_to): close them before keeping its kernel out"
+                                .into(),
+                        ));
+                    }
+                    if p.closed {
+                        return Err(Error::ShutDown);
+                    }
+                    if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
+                        p.kernel_out = Some(me);
+                        break;
+                    }
+                }
+            }
+            drop(p);
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        // Ends the hold however `f` ends (a panic included).
+        struct Back<'a>(&'a Shared);
+        impl Drop for Back<'_> {
+            fn drop(&mut self) {
+                self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = None;
+            }
+        }
+        let _back = Back(self);
+        Ok(f())
+    }
+
+    /// Waits until no thread keeps the kernel out (`with_kernel_out`).
+    pub(crate) fn wait_kernel_back(&self) {
+        while self.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out.is_some() {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
 
     pub(crate) fn unhold(&self) {

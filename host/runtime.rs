@@ -571,6 +571,21 @@ impl Runtime {
         self.shared.release_if_idle()
     }
 
+    /// Runs `f` with the runtime's kernel out: waits until every task submitted so far
+    /// has completed, exits the kernel, and keeps every submission from relaunching it
+    /// until `f` returns (they wait; the next one after relaunches it). For driver work
+    /// that waits for every running kernel of the context, which beside a resident
+    /// kernel would wait until it exits: the first calls of a library whose kernels
+    /// load lazily (cuBLAS, cuDNN, PyTorch; CUDA loads modules lazily by default since
+    /// 12.2), a module load, another library's pinned free (docs/sharing.md). A
+    /// submission from `f`'s own thread is refused (`Error::Config`: it would wait for
+    /// itself), as is a nested call; `f` may make and drop buffers. Refused while peer
+    /// links into this runtime are open (`Error::Config`). On the CPU backend the
+    /// workers leave and come back the same way.
+    pub fn with_kernel_out<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        self.shared.with_kernel_out(f)
+    }
+
     /// Whether the resident kernel runs now, and how often it has exited and been
     /// relaunched ([`Runtime::release`], [`RuntimeConfig::residency`]).
     pub fn residency_stats(&self) -> crate::ResidencyStats {

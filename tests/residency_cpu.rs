@@ -20,3 +20,4 @@ isolated_test!(idle_exit_policy, LIMIT, residency::idle_exit_policy(cpu));
 isolated_test!(shutdown_while_exited, LIMIT, residency::shutdown_while_exited(cpu));
 isolated_test!(fault_after_relaunch, LIMIT, residency::fault_after_relaunch(cpu));
 isolated_test!(failed_relaunch_recovers, LIMIT, residency::failed_relaunch_recovers(cpu));
+isolated_test!(kernel_out, LIMIT, residency::kernel_out(cpu));

@@ -48,3 +48,9 @@ isolated_test!(
     LIMIT,
     residency::fault_after_relaunch(gpu)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    kernel_out,
+    LIMIT,
+    residency::kernel_out(gpu)
+);

@@ -44,11 +44,15 @@ pub(crate) struct Producer {
     /// table entry: an entry is written again only once everything before its end has
     /// completed.
     pub run_ends: [u64; LIST_RUNS],
+    /// The thread running `Runtime::with_kernel_out`, if any: no reservation relaunches
+    /// the kernel until it ends (others wait, without holding any lock; its own get
+    /// `Error::Config`).
+    pub kernel_out: Option<std::thread::ThreadId>,
 }
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS] }
+        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS], kernel_out: None }
     }
 }
 
@@ -251,6 +255,23 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
     };
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
+    }
+    // `Runtime::with_kernel_out` on some thread: no relaunch until it ends. Waits with
+    // no lock held (the thread may drop buffers, which takes the registries' write
+    // lock), then starts over; the holder's own submissions are refused.
+    if let Some(holder) = p.kernel_out
+        && origin != Origin::Runtime
+    {
+        if holder == std::thread::current().id() {
+            return Err(Error::Config("a submission inside Runtime::with_kernel_out would relaunch the kernel it keeps out".into()));
+        }
+        if !wait {
+            return Err(Error::WouldBlock);
+        }
+        drop(p);
+        drop(reg);
+        shared.wait_kernel_back();
+        return reserve(shared, src, keep_results, full, origin);
     }
     // Elastic residency: kernels that left an idle queue are launched again before
     // anything new is reserved, so every publication follows a launch.

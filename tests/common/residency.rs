@@ -246,3 +246,49 @@ pub fn failed_relaunch_recovers(base: fn() -> RuntimeConfig) {
     assert!(bad.is_empty(), "not exactly once: {bad:?}");
     rt.close().unwrap();
 }
+
+/// `Runtime::with_kernel_out`: the kernel is out while `f` runs, whoever else submits
+/// (they wait: their tasks run after `f`, exactly once), `f`'s own submissions and a
+/// nested call are refused, `f` may make and drop buffers, a panic in `f` ends the hold,
+/// and the next submission relaunches the kernel.
+pub fn kernel_out(base: fn() -> RuntimeConfig) {
+    let rt = Runtime::with_config(RuntimeConfig { residency: Residency::Always, ..base() }).unwrap();
+    let marks = rt.buffer::<u32>(64).unwrap();
+    rt.submit(&[Task::mark(marks.all(), 0)]).unwrap().wait().unwrap();
+    let (started, ended) = (std::sync::Barrier::new(2), std::sync::atomic::AtomicBool::new(false));
+    std::thread::scope(|s| {
+        // Another thread submits while the kernel is out: it waits for `f`.
+        let other = s.spawn(|| {
+            started.wait();
+            let t = rt.submit(&(1..33).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap();
+            assert!(ended.load(std::sync::atomic::Ordering::SeqCst), "a submission relaunched the kernel inside with_kernel_out");
+            t.wait().unwrap();
+        });
+        let r = rt
+            .with_kernel_out(|| {
+                assert!(!rt.residency_stats().resident, "the kernel runs inside with_kernel_out");
+                started.wait();
+                // Own submissions and a nested call: refused, nothing reserved.
+                assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::Config(_))));
+                assert!(matches!(rt.try_submit(&[Task::noop(1)]), Err(resident::Error::Config(_))));
+                assert!(matches!(rt.with_kernel_out(|| ()), Err(resident::Error::Config(_))));
+                // Buffers come and go (a drop takes the registries' write lock, which
+                // the waiting submitter must not hold).
+                let b = rt.buffer::<f32>(1 << 10).unwrap();
+                drop(b);
+                std::thread::sleep(Duration::from_millis(50));
+                assert!(!rt.residency_stats().resident, "the kernel came back inside with_kernel_out");
+                ended.store(true, std::sync::atomic::Ordering::SeqCst);
+                7
+            })
+            .unwrap();
+        assert_eq!(r, 7);
+        other.join().unwrap();
+    });
+    // A panic in `f` ends the hold.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.with_kernel_out(|| panic!("in f"))));
+    assert!(caught.is_err());
+    rt.submit(&(33..64).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
+    assert!(rt.residency_stats().resident);
+    exactly_once(&marks, "kernel_out");
+}
