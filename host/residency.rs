@@ -165,9 +165,13 @@ impl Shared {
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         let r = if p.closed {
             Err(Error::ShutDown)
-        } else if p.kernel_out.is_some() {
-            // Another thread keeps the kernel out: try again once it is back.
-            Err(Error::WouldBlock)
+        } else if let Some(h) = p.kernel_out {
+            if h == std::thread::current().id() {
+                Err(Error::Config("a peer link into a runtime whose kernel this thread keeps out (Runtime::with_kernel_out)".into()))
+            } else {
+                // Another thread keeps the kernel out: try again once it is back.
+                Err(Error::WouldBlock)
+            }
         } else {
             self.fault().and_then(|()| self.ensure_resident())
         };
@@ -179,11 +183,21 @@ impl Shared {
         Ok(())
     }
 
-    /// `Runtime::with_kernel_out`: exits the kernel once every task submitted so far has
-    /// completed, keeps reservations from relaunching it while `f` runs (on this
-    /// thread), and lets the next one relaunch it after.
-    pub(crate) fn with_kernel_out<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+    /// `Runtime::with_kernel_out`: claims the hold first (from then on reservations of
+    /// other threads wait, so the queue drains), then exits the kernel once every task
+    /// submitted so far has completed, runs `f` on this thread, and lets the next
+    /// reservation relaunch the kernel after. `Timeout` (the hold given back) if the
+    /// queue does not drain by `deadline`.
+    pub(crate) fn with_kernel_out<R>(&self, deadline: Option<Instant>, f: impl FnOnce() -> R) -> Result<R> {
         let me = std::thread::current().id();
+        // Ends the hold however this ends (an error, a panic in `f`).
+        struct Back<'a>(&'a Shared);
+        impl Drop for Back<'_> {
+            fn drop(&mut self) {
+                self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = None;
+            }
+        }
+        // The claim.
         loop {
             self.fault()?;
             if self.life.is_closing() {
@@ -206,30 +220,46 @@ impl Shared {
                     if p.closed {
                         return Err(Error::ShutDown);
                     }
-                    if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
-                        p.kernel_out = Some(me);
-                        break;
-                    }
+                    p.kernel_out = Some(me);
+                    break;
                 }
             }
             drop(p);
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-        // Ends the hold however `f` ends (a panic included).
-        struct Back<'a>(&'a Shared);
-        impl Drop for Back<'_> {
-            fn drop(&mut self) {
-                self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = None;
+            if crate::deadline::passed(deadline) {
+                return Err(Error::Timeout);
             }
+            std::thread::sleep(Duration::from_micros(50));
         }
-        let _back = Back(self);
-        Ok(f())
+        let back = Back(self);
+        // The drain and the exit.
+        loop {
+            self.fault()?;
+            if self.life.is_closing() {
+                return Err(Error::ShutDown);
+            }
+            let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+            if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {
+                break;
+            }
+            drop(p);
+            if crate::deadline::passed(deadline) {
+                return Err(Error::Timeout);
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let r = f();
+        drop(back);
+        Ok(r)
     }
 
-    /// Waits until no thread keeps the kernel out (`with_kernel_out`).
+    /// Waits until no thread keeps the kernel out (`with_kernel_out`), or the runtime
+    /// closes or faults (the caller's retry then says so).
     pub(crate) fn wait_kernel_back(&self) {
         while self.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out.is_some() {
-            std::thread::sleep(std::time::Duration::from_micros(50));
+            if self.life.is_closing() || self.fault().is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
         }
     }
 

@@ -582,8 +582,21 @@ impl Runtime {
     /// itself), as is a nested call; `f` may make and drop buffers. Refused while peer
     /// links into this runtime are open (`Error::Config`). On the CPU backend the
     /// workers leave and come back the same way.
+    ///
+    /// From the call on, other threads' submissions wait, so the queue drains; the
+    /// call waits for that as long as it takes (a task waiting on a counter nothing
+    /// will signal keeps it waiting: see [`Runtime::with_kernel_out_timeout`]). `f`
+    /// must not wait for another thread's submission to this runtime (a thread it
+    /// spawns and joins, a parallel iterator that submits, a `Link::flush` of a host
+    /// link into this runtime): that submission waits for `f`.
     pub fn with_kernel_out<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
-        self.shared.with_kernel_out(f)
+        self.shared.with_kernel_out(None, f)
+    }
+
+    /// [`Runtime::with_kernel_out`], giving up with `Error::Timeout` (nothing run, the
+    /// hold given back) if the queue has not drained within `timeout`.
+    pub fn with_kernel_out_timeout<R>(&self, timeout: std::time::Duration, f: impl FnOnce() -> R) -> Result<R> {
+        self.shared.with_kernel_out(crate::deadline::after(timeout), f)
     }
 
     /// Whether the resident kernel runs now, and how often it has exited and been

@@ -95,6 +95,9 @@ impl Shared {
             }
         };
         p.closed = true;
+        // Kernels that exited an idle queue have nothing to drain: no relaunch just to
+        // stop them (nor one inside `Runtime::with_kernel_out`, which keeps them out).
+        let parked = self.backend.is_parked();
         drop(p);
         // Peer links into this runtime: their pushes fail from now on instead of
         // waiting for a relay that is leaving (host/peer_link.rs).
@@ -102,8 +105,8 @@ impl Shared {
             c.close_inboxes();
         }
         self.cut_peers();
-        let mut exited = false;
-        if result.is_ok() {
+        let mut exited = parked;
+        if result.is_ok() && !parked {
             let until = deadline.map_or(WhenFull::Wait, WhenFull::Until);
             result = producer::submit(self, Source::Host(&[Task::terminate()]), false, until, Origin::Runtime).map(|_| ());
             if result.is_ok() {

@@ -159,8 +159,14 @@ proptest! {
         // Host: typed answer, never a panic. Nothing outside the fixture is live, so a
         // task naming counters or the unchecked-only opcodes is refused.
         let host = f.rt.submit(&[task]).map(|t| t.wait());
+        // A link id is not checked on the host (docs/scaling.md: not a secret, and a
+        // push through one that names no live link fails on the device): a forward
+        // task's bytes may pass the host and fail with `BadLink` (a proptest case,
+        // 2026-11-26).
+        let bad_link = |r: &Result<(), Error>| matches!(r, Err(Error::TaskFailed { status: resident::Status::BadLink, .. }));
         match &host {
             Ok(Ok(())) | Err(Error::InvalidTask { .. }) => {}
+            Ok(r) if task.id() == ids::FORWARD && bad_link(r) => {}
             other => prop_assert!(false, "host: {other:?} for {task:?}"),
         }
         if [ids::FAULT_TRAP, ids::FAULT_ILLEGAL_ADDRESS, ids::AXPY_RAW].contains(&task.id()) {
@@ -212,7 +218,7 @@ proptest! {
         }
         // With the header words as the device saw them and no counters, the two checks
         // agree.
-        if task.wait_counter == 0 && task.signal_counter == 0 {
+        if task.wait_counter == 0 && task.signal_counter == 0 && !(task.id() == ids::FORWARD && bad_link(&device)) {
             let clean = Task { flags: 0, seg: 0, ..task };
             let host_clean = f.rt.submit(&[clean]).map(|t| {
                 let _ = t.wait();

@@ -7,8 +7,8 @@
 //! Orderings (lane 0 of the relay warp moves; the other lanes only look):
 //! I1. The inbound entry: relaxed `.sys` loads (the host writes it with a synchronous
 //!     copy, after the inbox was zeroed, and clears `live` at a close). An entry read
-//!     torn is either not live or names the right inbox: the address is written once,
-//!     before `live`, and never changed.
+//!     torn is either not live or names the right inbox: the address is written before
+//!     `live`, and only cleared (a link that failed to be made) with `live` zero.
 //! I2. Pop: `ld.acquire.sys` of the slot's sequence word seeing `pos + 1` pairs with the
 //!     pusher's `st.release.sys` (another device's warp, `crate::link` L4): the task's
 //!     bytes are visible. Lane 0 makes its own acquire before it reads the slot.
@@ -32,9 +32,12 @@
 //!     into the inbox's mirror in mapped pinned memory; the host's `Acquire` load of
 //!     `done` pairs with it, then it reads `failed` (`Link` flush and counts). One writer
 //!     per mirror, so the host never sees it go backwards.
-//! The relay drains on polls that found no host work, and every 16th poll in any case
-//! (so a stream of host submissions cannot starve the inboxes); it moves nothing while
-//! the spawn ring is more than half full (the runtime's own children keep room).
+//! The relay drains only while the mailbox's `peers` word (read every 16th poll) says
+//! peer links into the runtime are open: then on polls that found no host work, and
+//! every 16th poll in any case (so a stream of host submissions cannot starve the
+//! inboxes); the first drain after a link opens or a relaunch comes within 16 polls.
+//! It moves nothing while the spawn ring is more than half full (the runtime's own
+//! children keep room).
 //! Exactly once: each position is moved once (one popper, in order; a full spawn ring
 //! leaves it for the next poll), and the spawn ring's own protocol runs each copy once.
 
@@ -114,8 +117,9 @@ unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
     let seqs = unsafe { inbox.add(INBOX_SEQ_OFFSET) } as *mut u32;
     let slots = unsafe { inbox.add(inbox_slots_offset(mask.wrapping_add(1))) } as *const Task;
     let done = unsafe { &raw mut (*h).done } as u64;
-    // The relay's own word: every lane may read it.
-    let mut pos = unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) };
+    // The relay's own word, stored by lane 0: lane 0's load, broadcast (another lane's
+    // load is not ordered after lane 0's earlier store, and could see an older value).
+    let mut pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) } } else { 0 }, 0);
     let mut n = 0;
     // The runtime's own children keep half the spawn ring (lane 0's look decides).
     while n < MOVE_MAX && arch::shfl_idx(unsafe { spawn.over_half() } as u32, 0) == 0 {

@@ -101,7 +101,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let spawn = unsafe { SpawnRing::new(p) };
     let mut polls = 0u32;
     // Whether peer links into this runtime are open (the mailbox's `peers`, as the last
-    // poll read it).
+    // 16th poll read it).
     let mut peers = false;
     let mut echoed = true;
     let mut sleep = 0u32;

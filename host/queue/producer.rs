@@ -171,6 +171,17 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
 /// its sequence numbers, its list-run entries and its ticket. Nothing is published.
 pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Batch> {
+    // Again from the start after waiting for a `Runtime::with_kernel_out` to end.
+    loop {
+        if let Some(batch) = reserve_once(shared, src, keep_results, full, origin)? {
+            return Ok(batch);
+        }
+    }
+}
+
+/// [`reserve`], once: `None` if a `Runtime::with_kernel_out` of another thread was in
+/// the way (then waited for, with no lock held).
+fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Option<Batch>> {
     // A closed runtime says so first, whatever the batch (not only when a health poll
     // happens to run in this call: the answer must not depend on timing).
     if origin != Origin::Runtime {
@@ -271,7 +282,7 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
         drop(p);
         drop(reg);
         shared.wait_kernel_back();
-        return reserve(shared, src, keep_results, full, origin);
+        return Ok(None);
     }
     // Elastic residency: kernels that left an idle queue are launched again before
     // anything new is reserved, so every publication follows a launch.
@@ -303,7 +314,7 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
         WhenFull::Until(d) => Some(d),
         _ => None,
     };
-    Ok(Batch { first, pieces, place, host_ring, list, deadline, ticket })
+    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket }))
 }
 
 impl Batch {

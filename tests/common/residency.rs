@@ -285,6 +285,14 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
         assert_eq!(r, 7);
         other.join().unwrap();
     });
+    // A queue that cannot drain (a task waits on a counter): the timed variant gives up,
+    // gives the hold back, and nothing of `f` ran; the runtime goes on.
+    let c = rt.counter().unwrap();
+    let waiting = rt.submit(&[Task::noop(0).after(c.id(), 1)]).unwrap();
+    let r = rt.with_kernel_out_timeout(Duration::from_millis(50), || panic!("ran"));
+    assert!(matches!(r, Err(resident::Error::Timeout)), "{r:?}");
+    rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
+    waiting.wait().unwrap();
     // A panic in `f` ends the hold.
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.with_kernel_out(|| panic!("in f"))));
     assert!(caught.is_err());
