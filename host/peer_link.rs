@@ -218,16 +218,9 @@ impl Drop for PeerLink {
 }
 
 impl Inner {
-    fn cuda(&self) -> Result<(&crate::cuda::backend::CudaBackend, &crate::cuda::backend::CudaBackend)> {
-        match (self.from.backend.cuda(), self.to.backend.cuda()) {
-            (Some(a), Some(b)) => Ok((a, b)),
-            _ => Err(Error::ShutDown),
-        }
-    }
-
     /// A's count of positions taken (P2: a synchronous device read).
     fn taken(&self) -> Result<u32> {
-        self.cuda()?;
+        // Both runtimes are CUDA ones (checked when the link was made).
         self.from.bind()?;
         self.from.backend.link_enqueued(self.id.index as usize)
     }

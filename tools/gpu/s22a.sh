@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Next session's first call (on two GPUs), for what session 21 could not run:
-# - the one-task round trip against the build before the peer path (0655557: stage its
+# - the one-task round trip against the build before the peer path (session 21's
+#   s21k, never run, is folded in here) (0655557: stage its
 #   latency bench as .gpu/baseline/latency-old, built in a worktree with its own
 #   CARGO_TARGET_DIR), old and new alternated: is the 0.5 us gone now that the relay
 #   reads `peers` every 16th poll?
