@@ -38,7 +38,14 @@ use crate::{Error, Result};
 /// When a runtime's resident kernel gives the GPU back (`RuntimeConfig::residency`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Residency {
-    /// The default: [`Residency::IdleExit`] after [`Residency::DEFAULT_IDLE`] on a GPU;
+    /// The default. On a GPU: [`Residency::IdleExit`] after
+    /// [`Residency::DEFAULT_IDLE`] while the kernel has the GPU to itself, and
+    /// [`Residency::WhenDrained`] while another context (another process, without MPS)
+    /// time-slices with it: the relay warp sees the slices other contexts take as gaps
+    /// in its polls (`RelayMailbox::slices`), and for [`Residency::CONTENDED_HOLD`]
+    /// after the last one seen, the kernel leaves as soon as the queue drains. A
+    /// resident kernel there would cost the other context half its time even while it
+    /// waits, and its own latency is a time slice whenever the other has the GPU.
     /// [`Residency::Always`] on the CPU backend, whose idle workers only sleep.
     #[default]
     Auto,
@@ -61,28 +68,45 @@ impl Residency {
     /// costs about 18 µs, under 0.2% of the idle time it follows.
     pub const DEFAULT_IDLE: Duration = Duration::from_millis(10);
 
+    /// How long [`Residency::Auto`] behaves as [`Residency::WhenDrained`] after the
+    /// relay last saw another context take a time slice. A runtime that exits between
+    /// bursts sees slices only while it runs; after this long without one it stays
+    /// resident for [`Residency::DEFAULT_IDLE`] again, and if the other context is
+    /// still there, sees a slice within that time.
+    pub const CONTENDED_HOLD: Duration = Duration::from_secs(1);
+
+    /// The notifier's period for the draining checks ([`Residency::WhenDrained`], and
+    /// `Auto` while contended).
+    const DRAIN_CHECK: Duration = Duration::from_micros(50);
+
     /// `Auto` made concrete for a backend.
     pub(crate) fn resolve(self, kind: crate::BackendKind) -> Self {
         match (self, kind) {
-            (Residency::Auto, crate::BackendKind::Cuda) => Residency::IdleExit(Self::DEFAULT_IDLE),
+            (Residency::Auto, crate::BackendKind::Cuda) => Residency::Auto,
             (Residency::Auto, _) => Residency::Always,
             (r, _) => r,
         }
     }
 
-    /// How often the notifier thread looks for idleness; `None` for `Always`.
+    /// How often the notifier thread looks for idleness; `None` for `Always`. For a
+    /// resolved `Auto` (a GPU's), the period while not contended; the notifier's idle
+    /// turn shortens it to [`Residency::DRAIN_CHECK`] while contended.
     pub(crate) fn period(self) -> Option<Duration> {
         match self {
-            Residency::Always | Residency::Auto => None,
-            Residency::IdleExit(d) => Some((d / 4).clamp(Duration::from_micros(50), Duration::from_millis(10))),
-            Residency::WhenDrained => Some(Duration::from_micros(50)),
+            Residency::Always => None,
+            Residency::Auto => Residency::IdleExit(Self::DEFAULT_IDLE).period(),
+            Residency::IdleExit(d) => Some((d / 4).clamp(Self::DRAIN_CHECK, Duration::from_millis(10))),
+            Residency::WhenDrained => Some(Self::DRAIN_CHECK),
         }
     }
 
-    /// How long the runtime must have been idle before its kernel exits.
-    fn idle_time(self) -> Option<Duration> {
+    /// How long the runtime must have been idle before its kernel exits; `contended`:
+    /// another context took a time slice within [`Residency::CONTENDED_HOLD`].
+    fn idle_time(self, contended: bool) -> Option<Duration> {
         match self {
-            Residency::Always | Residency::Auto => None,
+            Residency::Always => None,
+            Residency::Auto if contended => Some(Duration::ZERO),
+            Residency::Auto => Some(Self::DEFAULT_IDLE),
             Residency::IdleExit(d) => Some(d),
             Residency::WhenDrained => Some(Duration::ZERO),
         }
@@ -99,6 +123,15 @@ pub struct ResidencyStats {
     pub exits: u64,
     /// Relaunches so far.
     pub relaunches: u64,
+    /// Time slices other contexts took from the resident kernel, as its relay warp saw
+    /// them (gaps of more than 500 µs in its polling; zero without a relay, and on
+    /// the CPU backend): another process uses the GPU without MPS.
+    pub slices_taken: u64,
+    /// The last such gap.
+    pub last_slice: Duration,
+    /// Whether [`Residency::Auto`] now lets the kernel go as soon as the queue drains
+    /// (a slice was seen within [`Residency::CONTENDED_HOLD`]).
+    pub contended: bool,
 }
 
 /// The runtime's side of it: counts, and since when it has looked idle.
@@ -115,13 +148,35 @@ pub(crate) struct Elastic {
     /// faults, their entries are cleared, so that pushes waiting for room end
     /// (`resident_device::link`, L3').
     pub(crate) peers_in: Mutex<Vec<(std::sync::Weak<Shared>, usize)>>,
+    /// The relay's slice count as last read, and when it last grew.
+    slices: Mutex<(u64, Option<Instant>)>,
 }
 
 impl Shared {
+    /// Whether another context took a time slice from the kernel within
+    /// [`Residency::CONTENDED_HOLD`] (reads the relay's count).
+    fn contended(&self) -> bool {
+        let (count, _) = self.backend.cuda().map_or((0, 0), |c| c.time_slices());
+        let mut s = self.elastic.slices.lock().unwrap_or_else(|e| e.into_inner());
+        if count != s.0 {
+            *s = (count, Some(Instant::now()));
+        }
+        s.1.is_some_and(|t| t.elapsed() < Residency::CONTENDED_HOLD)
+    }
+
     /// The notifier thread's turn: exits if the runtime has been idle for the policy's
-    /// time. Errors are left to the health polls (a fault is recorded there).
-    pub(crate) fn residency_tick(&self) {
-        let Some(idle_time) = self.config.residency.idle_time() else { return };
+    /// time. Errors are left to the health polls (a fault is recorded there). Returns
+    /// the period until the next turn if it differs from the policy's (`Auto` while
+    /// contended: drained or not is checked every 50 µs).
+    pub(crate) fn residency_tick(&self) -> Option<Duration> {
+        let contended = self.config.residency == Residency::Auto && self.contended();
+        let next = contended.then_some(Residency::DRAIN_CHECK);
+        self.residency_turn(contended);
+        next
+    }
+
+    fn residency_turn(&self, contended: bool) {
+        let Some(idle_time) = self.config.residency.idle_time(contended) else { return };
         if self.backend.is_parked() || self.life.is_closing() || self.held() {
             return;
         }
@@ -323,7 +378,11 @@ impl Shared {
     }
 
     pub(crate) fn residency_stats(&self) -> ResidencyStats {
+        let (slices_taken, last_ns) = self.backend.cuda().map_or((0, 0), |c| c.time_slices());
         ResidencyStats {
+            slices_taken,
+            last_slice: Duration::from_nanos(last_ns),
+            contended: self.config.residency == Residency::Auto && self.contended(),
             resident: !self.backend.is_parked() && !self.workers_gone(),
             exits: self.elastic.exits.load(Ordering::Relaxed),
             relaunches: self.elastic.relaunches.load(Ordering::Relaxed),

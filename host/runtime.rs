@@ -206,8 +206,8 @@ impl Progress for Shared {
     fn poll_health(&self) -> Result<()> {
         Shared::poll_health(self)
     }
-    fn idle(&self) {
-        self.residency_tick();
+    fn idle(&self) -> Option<std::time::Duration> {
+        self.residency_tick()
     }
 }
 

@@ -379,6 +379,12 @@ impl CudaBackend {
         &self.relay
     }
 
+    /// Time slices other contexts took from the kernel, as the relay saw them, and the
+    /// last one's length in nanoseconds (`RelayMailbox::slices`; zero without a relay).
+    pub fn time_slices(&self) -> (u64, u64) {
+        self.relay.slices()
+    }
+
     /// Whether the relay warp runs (peer links' inboxes are drained by it).
     pub fn relay_enabled(&self) -> bool {
         self.relay.enabled()

@@ -253,6 +253,23 @@ impl Relay {
         }
     }
 
+    /// Time slices the relay has seen other contexts take (`RelayMailbox::slices`) and
+    /// the last one's length in nanoseconds; zero without a relay. Relaxed: pairs with
+    /// the relay's relaxed `.sys` stores; a hint, nothing is read through it.
+    pub fn slices(&self) -> (u64, u64) {
+        if !self.enabled() {
+            return (0, 0);
+        }
+        // SAFETY: the live mailbox; aligned 8-byte words only the relay writes.
+        unsafe {
+            let m = self.mailbox();
+            (
+                AtomicU64::from_ptr(&raw mut (*m).slices).load(Ordering::Relaxed),
+                AtomicU64::from_ptr(&raw mut (*m).slice_ns).load(Ordering::Relaxed),
+            )
+        }
+    }
+
     /// Asks the relay to abort the workers (device/src/relay.rs, step 6). Relaxed: the
     /// relay reads the word with `ld.relaxed.sys` and reads nothing through it.
     pub fn ask_abort(&self) {

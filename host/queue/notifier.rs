@@ -29,8 +29,9 @@ pub(crate) trait Progress: Send + Sync {
     /// task resolves every ticket, and so wakes every future.
     fn poll_health(&self) -> crate::Result<()>;
     /// The idle turn (every watch period while no future waits): elastic residency
-    /// exits the kernel here once the runtime has been idle long enough.
-    fn idle(&self);
+    /// exits the kernel here once the runtime has been idle long enough. A period
+    /// shorter than the watch period for the next turn only, if it needs one.
+    fn idle(&self) -> Option<Duration>;
 }
 
 /// How long the idle thread sleeps before it looks again for a stop request.
@@ -167,6 +168,8 @@ fn guarded(inner: &Inner, weak: &Weak<dyn Progress>) {
 
 fn run(inner: &Inner, weak: &Weak<dyn Progress>) {
     let mut last_progress = Instant::now();
+    // The idle turn's wish for the next wait (`Progress::idle`).
+    let mut sooner: Option<Duration> = None;
     loop {
         #[cfg(test)]
         if PANIC_NEXT.swap(false, std::sync::atomic::Ordering::SeqCst) {
@@ -179,14 +182,15 @@ fn run(inner: &Inner, weak: &Weak<dyn Progress>) {
             }
             if s.waiting.is_empty() {
                 let watch = s.watch;
-                let (s, _) = inner.cv.wait_timeout(s, watch.unwrap_or(IDLE_WAIT)).unwrap();
+                let wait = watch.map_or(IDLE_WAIT, |w| sooner.map_or(w, |n| n.min(w)));
+                let (s, _) = inner.cv.wait_timeout(s, wait).unwrap();
                 let stop = s.stop;
                 drop(s);
                 if watch.is_some() && !stop {
                     let Some(shared) = weak.upgrade() else { return };
                     // A hung task fires the watchdog here if nobody waits.
                     let _ = shared.poll_health();
-                    shared.idle();
+                    sooner = shared.idle();
                 }
                 last_progress = Instant::now();
                 continue;

@@ -47,6 +47,12 @@ pub const fn ll_word(seq: u64, w: u32) -> u64 {
     w as u64 | (ll_stamp(seq) as u64) << 32
 }
 
+/// A gap in the relay's clock over 16 of its polls longer than this is a time slice
+/// taken by another context ([`RelayMailbox::slices`]). A poll with its sleep takes a
+/// few microseconds; the slices another process took measured 2.5 ms (H100, driver
+/// 580, 2026-11-26).
+pub const SLICE_GAP_NS: u64 = 500_000;
+
 /// Set in the `span` of a mailbox entry whose run lies in the host ring: its address
 /// follows from its first sequence number (`host_ring + (first % capacity) * 64`).
 pub const RING_RUN: u64 = 1 << 63;
@@ -77,8 +83,18 @@ pub struct RelayMailbox {
     /// looks at its inboxes only while this is non-zero (it reads the word with the
     /// rest of its poll, so a runtime without peer links pays nothing for them).
     pub peers: u64,
+    /// Time slices the relay has seen taken from its kernel (issue 22): how often one
+    /// of its clock readings (every 16th poll) found `%globaltimer` moved by more than
+    /// [`SLICE_GAP_NS`] since the last, which happens when another context (another process, without MPS) runs
+    /// its slice of the GPU. Written by the relay alone (relaxed, system scope: a hint
+    /// that nothing is read through), kept across relaunches (a relaunched relay counts
+    /// on from it); read by the host, whose default residency lets the kernel go as
+    /// soon as the queue drains while slices are being taken (`host/residency.rs`).
+    pub slices: u64,
+    /// The last such gap, in nanoseconds (written before `slices`).
+    pub slice_ns: u64,
     /// Fills the relay's line to 128 bytes; unused.
-    pub _pad: [u64; 11],
+    pub _pad: [u64; 9],
     /// Device address of the host ring (mapped pinned memory, slot 0), written by the
     /// host before the relay starts: a run over the ring ([`RING_RUN`]) needs no
     /// address in its entry, the relay computes it (device/src/relay.rs, step 7).

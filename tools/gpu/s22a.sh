@@ -6,6 +6,7 @@
 #   CARGO_TARGET_DIR), old and new alternated: is the 0.5 us gone now that the relay
 #   reads `peers` every 16th poll?
 # - residency_gpu's kernel_out (Runtime::with_kernel_out) and the partition suite;
+# - the main suites (the relay's device code changed);
 # - the multi suite and bench on the last build (warp-wide moves + the `peers` read).
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-s22a} && source tools/gpu/common.sh
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/device.txt
@@ -16,6 +17,10 @@ for i in 1 2; do
   step 45 latency-new-$i "$(bin .gpu/benches/latency)" --bench --noplot
   grep -E "relay\): submit \+ wait|first task after" $L/latency-new-$i.log | head -2
 done
+step 120 gpu "$(bin $T/gpu)" --include-ignored
+step 90 hostile "$(bin $T/hostile_gpu)" --include-ignored
+step 90 streams "$(bin $T/streams_gpu)" --include-ignored --test-threads 1
+step 90 faults "$(bin $T/gpu_faults)" --include-ignored --test-threads 1
 step 90 residency "$(bin $T/residency_gpu)" --include-ignored --test-threads 1
 step 90 partition "$(bin $T/partition)" --include-ignored --test-threads 1
 step 150 multi "$(multi_bin)" --include-ignored --test-threads 1
