@@ -35,6 +35,20 @@ use std::time::{Duration, Instant};
 use crate::runtime::Shared;
 use crate::{Error, Result};
 
+thread_local! {
+    /// The runtimes (their `Shared`'s address) whose kernel this thread keeps out
+    /// (`Runtime::with_kernel_out`): its own submissions to them are refused, decided
+    /// with no lock (a `try_submit` that found the producer lock taken by a waiting
+    /// thread said `WouldBlock` instead: found on an H200, session 22).
+    static KEPT_OUT: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread keeps `shared`'s kernel out (`Runtime::with_kernel_out`).
+pub(crate) fn kept_out_here(shared: &Shared) -> bool {
+    let id = shared as *const Shared as usize;
+    KEPT_OUT.with(|k| k.borrow().contains(&id))
+}
+
 /// When a runtime's resident kernel gives the GPU back (`RuntimeConfig::residency`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Residency {
@@ -249,6 +263,8 @@ impl Shared {
         struct Back<'a>(&'a Shared);
         impl Drop for Back<'_> {
             fn drop(&mut self) {
+                let id = self.0 as *const Shared as usize;
+                KEPT_OUT.with(|k| k.borrow_mut().retain(|&s| s != id));
                 self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = None;
             }
         }
@@ -276,6 +292,7 @@ impl Shared {
                         return Err(Error::ShutDown);
                     }
                     p.kernel_out = Some(me);
+                    KEPT_OUT.with(|k| k.borrow_mut().push(self as *const Shared as usize));
                     break;
                 }
             }

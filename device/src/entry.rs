@@ -17,15 +17,20 @@ pub unsafe fn persistent<S: TaskSet>(p: &KernelParams) {
     unsafe { crate::worker::persistent_loop::<S>(p) }
 }
 
-/// The relay kernel's body (one warp): moves small host batches into the ring and runs
-/// lone express tasks of `S` itself.
+/// The relay kernel's body (two warps): the first moves small host batches into the
+/// ring and runs lone express tasks of `S` itself (`crate::relay`); the second moves
+/// what peer links push into this runtime's inboxes into the spawn ring
+/// (`crate::inbox`).
 ///
 /// # Safety
 /// `p` must describe a live queue with a mapped relay mailbox (see `crate::relay`).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub unsafe fn relay<S: TaskSet>(p: &KernelParams) {
-    unsafe { crate::relay::relay_loop::<S>(p) }
+    match crate::arch::block_warp_id() {
+        0 => unsafe { crate::relay::relay_loop::<S>(p) },
+        _ => unsafe { crate::inbox::inbox_loop(p) },
+    }
 }
 
 /// The one-launch-per-task baseline's body: one task of `S` on one warp.

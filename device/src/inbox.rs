@@ -1,10 +1,13 @@
 //! The receiving side of peer links: another device's tasks push into inboxes in this
-//! device's memory (`crate::link`, through peer access), and the relay warp, the one
-//! popper of every inbox, moves what they pushed into the spawn ring, where the workers
-//! run it as they run children. The layouts are `resident_shared::link` (the inbound
+//! device's memory (`crate::link`, through peer access), and the inbox warp (the relay
+//! kernel's second warp, [`inbox_loop`]), the one popper of every inbox, moves what
+//! they pushed into the spawn ring, where the workers run it as they run children.
+//! Until session 22 the relay warp drained the inboxes between its polls of the host's
+//! mailbox; the trace of a peer follow-up then showed about 6 µs from a push's
+//! publication to its move (2 x H200, tools/gpu/trace_peer.py). The layouts are `resident_shared::link` (the inbound
 //! table in the buffer-table allocation, [`InboxHeader`], sequence words, slots).
 //!
-//! Orderings (lane 0 of the relay warp moves; the other lanes only look):
+//! Orderings (the inbox warp's lanes move up to 32 tasks at a time, one each):
 //! I1. The inbound entry: relaxed `.sys` loads (the host writes it with a synchronous
 //!     copy, after the inbox was zeroed, and clears `live` at a close). An entry read
 //!     torn is either not live or names the right inbox: the address is written before
@@ -12,14 +15,14 @@
 //! I2. Pop: `ld.acquire.sys` of the slot's sequence word seeing `pos + 1` pairs with the
 //!     pusher's `st.release.sys` (another device's warp, `crate::link` L4): the task's
 //!     bytes are visible. Lane 0 makes its own acquire before it reads the slot.
-//! I3. Hand back: the relay moves up to 32 tasks at a time, one per lane (each lane
+//! I3. Hand back: the inbox warp moves up to 32 tasks at a time, one per lane (each lane
 //!     acquires its own slot's word, I2, and reads its slot), pushes them into the
 //!     spawn ring together (`SpawnRing::try_push_warp`), then every lane fences
 //!     (`fence.acq_rel.sys`) and stores its word `pos + capacity` relaxed at `.sys` (a
 //!     release pattern), which the pusher of the next lap acquires (L3) before it
 //!     overwrites the slot. One lane doing it all, a `st.release.sys` per slot, held
 //!     the relay to 0.27 M pushes a second (2 x H200, 2026-11-26): each task was a
-//!     chain of dependent loads, atomics and system fences. `dequeue` is the relay's
+//!     chain of dependent loads, atomics and system fences. `dequeue` is the inbox warp's
 //!     own (relaxed; in device memory so that it survives a relaunch).
 //! I4. The copy is a `CHILD | PEER` task whose `seg`/`wait_value` name the inbox's
 //!     `done` word, with no counters (a pusher's task set is this one's, but its
@@ -32,27 +35,74 @@
 //!     into the inbox's mirror in mapped pinned memory; the host's `Acquire` load of
 //!     `done` pairs with it, then it reads `failed` (`Link` flush and counts). One writer
 //!     per mirror, so the host never sees it go backwards.
-//! The relay drains only while the mailbox's `peers` word (read every 16th poll) says
-//! peer links into the runtime are open: then on polls that found no host work, and
-//! every 16th poll in any case (so a stream of host submissions cannot starve the
-//! inboxes); the first drain after a link opens or a relaunch comes within 16 polls.
+//! The inbox warp drains only while the mailbox's `peers` word says peer links into the
+//! runtime are open; it looks at the inboxes continuously then (sleeping at most 256 ns
+//! between looks that found nothing), and at `peers` every 10 µs or so while none is.
 //! It moves nothing while the spawn ring is more than half full (the runtime's own
 //! children keep room).
 //! Exactly once: each position is moved once (one popper, in order; a full spawn ring
 //! leaves it for the next poll), and the spawn ring's own protocol runs each copy once.
 
 use resident_shared::link::{INBOUND_OFFSET, INBOX_SEQ_OFFSET, InboxHeader, MAX_INBOUND, inbox_slots_offset};
-use resident_shared::{KernelParams, Task, task_flags};
+use resident_shared::relay::RelayMailbox;
+use resident_shared::{KernelParams, QueueHeader, Task, task_flags};
 
 use crate::arch;
 use crate::spawn::SpawnRing;
 
-/// Tasks moved from one inbox per call, at most: the relay goes back to its mailbox in
-/// between.
+/// Tasks moved from one inbox per call, at most: the inbox warp looks at the others and
+/// at its exit conditions in between.
 const MOVE_MAX: u32 = 128;
 
+/// Longest sleep of the inbox warp between looks while peer links are open, and while
+/// none is (then it only reads the mailbox's `peers` word, over PCIe).
+const OPEN_SLEEP_NS: u32 = 256;
+const CLOSED_SLEEP_NS: u32 = 10_000;
+
+/// The inbox warp (the relay kernel's second warp): drains the inboxes while peer links
+/// into this runtime are open, and leaves when the relay does: on the header's `abort`
+/// (which the relay sets when the host asks for an abort through the mailbox), or once
+/// the sentinel has passed and every worker has left. Every lane calls.
+///
+/// # Safety
+/// As for [`drain`]; `p.header` and `p.relay` must be the live queue header and relay
+/// mailbox.
+pub unsafe fn inbox_loop(p: &KernelParams) {
+    let spawn = unsafe { SpawnRing::new(p) };
+    let mailbox = p.relay as *const RelayMailbox;
+    let header = p.header as *const QueueHeader;
+    let mut peers = false;
+    let mut looks = 0u32;
+    let mut sleep = 0u32;
+    loop {
+        // The mailbox's `peers` (host memory): relaxed, a hint nothing is read through
+        // (I1 orders the inbound entries). At every look while no link is open (each
+        // after a sleep of up to 10 µs), every 64th while one is.
+        if !peers || looks.is_multiple_of(64) {
+            peers = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).peers) } != 0;
+        }
+        looks = looks.wrapping_add(1);
+        // The relay's exit conditions, read as the relay reads them; checked before the
+        // inboxes, so a steady stream of pushes cannot keep this warp from leaving.
+        if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0 {
+            return;
+        }
+        if unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
+            && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
+        {
+            return;
+        }
+        if peers && unsafe { drain(p, &spawn) } {
+            sleep = 0;
+            continue;
+        }
+        arch::nanosleep(sleep);
+        sleep = (sleep * 2).clamp(32, if peers { OPEN_SLEEP_NS } else { CLOSED_SLEEP_NS });
+    }
+}
+
 /// Moves what peer links pushed into this runtime's inboxes into the spawn ring. Every
-/// lane of the relay warp calls; true if anything moved.
+/// lane of the inbox warp calls; true if anything moved.
 ///
 /// # Safety
 /// `p.buffers` must be the runtime's table allocation
@@ -117,7 +167,7 @@ unsafe fn move_from(base: u64, mask: u32, spawn: &SpawnRing) -> u32 {
     let seqs = unsafe { inbox.add(INBOX_SEQ_OFFSET) } as *mut u32;
     let slots = unsafe { inbox.add(inbox_slots_offset(mask.wrapping_add(1))) } as *const Task;
     let done = unsafe { &raw mut (*h).done } as u64;
-    // The relay's own word, stored by lane 0: lane 0's load, broadcast (another lane's
+    // The inbox warp's own word, stored by lane 0: lane 0's load, broadcast (another lane's
     // load is not ordered after lane 0's earlier store, and could see an older value).
     let mut pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(&raw const (*h).dequeue) } } else { 0 }, 0);
     let mut n = 0;

@@ -97,12 +97,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mut runs_taken = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).resume_runs) } as u32;
     // Where the host ring lies (written before the launch; step 7).
     let host_ring = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).host_ring) };
-    // Where peer links' tasks go (`crate::inbox`).
-    let spawn = unsafe { SpawnRing::new(p) };
     let mut polls = 0u32;
-    // Whether peer links into this runtime are open (the mailbox's `peers`, as the last
-    // 16th poll read it).
-    let mut peers = false;
     let mut echoed = true;
     let mut sleep = 0u32;
     // Time slices taken by other contexts (`RelayMailbox::slices`): the relay reads its
@@ -111,8 +106,6 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mut slices = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).slices) };
     let mut last_poll = arch::globaltimer();
     loop {
-        // Peer links' inboxes every 16th poll whatever else there is (a stream of host
-        // work must not starve them; `crate::inbox`), and below on idle polls.
         polls = polls.wrapping_add(1);
         if polls % 16 == 0 {
             // Time slices other contexts took: a gap in the relay's clock over 16 polls
@@ -129,13 +122,6 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
                 slices += 1;
                 unsafe { arch::st_relaxed_sys_u64(&raw mut (*mailbox).slice_ns, gap) };
                 unsafe { arch::st_relaxed_sys_u64(&raw mut (*mailbox).slices, slices) };
-            }
-            // Relaxed: a hint, nothing is read through it (I1 orders the inbound
-            // entries). Read every 16th poll only: one more read of host memory in
-            // every poll measured 0.5 us slower on the one-task round trip.
-            peers = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).peers) } != 0;
-            if peers {
-                let _ = unsafe { crate::inbox::drain(p, &spawn) };
             }
         }
         // Step 2: all loads first (one PCIe round trip), then the stamps.
@@ -247,12 +233,6 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {
             return;
-        }
-        // Peer links' inboxes, after the exit checks (a steady stream of pushes must
-        // not keep the relay from leaving); no sleep after a poll that moved tasks.
-        if peers && unsafe { crate::inbox::drain(p, &spawn) } {
-            sleep = 0;
-            continue;
         }
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_SLEEP_NS);

@@ -97,8 +97,9 @@ impl Relay {
             return Ok(());
         }
         // SAFETY: the relay takes one `KernelParams`, the persistent kernel's, whose
-        // memory outlives both kernels.
-        unsafe { super::launch::launch_1d(self.kernel, self.stream.raw(), 1, 32, 0, params, "cuLaunchKernel(resident_relay)") }
+        // memory outlives both kernels. Two warps: the relay and the inbox warp
+        // (device/src/entry.rs).
+        unsafe { super::launch::launch_1d(self.kernel, self.stream.raw(), 1, 64, 0, params, "cuLaunchKernel(resident_relay)") }
     }
 
     /// The relay kernel's stream: busy while it runs.

@@ -192,6 +192,11 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     if origin != Origin::Runtime && crate::reservation::open_here(shared) {
         return Err(Error::ReservationOpen);
     }
+    // This thread keeps the kernel out (`Runtime::with_kernel_out`): decided before any
+    // lock, so `try_submit` says so too whoever holds the locks.
+    if origin != Origin::Runtime && crate::residency::kept_out_here(shared) {
+        return Err(Error::Config("a submission inside Runtime::with_kernel_out would relaunch the kernel it keeps out".into()));
+    }
     if origin == Origin::Runtime {
         shared.fault()?;
     } else {
