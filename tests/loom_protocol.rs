@@ -10,7 +10,7 @@
 //! while another worker scans the table. `loom/producers.rs` models producers side by
 //! side (validation under the registries' read lock until the reservation, commits in
 //! sequence order) and a buffer dropped while they run. `loom/inbox.rs` models a peer link's inbox (the relay's batched hand-back) and the
-//! spawn ring's warp-wide range claims. `loom/outbox.rs` models a link's
+//! spawn ring's warp-wide range claims. `loom/spawn.rs` models the spawn ring's pops by count. `loom/outbox.rs` models a link's
 //! outbox: pushers on positions from an atomic add, one popper, slots reused.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers
@@ -34,6 +34,9 @@ mod outbox;
 
 #[path = "loom/inbox.rs"]
 mod inbox;
+
+#[path = "loom/spawn.rs"]
+mod spawn;
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;

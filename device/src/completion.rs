@@ -12,7 +12,9 @@
 //!    its record) always has its record written, released at system scope on its own
 //!    (`Completer::record`): the host's ticket needs no segment record.
 //! 3. Lane 0 adds one to `t`'s signal counter, if any (`atom.acq_rel.gpu`: the release
-//!    that a dependent task's acquire load pairs with, `crate::deps`).
+//!    that a dependent task's acquire load pairs with, `crate::deps`), before it writes
+//!    the record of 2 (lane 0's program order; an express record's system-scope release
+//!    is cumulative): a host that waited for an express task's ticket sees its signal.
 //! 4. Lane 0 adds to `counts[s].state` with a 64-bit `atom.acq_rel.gpu` (1, or
 //!    1 + 2^32 for a failure: `resident_shared::segment::SegmentCount`). Each such add
 //!    acquires every earlier add of the segment (they form one chain of read-modify-
@@ -132,14 +134,18 @@ impl Completer {
             }
             return;
         }
+        // Step 3 before step 2's express record: an express task's ticket resolves from
+        // its record, so a signal after it could still be missing when the host's wait
+        // returns (hostile_cpu's foreign_counter_refused read the counter at 0 after
+        // the wait, once in a CI run: session 22).
+        if !relayed {
+            unsafe { crate::deps::signal(self.counters, task) };
+        }
         if !child && !relayed {
             let express = task.flags & task_flags::EXPRESS != 0;
             if failed || express || task.flags & task_flags::RESULT != 0 {
                 unsafe { self.record(seq, out, express) };
             }
-        }
-        if !relayed {
-            unsafe { crate::deps::signal(self.counters, task) };
         }
         let c = unsafe { self.counts.add(index as usize) };
         unsafe {

@@ -26,16 +26,23 @@ pub const DEFAULT_SPAWN_CAPACITY: u32 = 1 << 18;
 /// (`RuntimeConfig::spawn_capacity`) while every warp was pushing.
 pub const PUSH_WAIT_NS: u64 = 20_000_000;
 
-/// The two positions, each on its own 128-byte line.
+/// The two positions and the count of published children, each on its own 128-byte
+/// line.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C)]
 pub struct SpawnHeader {
     /// Next position to push at (CAS by pushers).
     pub enqueue: CachePadded,
-    /// Next position to pop from (CAS by workers).
+    /// Next position to pop from (an atomic add by the worker that took one of
+    /// `ready`).
     pub dequeue: CachePadded,
+    /// Children published and not yet taken (as `i32`: a failed take makes it
+    /// negative for a moment): pushers add after they publish, poppers take one with
+    /// an atomic add of -1 before they claim a position (session 22; it was a
+    /// compare-and-swap on `dequeue` that every idle warp tried).
+    pub ready: CachePadded,
 }
-const _: () = assert!(core::mem::size_of::<SpawnHeader>() == 256);
+const _: () = assert!(core::mem::size_of::<SpawnHeader>() == 384);
 
 /// Byte offset of the sequence words in the spawn allocation.
 pub const SEQ_OFFSET: usize = core::mem::size_of::<SpawnHeader>();
