@@ -184,7 +184,8 @@ impl Shared {
     /// contended: drained or not is checked every 50 µs).
     pub(crate) fn residency_tick(&self) -> Option<Duration> {
         let contended = self.config.residency == Residency::Auto && self.contended();
-        let next = contended.then_some(Residency::DRAIN_CHECK);
+        // Parked: nothing to drain, no slice to see; the policy's period.
+        let next = (contended && !self.backend.is_parked()).then_some(Residency::DRAIN_CHECK);
         self.residency_turn(contended);
         next
     }

@@ -27,9 +27,12 @@ pub unsafe fn persistent<S: TaskSet>(p: &KernelParams) {
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub unsafe fn relay<S: TaskSet>(p: &KernelParams) {
+    // Exactly one inbox warp: the inboxes have one popper (`crate::inbox`, I3); a
+    // launch with more warps than two leaves the others idle.
     match crate::arch::block_warp_id() {
         0 => unsafe { crate::relay::relay_loop::<S>(p) },
-        _ => unsafe { crate::inbox::inbox_loop(p) },
+        1 => unsafe { crate::inbox::inbox_loop(p) },
+        _ => {}
     }
 }
 

@@ -62,7 +62,10 @@ const CLOSED_SLEEP_NS: u32 = 10_000;
 /// The inbox warp (the relay kernel's second warp): drains the inboxes while peer links
 /// into this runtime are open, and leaves when the relay does: on the header's `abort`
 /// (which the relay sets when the host asks for an abort through the mailbox), or once
-/// the sentinel has passed and every worker has left. Every lane calls.
+/// the sentinel has passed and every worker has left. Every lane calls. At the
+/// runtime's shutdown a drain can race the last worker's exit: tasks it moved then are
+/// never run, and the pusher's flush reports them as `ShutDown` (a peer link holds its
+/// receiver resident, so only a closing receiver meets this).
 ///
 /// # Safety
 /// As for [`drain`]; `p.header` and `p.relay` must be the live queue header and relay

@@ -183,7 +183,9 @@ impl SpawnRing {
                 self.set_seq(mine, mine.wrapping_add(1));
             }
         }
-        // Step 2's count, once for the range (relaxed, as in `try_push`).
+        // Step 2's count, once for the range (relaxed, as in `try_push`), after every
+        // lane's release (the warp barrier).
+        arch::syncwarp();
         if lane == 0 {
             unsafe { arch::atom_add_relaxed_gpu(&raw mut (*self.header).ready.value, k) };
         }
@@ -270,12 +272,17 @@ impl SpawnRing {
                 if e == d {
                     break;
                 }
+                // The other warp is between two of its instructions: a short pause
+                // (on the CPU backend a yield, so that a preempted pusher gets a core).
+                arch::nanosleep(32);
             }
             if got != 0 {
                 // The position is claimed by a pusher (a take of `ready` follows a
-                // publication, and positions are handed out in order): wait for its
-                // release of `seq` (it is between its claim and its store).
-                while unsafe { self.seq(pos) } != pos.wrapping_add(1) {}
+                // claim, and positions are handed out in order): wait for its release
+                // of `seq` (it is between its claim and its store).
+                while unsafe { self.seq(pos) } != pos.wrapping_add(1) {
+                    arch::nanosleep(32);
+                }
             }
         }
         if arch::shfl_idx(got, 0) == 0 {
