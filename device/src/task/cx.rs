@@ -66,7 +66,9 @@ impl TaskCx {
     pub fn warp_in_block(&self) -> u32 {
         arch::block_warp_id()
     }
-    /// Warps in this warp's block.
+    /// Warps in this warp's block. A task the relay warp runs itself (a lone express
+    /// task) is in the relay kernel's block: two warps, block 0 of that kernel, not of
+    /// the persistent grid (since session 22; one warp before).
     #[inline(always)]
     pub fn warps_per_block(&self) -> u32 {
         arch::block_warps()
