@@ -1,18 +1,19 @@
 //! Peer links (docs/scaling.md, "The peer path"): a task of runtime A pushes a follow-up
 //! task straight into an inbox in device B's memory, through peer access (NVLink or
-//! PCIe), and B's relay warp moves it into B's spawn ring, where B's workers run it. No
-//! host thread is on the way. The device side: `resident_device::link` (the push, L1-L4
+//! PCIe), and B's inbox warp (its relay kernel's second warp) moves it into B's spawn
+//! ring, where B's workers run it. No host thread is on the way. The device side: `resident_device::link` (the push, L1-L4
 //! and its peer variant) and `resident_device::inbox` (the pop, I1-I4).
 //!
 //! What the host does:
 //! P1. Make: both runtimes on CUDA devices with peer access (enabled here, A to B), the
 //!     same task set (a pushed task is B's to run: its type must be the one A's task
-//!     built), B's relay warp on; the inbox is B's device memory with its inbound entry
+//!     built), B's relay kernel on; the inbox is B's device memory with its inbound entry
 //!     live (written before A's link entry names it, so before any push); B is held
-//!     resident (no idle exit) while the link is open, since only its relay drains.
-//! P2. Count: B's workers add to the inbox's `done` and `failed` words, which B's relay
-//!     copies into mapped pinned memory (I5: read with no driver call; a synchronous
-//!     device read when the relay may have left); A's `enqueue` counter is the
+//!     resident (no idle exit) while the link is open, since only its relay kernel
+//!     (the inbox warp) drains.
+//! P2. Count: B's workers add to the inbox's `done` and `failed` words, which B's inbox
+//!     warp copies into mapped pinned memory (I5: read with no driver call; a
+//!     synchronous device read when the relay kernel may have left); A's `enqueue` counter is the
 //!     positions its pushes took (a synchronous device read).
 //! P3. Flush: the positions taken so far (pushes by tasks whose tickets resolved are
 //!     among them), then until `done` has counted as many. A push still waiting for
@@ -29,7 +30,7 @@
 //!     faulted B's memory may not be writable), so pushes waiting for room fail with
 //!     `BadLink`; a flush then reads B's counts once more from the device and reports
 //!     `ShutDown` for what did not run. B cannot be parked for NCCL while a peer link
-//!     into it is open (`Error::Config`): its relay drains, and parking would cut its
+//!     into it is open (`Error::Config`): its inbox warp drains, and parking would cut its
 //!     peer tasks short.
 //! The inbox lives as long as the later of A's and B's backends (`CudaBackend::keep_inbox`).
 

@@ -101,8 +101,9 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
     let mut echoed = true;
     let mut sleep = 0u32;
     // Time slices taken by other contexts (`RelayMailbox::slices`): the relay reads its
-    // clock every 16th poll, and lane 0 counts the gaps; the count goes on from where the last launch left it (its stores landed
-    // before that kernel ended, which the host waited for before this launch).
+    // clock every 16th poll, and lane 0 counts the gaps; the count goes on from where
+    // the last launch left it (its stores landed before that kernel ended, which the
+    // host waited for before this launch).
     let mut slices = unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).slices) };
     let mut last_poll = arch::globaltimer();
     loop {

@@ -82,7 +82,8 @@ pub const ENQUEUE_OFFSET: usize = (TABLE_OFFSET + MAX_LINKS * core::mem::size_of
 pub const ENQUEUE_STRIDE: usize = 128;
 
 /// Byte offset of the inbound table ([`InboundEntry`], [`MAX_INBOUND`] of them): the
-/// inboxes of peer links into this runtime, which its relay warp drains.
+/// inboxes of peer links into this runtime, which its inbox warp (the relay kernel's
+/// second warp) drains.
 pub const INBOUND_OFFSET: usize = ENQUEUE_OFFSET + MAX_LINKS * ENQUEUE_STRIDE;
 
 /// Bytes of the buffer-table allocation: the buffer table, the link table, the
@@ -107,7 +108,7 @@ pub struct InboundEntry {
     pub inbox: u64,
     /// Its slots minus one.
     pub mask: u32,
-    /// Non-zero while the relay drains it.
+    /// Non-zero while the inbox warp drains it.
     pub live: u32,
 }
 const _: () = assert!(core::mem::size_of::<InboundEntry>() == 16);
@@ -122,7 +123,7 @@ pub struct InboxHeader {
     /// Of those, failed: added (relaxed) before the task's `done` add. Right after
     /// `done`: a task's `seg`/`wait_value` name `done`, and this is the next word.
     pub failed: u64,
-    /// The next position the relay pops (the relay's own; kept here across relaunches).
+    /// The next position the inbox warp pops (its own; kept here across relaunches).
     pub dequeue: u32,
     /// Non-zero once the receiving runtime closes: pushes fail (`Status::BadLink`)
     /// instead of waiting for room that nobody makes.
