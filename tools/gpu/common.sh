@@ -38,3 +38,25 @@ cublas_env() {
   local dir; dir=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null)
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${dir:+$dir:}${LD_LIBRARY_PATH:-}
 }
+
+# The one-task round trip of the build staged as .gpu/baseline/latency-old and of this
+# one, alternated, `$1` rounds (default 2): latency-old-N / latency-new-N logs.
+latency_ab() {
+  local i
+  for i in $(seq 1 "${1:-2}"); do
+    step 45 latency-old-$i .gpu/baseline/latency-old --bench --noplot
+    grep -E "relay\): submit \+ wait|first task after" "$L/latency-old-$i.log" | head -2
+    step 45 latency-new-$i "$(bin .gpu/benches/latency)" --bench --noplot
+    grep -E "relay\): submit \+ wait|first task after" "$L/latency-new-$i.log" | head -2
+  done
+}
+
+# A runtime in another process (examples/hold_gpu, 9 s, POLICY, BUSY percent) beside
+# tools/gpu/neighbour.py, which prints what a GEMM and an add keep: POLICY BUSY LABEL.
+beside_hold() {
+  local h; h=$(ls .gpu/examples/hold_gpu* | grep -v '\.d$' | head -1)
+  "$h" "$1" 9 "$2" > /tmp/hold.log 2>&1 & local pid=$!
+  sleep 2
+  python3 tools/gpu/neighbour.py 3 "$3"
+  wait $pid; tail -1 /tmp/hold.log
+}

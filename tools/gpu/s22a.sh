@@ -11,12 +11,7 @@
 cd "$(dirname "$0")/../.." && L=/tmp/${1:-logs-s22a} && source tools/gpu/common.sh
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/device.txt
 nccl_env; cublas_env
-for i in 1 2; do
-  step 45 latency-old-$i .gpu/baseline/latency-old --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-old-$i.log | head -2
-  step 45 latency-new-$i "$(bin .gpu/benches/latency)" --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-new-$i.log | head -2
-done
+latency_ab 2
 step 120 gpu "$(bin $T/gpu)" --include-ignored
 step 90 hostile "$(bin $T/hostile_gpu)" --include-ignored
 step 90 streams "$(bin $T/streams_gpu)" --include-ignored --test-threads 1

@@ -7,25 +7,13 @@ nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee $L/
 cublas_env
 step 120 residency "$(bin $T/residency_gpu)" --include-ignored --test-threads 1 --nocapture
 grep -E "alone .*first slice|exits of 20" $L/residency.log | head -5
-for i in 1 2 3; do
-  step 45 latency-old-$i .gpu/baseline/latency-old --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-old-$i.log | head -2
-  step 45 latency-new-$i "$(bin .gpu/benches/latency)" --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-new-$i.log | head -2
-done
-H=$(ls .gpu/examples/hold_gpu* | grep -v '\.d$' | head -1)
-nb() { # policy busy label
-  $H "$1" 9 "$2" > /tmp/hold.log 2>&1 & local pid=$!
-  sleep 2
-  python3 tools/gpu/neighbour.py 3 "$3"
-  wait $pid; tail -1 /tmp/hold.log
-}
+latency_ab 3
 {
   python3 tools/gpu/neighbour.py 3 "alone"
-  nb auto 0 "idle runtime, default"
-  nb auto 25 "busy 25%, default"
-  nb auto 50 "busy 50%, default"
-  nb always 25 "busy 25%, always"
+  beside_hold auto 0 "idle runtime, default"
+  beside_hold auto 25 "busy 25%, default"
+  beside_hold auto 50 "busy 50%, default"
+  beside_hold always 25 "busy 25%, always"
   python3 tools/gpu/neighbour.py 3 "alone again"
 } > $L/neighbour.log 2>&1
 cat $L/neighbour.log

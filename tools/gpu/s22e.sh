@@ -14,10 +14,5 @@ step 120 gpu "$(bin $T/gpu)" --include-ignored
 step 90 hostile "$(bin $T/hostile_gpu)" --include-ignored
 step 90 residency "$(bin $T/residency_gpu)" --include-ignored --test-threads 1
 step 90 faults "$(bin $T/gpu_faults)" --include-ignored --test-threads 1
-for i in 1 2; do
-  step 45 latency-old-$i .gpu/baseline/latency-old --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-old-$i.log | head -2
-  step 45 latency-new-$i "$(bin .gpu/benches/latency)" --bench --noplot
-  grep -E "relay\): submit \+ wait|first task after" $L/latency-new-$i.log | head -2
-done
+latency_ab 2
 exit 0
