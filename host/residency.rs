@@ -96,8 +96,8 @@ impl Residency {
     /// `Auto` made concrete for a backend.
     pub(crate) fn resolve(self, kind: crate::BackendKind) -> Self {
         match (self, kind) {
-            (Residency::Auto, crate::BackendKind::Cuda) => Residency::Auto,
-            (Residency::Auto, _) => Residency::Always,
+            // On a GPU `Auto` stays itself: its idle time depends on what the relay sees.
+            (Residency::Auto, k) if k != crate::BackendKind::Cuda => Residency::Always,
             (r, _) => r,
         }
     }
@@ -235,8 +235,8 @@ impl Shared {
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         let r = if p.closed {
             Err(Error::ShutDown)
-        } else if let Some(h) = p.kernel_out {
-            if h == std::thread::current().id() {
+        } else if p.kernel_out {
+            if kept_out_here(self) {
                 Err(Error::Config("a peer link into a runtime whose kernel this thread keeps out (Runtime::with_kernel_out)".into()))
             } else {
                 // Another thread keeps the kernel out: try again once it is back.
@@ -259,14 +259,13 @@ impl Shared {
     /// reservation relaunch the kernel after. `Timeout` (the hold given back) if the
     /// queue does not drain by `deadline`.
     pub(crate) fn with_kernel_out<R>(&self, deadline: Option<Instant>, f: impl FnOnce() -> R) -> Result<R> {
-        let me = std::thread::current().id();
         // Ends the hold however this ends (an error, a panic in `f`).
         struct Back<'a>(&'a Shared);
         impl Drop for Back<'_> {
             fn drop(&mut self) {
                 let id = self.0 as *const Shared as usize;
                 KEPT_OUT.with(|k| k.borrow_mut().retain(|&s| s != id));
-                self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = None;
+                self.0.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out = false;
             }
         }
         // The claim.
@@ -278,24 +277,22 @@ impl Shared {
             if crate::reservation::open_here(self) {
                 return Err(Error::ReservationOpen);
             }
+            if kept_out_here(self) {
+                return Err(Error::Config("Runtime::with_kernel_out inside itself".into()));
+            }
             let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-            match p.kernel_out {
-                Some(h) if h == me => return Err(Error::Config("Runtime::with_kernel_out inside itself".into())),
-                Some(_) => {}
-                None => {
-                    if self.held() {
-                        return Err(Error::Config(
-                            "this runtime has open peer links into it (Runtime::peer_link_to): close them before keeping its kernel out"
-                                .into(),
-                        ));
-                    }
-                    if p.closed {
-                        return Err(Error::ShutDown);
-                    }
-                    p.kernel_out = Some(me);
-                    KEPT_OUT.with(|k| k.borrow_mut().push(self as *const Shared as usize));
-                    break;
+            if !p.kernel_out {
+                if self.held() {
+                    return Err(Error::Config(
+                        "this runtime has open peer links into it (Runtime::peer_link_to): close them before keeping its kernel out".into(),
+                    ));
                 }
+                if p.closed {
+                    return Err(Error::ShutDown);
+                }
+                p.kernel_out = true;
+                KEPT_OUT.with(|k| k.borrow_mut().push(self as *const Shared as usize));
+                break;
             }
             drop(p);
             if crate::deadline::passed(deadline) {
@@ -328,7 +325,7 @@ impl Shared {
     /// Waits until no thread keeps the kernel out (`with_kernel_out`), or the runtime
     /// closes or faults (the caller's retry then says so).
     pub(crate) fn wait_kernel_back(&self) {
-        while self.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out.is_some() {
+        while self.producer.lock().unwrap_or_else(|e| e.into_inner()).kernel_out {
             if self.life.is_closing() || self.fault().is_err() {
                 return;
             }

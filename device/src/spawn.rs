@@ -8,8 +8,8 @@
 //! `seq == pos + 1`.
 //!
 //! Orderings (lane 0 of a warp does the ring operations; the task is read by all
-//! lanes; `SpawnRing::try_push_warp`, the relay's, pushes a range of slots, one lane
-//! each, claimed by one compare-and-swap after every slot of it was seen free):
+//! lanes; `SpawnRing::try_push_warp`, the inbox warp's, pushes a range of slots, one
+//! lane each, claimed by one compare-and-swap after every slot of it was seen free):
 //! 1. Push: `ld.acquire.gpu` of `seq` (pairs with the last popper's release, so its
 //!    reads of the slot are done), `atom.relaxed.gpu.cas` on `enqueue` to own the
 //!    position, weak stores of the task, then `st.release.gpu seq = pos + 1`.

@@ -44,15 +44,16 @@ pub(crate) struct Producer {
     /// table entry: an entry is written again only once everything before its end has
     /// completed.
     pub run_ends: [u64; LIST_RUNS],
-    /// The thread running `Runtime::with_kernel_out`, if any: no reservation relaunches
-    /// the kernel until it ends (others wait, without holding any lock; its own get
-    /// `Error::Config`).
-    pub kernel_out: Option<std::thread::ThreadId>,
+    /// A thread runs `Runtime::with_kernel_out`: no reservation relaunches the kernel
+    /// until it ends (others wait, without holding any lock; which thread it is, is
+    /// that thread's own `residency::kept_out_here`, whose submissions get
+    /// `Error::Config` before any lock).
+    pub kernel_out: bool,
 }
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS], kernel_out: None }
+        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS], kernel_out: false }
     }
 }
 
@@ -272,15 +273,10 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
-    // `Runtime::with_kernel_out` on some thread: no relaunch until it ends. Waits with
-    // no lock held (the thread may drop buffers, which takes the registries' write
-    // lock), then starts over; the holder's own submissions are refused.
-    if let Some(holder) = p.kernel_out
-        && origin != Origin::Runtime
-    {
-        if holder == std::thread::current().id() {
-            return Err(Error::Config("a submission inside Runtime::with_kernel_out would relaunch the kernel it keeps out".into()));
-        }
+    // `Runtime::with_kernel_out` on another thread (this one's was refused above): no
+    // relaunch until it ends. Waits with no lock held (the thread may drop buffers,
+    // which takes the registries' write lock), then starts over.
+    if p.kernel_out && origin != Origin::Runtime {
         if !wait {
             return Err(Error::WouldBlock);
         }
