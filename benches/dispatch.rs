@@ -161,24 +161,35 @@ fn bench(c: &mut Criterion) {
         // published by the relay (the default) against staging + copies (the path
         // before), alternated, then the baselines.
         let copy = RuntimeConfig { relay_publish: false, ..base.clone() };
-        vec![
+        let cached = RuntimeConfig { stage_streaming: false, ..base.clone() };
+        let mut v = vec![
             ("relay runs (defaults)", base.clone(), true, false, false),
+            ("relay runs, ordinary stores", cached.clone(), true, false, false),
             ("staging + copies (before)", copy.clone(), true, false, false),
-            ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
-            (
-                "relay runs of 256, segments of 256",
-                RuntimeConfig { publish_chunk: 256, segment_tasks: 256, ..base.clone() },
-                true,
-                false,
-                false,
-            ),
-            ("relay runs, write-combined ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
-            ("relay runs, 1 submit thread", RuntimeConfig { submit_threads: 1, ..base.clone() }, true, false, false),
-            ("relay runs, 4 submit threads", RuntimeConfig { submit_threads: 4, ..base.clone() }, true, false, false),
-            ("relay runs, 16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+        ];
+        // DISPATCH_HOST=short: only those and the repeats (the rows that compare).
+        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short") {
+            v.extend([
+                ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
+                (
+                    "relay runs of 256, segments of 256",
+                    RuntimeConfig { publish_chunk: 256, segment_tasks: 256, ..base.clone() },
+                    true,
+                    false,
+                    false,
+                ),
+                ("relay runs, write-combined ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
+                ("relay runs, 1 submit thread", RuntimeConfig { submit_threads: 1, ..base.clone() }, true, false, false),
+                ("relay runs, 4 submit threads", RuntimeConfig { submit_threads: 4, ..base.clone() }, true, false, false),
+                ("relay runs, 16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+            ]);
+        }
+        v.extend([
             ("staging + copies again", copy, true, false, false),
+            ("relay runs, ordinary stores again", cached, true, false, false),
             ("relay runs again", base.clone(), true, false, true),
-        ]
+        ]);
+        v
     } else {
         variants
     };

@@ -47,6 +47,10 @@ pub struct RuntimeConfig {
     /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
     /// read, uncached for the host) rather than ordinary cached pinned memory.
     pub staging_write_combined: bool,
+    /// CUDA on x86-64: write tasks into the host ring with streaming (non-temporal)
+    /// stores, which skip reading each line into the host's cache before overwriting
+    /// it (host/cuda/nt_store.rs). On by default; off for measurement.
+    pub stage_streaming: bool,
     /// How long dropping the runtime waits for queued tasks to drain before it aborts.
     pub shutdown_timeout: Duration,
     /// Longest sleep of an idle worker between two polls of the queue, in nanoseconds:
@@ -147,6 +151,7 @@ impl Default for RuntimeConfig {
             cpu_workers: 0,
             worker_flags: resident_shared::worker_flags::RELEASE_COUNT,
             staging_write_combined: false,
+            stage_streaming: true,
             shutdown_timeout: Duration::from_secs(10),
             max_poll_sleep_ns: 256,
             list_first_piece: 0,

@@ -66,19 +66,10 @@ fn check_in(
     c: &mut Collected,
     collect: impl FnOnce(&Task, &mut Collected) -> Option<Result<(), ArgError>>,
 ) -> Result<Declared, Rejection> {
-    if t.flags != 0 {
-        return Err(Rejection::NonZeroReserved);
-    }
-    // `seg` carries the generations of the header's counters until submission (zero
-    // where none is named).
-    for c in <[CounterId; 2]>::from(t.header_counters()) {
-        if c.index == 0 {
-            if c.generation != 0 {
-                return Err(Rejection::NonZeroReserved);
-            }
-        } else if !counters.is_live(c) {
-            return Err(Rejection::BadCounter(c.index));
-        }
+    // Most tasks name no header counter: flags, `seg` and both counter indices zero
+    // (one test for the common case; the words are checked one by one otherwise).
+    if (t.flags | t.wait_counter | t.signal_counter) != 0 || t.seg != 0 {
+        header(t, counters)?;
     }
     not_reserved(t)?;
     verdict(t, collect(t, c))?;
@@ -109,6 +100,26 @@ fn check_in(
         return Err(Rejection::RequiresUnchecked(t.id()));
     }
     Ok(declared)
+}
+
+/// The runtime's header words of `t`: `flags` zero, and each header counter either
+/// absent (index and generation zero: `seg` carries the generations until submission)
+/// or live.
+#[inline(never)]
+fn header(t: &Task, counters: &CounterRegistry) -> Result<(), Rejection> {
+    if t.flags != 0 {
+        return Err(Rejection::NonZeroReserved);
+    }
+    for c in <[CounterId; 2]>::from(t.header_counters()) {
+        if c.index == 0 {
+            if c.generation != 0 {
+                return Err(Rejection::NonZeroReserved);
+            }
+        } else if !counters.is_live(c) {
+            return Err(Rejection::BadCounter(c.index));
+        }
+    }
+    Ok(())
 }
 
 /// One item of a declaration against the live buffers and counters; `slices` numbers

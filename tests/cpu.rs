@@ -176,7 +176,10 @@ fn many_futures_one_ticket() {
 
 #[test]
 fn large_batches_exactly_once_or_refused() {
-    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6);
+    // Larger than half the ring: checked before its reservation.
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6, false);
+    // At most half: checked as it is staged, after its reservation.
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 16), 20_000, 6, true);
 }
 
 #[test]

@@ -56,6 +56,7 @@ use super::driver::{Context, RuntimeClaim, check};
 use super::launch::launch_1d;
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
+use super::nt_store;
 use super::relay::Relay;
 use super::stream::{Stream, StreamState, Transfer};
 use crate::backend::{BackendInfo, Health, Memory};
@@ -107,6 +108,8 @@ pub(crate) struct CudaBackend {
     /// This device's one runtime of the process; dropped after everything above.
     _claim: Arc<RuntimeClaim>,
     capacity: u32,
+    /// `RuntimeConfig::stage_streaming`.
+    stage_streaming: bool,
     /// The persistent kernel and its parameters, kept for relaunches (elastic
     /// residency: host/residency.rs).
     persistent: CUfunction,
@@ -268,6 +271,7 @@ impl CudaBackend {
                 ctx,
                 _claim: claim,
                 capacity,
+                stage_streaming: config.stage_streaming,
                 persistent,
                 params: KernelParams::zeroed(),
                 park: crate::residency::ParkState::new(),
@@ -410,6 +414,19 @@ impl CudaBackend {
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         let base = self.staging.host_ptr() as *mut Task;
         let mask = self.capacity as u64 - 1;
+        // Streaming stores for runs that no host thread reads back: more tasks than an
+        // inline batch holds (an inline batch is read back by `publish`), which also
+        // keeps one-task pushes of a `Reservation` from paying a fence each.
+        if self.stage_streaming && tasks.len() > LL_SLOTS / 2 {
+            for (i, t) in tasks.iter().enumerate() {
+                // SAFETY: as below; slots are 64-byte records in a page-aligned ring.
+                unsafe { nt_store::write_record(base.add(((first + i as u64) & mask) as usize), place.apply(i, t)) };
+            }
+            // The records before any later store of this thread, the publication among
+            // them (streaming stores are weakly ordered: host/cuda/nt_store.rs).
+            nt_store::fence();
+            return;
+        }
         for (i, t) in tasks.iter().enumerate() {
             // SAFETY: in bounds; the slot's previous copy has completed, since its task
             // completed (caller's contract). Sequential whole-record stores, so that

@@ -13,6 +13,7 @@ pub(crate) mod green;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub(crate) mod nt_store;
 pub(crate) mod peer;
 pub(crate) mod relay;
 pub(crate) mod resident_kernels;

@@ -431,7 +431,12 @@ pub fn close_races_close(make: Make) {
             .map(|_| {
                 s.spawn(|| {
                     let r = rt.close();
-                    assert!(matches!(t.try_wait(), Some(Ok(()))), "close returned before the drain ended");
+                    let done = t.try_wait();
+                    assert!(
+                        matches!(done, Some(Ok(()))),
+                        "close returned {r:?} before the drain ended: {done:?}; {:?}",
+                        rt.residency_stats()
+                    );
                     r
                 })
             })
@@ -735,7 +740,8 @@ pub fn open_reservation_waits_refused(make: Make) {
             rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
         });
         // Waits for the axpy, which waits for the signal.
-        assert_eq!(y.read().unwrap(), vec![3.0; 64]);
+        let got = y.read().unwrap();
+        assert_eq!(got, vec![3.0; 64], "the reservation's ticket then: {:?}; {:?}", t.try_wait(), rt.residency_stats());
     });
     t.wait().unwrap();
     assert_eq!(rt.close(), Ok(()));

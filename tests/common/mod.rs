@@ -722,9 +722,11 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
 
 /// A large batch (validated and staged on several host threads, published in many
 /// pieces) runs every task exactly once; one bad task far into it refuses the whole
-/// batch with its index (the lowest bad one), runs nothing, consumes no sequence
-/// number, and the runtime goes on. Over several laps of the ring.
-pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usize) {
+/// batch with its index (the lowest bad one), runs nothing, and the runtime goes on.
+/// Over several laps of the ring. `spends`: the refused batch's sequence numbers are
+/// spent by no-ops (a batch of at most half the ring, checked as it is staged), else
+/// it consumes none (checked before its reservation).
+pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usize, spends: bool) {
     let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
     let good: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
     let mut rng = rand::rng();
@@ -742,7 +744,8 @@ pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usi
             other => panic!("round {round}: expected InvalidTask at {}, got {other:?}", a.min(b)),
         }
         let after = rt.submit(&[Task::noop(0)]).unwrap();
-        assert_eq!(after.first_seq(), next.first_seq() + 1, "a refused batch must not consume sequence numbers");
+        let spent = if spends { n as u64 } else { 0 };
+        assert_eq!(after.first_seq(), next.first_seq() + 1 + spent, "round {round}: sequence numbers of the refused batch");
         after.wait().unwrap();
         assert_eq!(marks.read().unwrap(), vec![round as u32; n], "round {round}: a task of a refused batch ran");
         rt.submit(&good).unwrap().wait().unwrap();

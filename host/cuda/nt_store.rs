@@ -1,0 +1,86 @@
+//! Streaming (non-temporal) stores of whole task records into the host ring.
+//!
+//! A batch's records are written once by the host and read once by the device over
+//! PCIe. An ordinary store first reads the line it writes into the host's cache (a
+//! read for ownership): twice the memory traffic for a line that is overwritten whole.
+//! A streaming store writes the line to memory without reading it (x86-64's `movntdq`,
+//! part of SSE2, which every x86-64 has). Measured in docs/benchmarks.md (session 23).
+//!
+//! Streaming stores are weakly ordered: a later ordinary store (the release that
+//! publishes the records, host/queue/publisher.rs) may become visible before them.
+//! [`fence`] (`sfence`) orders them before every later store; whoever stages records
+//! calls it before they are published.
+
+use resident_shared::Task;
+
+/// Writes `t` at `dst` with streaming stores where the target has them.
+///
+/// # Safety
+/// `dst` is valid for a write of one `Task` and aligned to 16 bytes (a `Task`'s own
+/// alignment).
+#[inline(always)]
+pub(crate) unsafe fn write_record(dst: *mut Task, t: Task) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+        let d = dst as *mut __m128i;
+        let s = &t as *const Task as *const __m128i;
+        // SAFETY: `Task` is 64 bytes aligned to 16 (asserted in resident-shared), so
+        // both sides are four aligned 16-byte words; `dst` is valid (caller).
+        unsafe {
+            _mm_stream_si128(d, _mm_load_si128(s));
+            _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
+            _mm_stream_si128(d.add(2), _mm_load_si128(s.add(2)));
+            _mm_stream_si128(d.add(3), _mm_load_si128(s.add(3)));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: `dst` is valid and aligned (caller).
+    unsafe {
+        dst.write(t)
+    }
+}
+
+/// Orders every streaming store of this thread before its later stores.
+#[inline(always)]
+pub(crate) fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions (SSE, part of x86-64).
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::queue::helpers::timing::med;
+    use crate::queue::placement::Placement;
+
+    /// Staging 20,000 placed records into a 16 MB ring (the default capacity), round
+    /// the ring from call to call, with ordinary and with streaming stores. An ignored
+    /// test: `cargo test --release --lib nt_stage -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn nt_stage() {
+        let tasks: Vec<Task> = (0..20_000u64).map(Task::noop).collect();
+        let cap = 1usize << 18;
+        let mut ring = vec![Task::noop(0); cap];
+        let place = Placement::batch(20_000, 0, 1024);
+        let mut first = 0usize;
+        let mut pass = |streaming: bool| {
+            let base = ring.as_mut_ptr();
+            for (i, t) in tasks.iter().enumerate() {
+                let dst = unsafe { base.add((first + i) & (cap - 1)) };
+                // SAFETY: in bounds (masked), a `Task` slot of the ring.
+                unsafe { if streaming { write_record(dst, place.apply(i, t)) } else { dst.write(place.apply(i, t)) } }
+            }
+            fence();
+            first += tasks.len();
+            std::hint::black_box(&ring);
+        };
+        let plain = med(|| pass(false));
+        let streaming = med(|| pass(true));
+        println!("20k stage into a 16 MB ring: plain {plain:.1} us, streaming stores {streaming:.1} us");
+    }
+}
