@@ -120,7 +120,9 @@ impl Shared {
             self.abort_workers();
             exited = self.backend.wait_exit(Some(ABORT_GRACE));
         }
-        self.tracker.advance(&self.backend);
+        // Every record the workers wrote before they left (a blocking scan: a skipped
+        // one would leave finished tickets to `fail_all`).
+        self.tracker.advance_all(&self.backend);
         if let Health::Fault(e) = self.backend.health() {
             result = Err(self.record_fault(e));
         }

@@ -46,11 +46,21 @@ impl DeviceAlloc {
         Ok(this)
     }
 
-    /// Allocates `bytes` with plain `cuMemAlloc` and zeroes them: for the queue
-    /// memory, allocated before the persistent kernel starts and freed after it exits.
+    /// Allocates `bytes` with plain `cuMemAlloc` and zeroes them, and returns once the
+    /// zeroes have landed: for the queue memory, allocated before the persistent kernel
+    /// starts and freed after it exits.
+    ///
+    /// `cuMemsetD8` on device memory is asynchronous to the host: it is queued on the
+    /// legacy default stream, which the runtime's non-blocking streams are not ordered
+    /// after. Without the synchronization below, the kernel launched next on the kernel
+    /// stream could start before the memset ran. On a GPU time-sliced between many
+    /// contexts (the hostile suite's 24 processes, session 23) the two were dispatched
+    /// together in the context's next slice: warps claimed slots, then the header's
+    /// zeroing reset `head`, and the first slots ran twice (a segment count overshot:
+    /// a ticket resolved before its task ran, or never resolved).
     ///
     /// # Safety
-    /// Nothing may be resident on the device that the synchronous memset would wait for.
+    /// Nothing may be resident on the device that the memset would wait for.
     pub unsafe fn zeroed_sync(ctx: &Context, bytes: usize) -> Result<Self> {
         ctx.bind()?;
         let bytes = bytes.max(1);
@@ -59,6 +69,9 @@ impl DeviceAlloc {
         accounting::count(Kind::Device, bytes, true);
         let this = Self { ptr, bytes, stream: std::ptr::null_mut(), ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, "cuMemsetD8")?;
+        // The legacy stream (null): waits for the memset (and nothing that runs on the
+        // runtime's non-blocking streams, such as a resident kernel).
+        check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;
         Ok(this)
     }
 

@@ -108,7 +108,19 @@ impl CompletionTracker {
     /// `completed`, which frees ring slots, still moves only in order.
     pub fn advance(&self, backend: &Backend) -> u64 {
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
-        let scan = &mut *scan;
+        self.scan_locked(backend, &mut scan)
+    }
+
+    /// [`advance`](Self::advance), waiting for a scan under way instead of skipping:
+    /// for the last scan before `fail_all` once the workers have left, which must read
+    /// every record they wrote (a scan that another thread started before they left may
+    /// have read a record before its last write).
+    pub fn advance_all(&self, backend: &Backend) -> u64 {
+        let mut scan = self.scan.lock().unwrap();
+        self.scan_locked(backend, &mut scan)
+    }
+
+    fn scan_locked(&self, backend: &Backend, scan: &mut Scan) -> u64 {
         let beyond = scan.moved_at.elapsed() >= OUT_OF_ORDER_AFTER;
         let old = scan.prefix;
         let mut prefix = old;
