@@ -176,10 +176,14 @@ fn many_futures_one_ticket() {
 
 #[test]
 fn large_batches_exactly_once_or_refused() {
-    // Larger than half the ring: checked before its reservation.
-    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6, false);
-    // At most half: checked as it is staged, after its reservation.
-    common::large_batches_exactly_once_or_refused(&cpu(1 << 16), 20_000, 6, true);
+    // Larger than half the ring, and at most half of it.
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6);
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 16), 20_000, 6);
+}
+
+#[test]
+fn large_batch_signal_releases_a_waiter() {
+    common::large_batch_signal_releases_a_waiter(&cpu(1 << 16));
 }
 
 #[test]

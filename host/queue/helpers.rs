@@ -29,7 +29,7 @@ impl Helpers {
     /// could not start), on the caller alone.
     pub fn run(&self, parts: usize, work: &(dyn Fn() + Sync)) {
         let k = self.threads.min(parts);
-        let pool = if k > 1 { self.pool() } else { None };
+        let pool = if k > 1 && !inside_rayon() { self.pool() } else { None };
         match pool {
             // The caller runs `work` too, in place; the scope returns once the helpers'
             // copies have returned, so `work`'s borrows outlive them.
@@ -51,7 +51,7 @@ impl Helpers {
     /// validation that holds the registries' read lock behind it (issue 21: a buffer
     /// drop, then `close`, blocked without limit).
     pub fn feed<'a>(&self, parts: usize, feed: impl FnOnce(&mut Jobs<'_, 'a>)) {
-        let pool = if self.threads.min(parts) > 1 { self.pool() } else { None };
+        let pool = if self.threads.min(parts) > 1 && !inside_rayon() { self.pool() } else { None };
         match pool {
             Some(pool) => pool.in_place_scope(|s| feed(&mut Jobs { scope: Some(s) })),
             None => feed(&mut Jobs { scope: None }),
@@ -65,6 +65,16 @@ impl Helpers {
             })
             .as_ref()
     }
+}
+
+/// Whether this thread is a worker of some rayon pool (the user's, say). Then the
+/// helpers are not used: a scope entered from a rayon worker waits by running other
+/// jobs of that worker's pool, and one of them could drop a buffer (the registries'
+/// write lock) on this thread while it holds their read lock for a batch's check, a
+/// deadlock with itself (found in review, session 23). The batch is checked and staged
+/// on this thread alone instead.
+fn inside_rayon() -> bool {
+    rayon::current_thread_index().is_some()
 }
 
 /// Where [`Helpers::feed`] hands its jobs.

@@ -124,17 +124,11 @@ pub(crate) struct Batch {
     list: Option<u64>,
     deadline: Option<Instant>,
     pub ticket: Arc<TicketState>,
-    /// Its host tasks are still to be checked: they are checked as they are staged,
-    /// after the reservation ([`check_stage_commit`]).
-    unchecked: bool,
 }
 
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
     let batch = reserve(shared, src, keep_results, full, origin)?;
-    if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
-        return check_stage_commit(shared, &batch, tasks).map(|()| batch.ticket);
-    }
     let n = src.len();
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
     // the relay publishes runs: no driver call on the helpers); not for `try_submit`,
@@ -245,20 +239,12 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         Source::Host(_) | Source::InPlace(_) => (shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)), None),
         Source::Resident { addr, .. } => (None, Some(addr)),
     };
-    // A large user batch that fits the ring and the run table at once is checked after
-    // its reservation, in the same parallel pass that stages it (one pass over the
-    // tasks, one wake-up of the helpers: `check_stage_commit`); a refused one then runs
-    // as no-ops. Reserving first is safe for the same reason as `Reservation`'s checks
-    // are: a buffer dropped before the check is refused by it, and one dropped after it
-    // waits for everything reserved before the drop read `next` (host/reclaim.rs).
-    let unchecked = parallel
-        && origin == Origin::User
-        && matches!(src, Source::Host(_))
-        && (shared.backend.cuda().is_none() || host_ring.is_some())
-        && fits_at_once(shared, n, host_ring.is_some());
-    // Otherwise the whole batch is checked before anything of it is reserved (nothing
-    // of a refused batch runs, and it takes no sequence number); a large one on several
-    // threads. The read lock stays until the reservation is made (see the module's
+    // The whole batch is checked before anything of it is reserved (nothing of a
+    // refused batch runs, and it takes no sequence number); a large one on several
+    // threads. (Checked after its reservation, in the pass that stages it, a large batch
+    // measured faster, but waited for the room of all its pieces before publishing any,
+    // which hangs when work in the ring waits for a counter that the batch signals:
+    // withdrawn in session 23, docs/host-path.md.) The read lock stays until the reservation is made (see the module's
     // doc). (Tasks written in place are checked one by one as they are written:
     // `Reservation`.)
     let reg = match shared.registries.try_read() {
@@ -268,7 +254,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         Err(std::sync::TryLockError::WouldBlock) => shared.registries.read().unwrap_or_else(|e| e.into_inner()),
     };
     match src {
-        Source::Host(tasks) if origin == Origin::User && !unchecked => {
+        Source::Host(tasks) if origin == Origin::User => {
             if parallel {
                 validate_parallel(shared, tasks, &reg)?;
             } else {
@@ -332,7 +318,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         WhenFull::Until(d) => Some(d),
         _ => None,
     };
-    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked }))
+    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket }))
 }
 
 impl Batch {
@@ -480,120 +466,6 @@ fn host_chunk(shared: &Shared, host_ring: bool) -> usize {
         c => (c as usize).clamp(seg, cap / 2),
     };
     c.min(cap / 2)
-}
-
-/// Whether every piece of a host batch of `n` tasks can get its room before any of
-/// them is published: at most half the ring, and no more pieces (one more where a run
-/// stops at the ring's end) than the run table has entries, so that no piece's entry
-/// waits for an earlier piece of the same batch.
-fn fits_at_once(shared: &Shared, n: usize, host_ring: bool) -> bool {
-    n <= shared.backend.capacity() as usize / 2 && n.div_ceil(host_chunk(shared, host_ring)) < LIST_RUNS
-}
-
-/// A large host batch reserved unchecked (see `reserve_once`): waits for the room of
-/// every piece, then, on the helpers in one pass under the registries' read lock,
-/// checks every piece and, once all have passed, stages and publishes them piece by
-/// piece (the workers start on the first while the rest is staged). A refused batch is
-/// written as no-ops and published (its sequence numbers are taken; nothing of it
-/// runs) and the lowest bad index is reported, as a check before the reservation would.
-fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<()> {
-    // Every piece's room first (no piece's room depends on another of this batch:
-    // `fits_at_once`); the checks, the staging and the commits then wait for nothing
-    // but each other's checks, which wait for nothing.
-    for piece in &batch.pieces {
-        batch.room(shared, piece)?;
-    }
-    let pieces = &batch.pieces;
-    let part = |k: usize| {
-        let lo = (pieces[k].at - batch.first) as usize;
-        (lo, &tasks[lo..lo + (pieces[k].end - pieces[k].at) as usize])
-    };
-    let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    let first_bad = AtomicUsize::new(usize::MAX);
-    let error = Mutex::new(None);
-    let guard = shared.registries.read().unwrap_or_else(|e| e.into_inner());
-    let reg = &*guard;
-    shared.helpers.run(pieces.len(), &|| {
-        // The checks: pieces taken from a counter; `checked` counts those done.
-        loop {
-            let k = to_check.fetch_add(1, Ordering::Relaxed);
-            if k >= pieces.len() {
-                break;
-            }
-            let (lo, part) = part(k);
-            // A piece after a bad task cannot change the answer.
-            if lo < first_bad.load(Ordering::Relaxed)
-                && let Err(e) = crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
-            {
-                // (Validation fails with `InvalidTask` only.)
-                let index = if let Error::InvalidTask { index, .. } = e { index } else { 0 };
-                first_bad.fetch_min(lo + index, Ordering::Relaxed);
-            }
-            // Release: this piece's verdict (`first_bad`) before the count that says it
-            // is in; pairs with the acquire below.
-            checked.fetch_add(1, Ordering::Release);
-        }
-        // Every piece is taken; the ones still being checked are on threads that run
-        // (no check waits for anything), so this wait ends.
-        let mut turns = 0u32;
-        while checked.load(Ordering::Acquire) < pieces.len() {
-            turns += 1;
-            if turns.is_multiple_of(64) {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        if first_bad.load(Ordering::Relaxed) != usize::MAX {
-            return;
-        }
-        // All passed: stage and publish, piece by piece (in any order: the publisher
-        // publishes in sequence order, whoever commits first).
-        loop {
-            let k = to_stage.fetch_add(1, Ordering::Relaxed);
-            if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
-                return;
-            }
-            let (lo, part) = part(k);
-            // SAFETY: the reservation gave these slots to this batch alone, their room
-            // was waited for above, this piece is staged by this thread only, and
-            // nothing reads them before `commit` publishes them.
-            unsafe { shared.backend.stage(pieces[k].at, part, batch.place.at(lo as u32)) };
-            if let Err(e) = batch.commit(shared, &pieces[k]) {
-                error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-            }
-        }
-    });
-    if let index @ 0..usize::MAX = first_bad.into_inner() {
-        let reason = crate::validate::check_with(&tasks[index], &shared.set, &reg.registry, &reg.counters, &mut Default::default())
-            .expect_err("a task found bad is bad again: the registries are locked");
-        drop(guard);
-        void(shared, batch);
-        return Err(Error::InvalidTask { index, reason });
-    }
-    // A failed commit is the runtime's end (a fault, or shutdown): every ticket
-    // resolves with it.
-    error.into_inner().unwrap_or_else(|e| e.into_inner()).map_or(Ok(()), Err)
-}
-
-/// Writes every slot of `batch` as a no-op and publishes it: a refused batch whose
-/// sequence numbers were taken. Its ticket resolves unseen. A failure here is the
-/// runtime's end (fault or shutdown), which resolves every ticket.
-fn void(shared: &Shared, batch: &Batch) {
-    let noops = [Task::noop(0); 1024];
-    for piece in &batch.pieces {
-        let mut at = piece.at;
-        while at < piece.end {
-            let k = ((piece.end - at) as usize).min(noops.len());
-            // SAFETY: as for the staging in `check_stage_commit`: this batch's slots,
-            // with room, written by this thread alone before their publication.
-            unsafe { shared.backend.stage(at, &noops[..k], batch.place.at((at - batch.first) as u32)) };
-            at += k as u64;
-        }
-        if batch.commit(shared, piece).is_err() {
-            return;
-        }
-    }
 }
 
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
