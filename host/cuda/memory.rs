@@ -70,7 +70,9 @@ impl DeviceAlloc {
         let this = Self { ptr, bytes, stream: std::ptr::null_mut(), ctx: ctx.clone() };
         check(unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes) }, "cuMemsetD8")?;
         // The legacy stream (null): waits for the memset (and nothing that runs on the
-        // runtime's non-blocking streams, such as a resident kernel).
+        // runtime's non-blocking streams, such as a resident kernel; but work a user
+        // queued on the legacy stream, or on a blocking stream of the primary context,
+        // is waited for: a runtime made behind it starts once it is done).
         check(unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) }, "cuStreamSynchronize(legacy)")?;
         Ok(this)
     }
