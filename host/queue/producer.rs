@@ -241,10 +241,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     };
     // The whole batch is checked before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number); a large one on several
-    // threads. (Checked after its reservation, in the pass that stages it, a large batch
-    // measured faster, but waited for the room of all its pieces before publishing any,
-    // which hangs when work in the ring waits for a counter that the batch signals:
-    // withdrawn in session 23, docs/host-path.md.) The read lock stays until the reservation is made (see the module's
+    // threads. The read lock stays until the reservation is made (see the module's
     // doc). (Tasks written in place are checked one by one as they are written:
     // `Reservation`.)
     let reg = match shared.registries.try_read() {
@@ -423,8 +420,12 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     let runs = host_ring || matches!(src, Source::Resident { .. });
     let (first_chunk, chunk) = match src {
         Source::Host(_) | Source::InPlace(_) => {
-            let c = host_chunk(shared, host_ring);
-            (c, c)
+            let c = match shared.config.publish_chunk {
+                0 if host_ring => RELAY_CHUNK,
+                0 => PUBLISH_CHUNK,
+                c => piece(c),
+            };
+            (c.min(cap as usize / 2), c.min(cap as usize / 2))
         }
         Source::Resident { .. } => {
             let rest = if shared.config.list_chunk == 0 { cap as usize / 2 } else { piece(shared.config.list_chunk) };
@@ -454,18 +455,6 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
         at = end;
     }
     out
-}
-
-/// The piece size of host tasks (`plan`).
-fn host_chunk(shared: &Shared, host_ring: bool) -> usize {
-    let cap = shared.backend.capacity() as usize;
-    let seg = shared.tracker.segment_size() as usize;
-    let c = match shared.config.publish_chunk {
-        0 if host_ring => RELAY_CHUNK,
-        0 => PUBLISH_CHUNK,
-        c => (c as usize).clamp(seg, cap / 2),
-    };
-    c.min(cap / 2)
 }
 
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
