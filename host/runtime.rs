@@ -489,6 +489,11 @@ impl Runtime {
     /// Validates and submits a batch, waiting for ring space if needed. Either every
     /// task is submitted or none is (a typed [`Error::InvalidTask`] names the first bad
     /// one). Batches larger than the ring are fed in as space frees up.
+    ///
+    /// A large batch (4096 tasks or more, staged on several threads) is checked as it
+    /// is written into the ring, after its sequence numbers are taken: a refused one
+    /// runs as no-ops in their place (none of its tasks runs; its sequence numbers are
+    /// spent). A smaller batch is checked before it takes any.
     pub fn submit(&self, tasks: &[Task]) -> Result<Ticket> {
         self.submit_inner(tasks, false, WhenFull::Wait)
     }

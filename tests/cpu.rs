@@ -177,13 +177,16 @@ fn many_futures_one_ticket() {
 #[test]
 fn large_batches_exactly_once_or_refused() {
     // Larger than half the ring, and at most half of it.
-    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6);
-    common::large_batches_exactly_once_or_refused(&cpu(1 << 16), 20_000, 6);
+    // Staged on several threads, checked as staged (its numbers spent when refused),
+    // larger than the ring and not; a smaller batch, checked before its reservation.
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 20_000, 6, true);
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 16), 20_000, 6, true);
+    common::large_batches_exactly_once_or_refused(&cpu(1 << 14), 3_000, 6, false);
 }
 
 #[test]
 fn large_batch_signal_releases_a_waiter() {
-    common::large_batch_signal_releases_a_waiter(&cpu(1 << 16));
+    common::large_batch_signal_releases_a_waiter(&cpu(1 << 14));
 }
 
 #[test]

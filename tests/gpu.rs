@@ -208,12 +208,14 @@ gpu_test!(reservations_exactly_once_copies, {
 gpu_test!(many_futures_one_ticket, common::many_futures_one_ticket(&gpu(1 << 12)));
 
 gpu_test!(large_batches_exactly_once_or_refused, {
-    // Larger than half the ring, and at most half of it. (One runtime per device: the
-    // first is dropped before the second.)
-    common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 20_000, 20);
-    common::large_batches_exactly_once_or_refused(&gpu(1 << 16), 20_000, 20);
+    // Staged on several threads, checked as staged (its numbers spent when refused),
+    // larger than the ring and not; a smaller batch, checked before its reservation.
+    // (One runtime per device: each is dropped before the next.)
+    common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 20_000, 20, true);
+    common::large_batches_exactly_once_or_refused(&gpu(1 << 16), 20_000, 20, true);
+    common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 3_000, 20, false);
 });
-gpu_test!(large_batch_signal_releases_a_waiter, common::large_batch_signal_releases_a_waiter(&gpu(1 << 16)));
+gpu_test!(large_batch_signal_releases_a_waiter, common::large_batch_signal_releases_a_waiter(&gpu(1 << 14)));
 
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 

@@ -11,7 +11,7 @@
 
 use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Task, task_flags};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -124,11 +124,17 @@ pub(crate) struct Batch {
     list: Option<u64>,
     deadline: Option<Instant>,
     pub ticket: Arc<TicketState>,
+    /// Its host tasks are still to be checked: a large batch is checked after its
+    /// reservation, in the pass that stages it ([`check_stage_commit`]).
+    unchecked: bool,
 }
 
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
     let batch = reserve(shared, src, keep_results, full, origin)?;
+    if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
+        return check_stage_commit(shared, &batch, tasks).map(|()| batch.ticket);
+    }
     let n = src.len();
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
     // the relay publishes runs: no driver call on the helpers); not for `try_submit`,
@@ -239,11 +245,18 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         Source::Host(_) | Source::InPlace(_) => (shared.backend.host_ring().filter(|_| !shared.backend.inline(n as u64)), None),
         Source::Resident { addr, .. } => (None, Some(addr)),
     };
-    // The whole batch is checked before anything of it is reserved (nothing of a
-    // refused batch runs, and it takes no sequence number); a large one on several
-    // threads. The read lock stays until the reservation is made (see the module's
-    // doc). (Tasks written in place are checked one by one as they are written:
-    // `Reservation`.)
+    // A large user batch staged on the helpers is checked after its reservation, in
+    // the pass that stages it (one wake-up of the helpers, and the workers start on its
+    // first piece while the rest is staged: `check_stage_commit`); a refused one then
+    // runs as no-ops. Reserving first is safe for the reason `Reservation`'s checks
+    // are: a buffer dropped before the check is refused by it, and one dropped after
+    // it is kept until everything reserved before the drop read `next` has completed
+    // (host/reclaim.rs).
+    let unchecked = parallel && origin == Origin::User && (shared.backend.cuda().is_none() || host_ring.is_some());
+    // Any other batch is checked whole before anything of it is reserved (nothing of a
+    // refused batch runs, and it takes no sequence number). The read lock stays until
+    // the reservation is made (see the module's doc). (Tasks written in place are
+    // checked one by one as they are written: `Reservation`.)
     let reg = match shared.registries.try_read() {
         Ok(r) => r,
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
@@ -251,7 +264,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         Err(std::sync::TryLockError::WouldBlock) => shared.registries.read().unwrap_or_else(|e| e.into_inner()),
     };
     match src {
-        Source::Host(tasks) if origin == Origin::User => {
+        Source::Host(tasks) if origin == Origin::User && !unchecked => {
             if parallel {
                 validate_parallel(shared, tasks, &reg)?;
             } else {
@@ -315,7 +328,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         WhenFull::Until(d) => Some(d),
         _ => None,
     };
-    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket }))
+    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked }))
 }
 
 impl Batch {
@@ -345,6 +358,12 @@ impl Batch {
             return Err(Error::ShutDown);
         }
         Ok(())
+    }
+
+    /// Whether `piece`'s room is there already, as far as `done` (completions seen)
+    /// tells: [`room`](Self::room) without the wait.
+    fn has_room(&self, shared: &Shared, piece: &Piece, done: u64) -> bool {
+        done + shared.backend.capacity() as u64 >= piece.end && done >= piece.entry_end
     }
 
     /// Publishes `piece` (its tasks written, its room waited for) in its turn, or
@@ -457,6 +476,162 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     out
 }
 
+/// A large host batch reserved unchecked (see `reserve_once`), in one pass of the
+/// helpers under the registries' read lock: every piece is checked; once all have
+/// passed (a count the helpers wait on, which needs nothing but their own checks), each
+/// piece whose room is there already is staged and committed (the workers start on the
+/// first while the rest is staged). The pass waits for nothing else: no room, no
+/// other batch, so the read lock (which a drop's write lock waits for) is held for a
+/// bounded time. Then, with no lock, the caller publishes the pieces that had no room
+/// yet, each as its room comes, in order. A refused batch is written as no-ops and
+/// published the same way (its sequence numbers are spent; nothing of it runs), and
+/// the lowest bad index is reported, as a check before the reservation would. A
+/// panic in a task type's `declare` (user code) is caught on the thread that checks,
+/// the batch voided, and the panic resumed on the caller: no hole in the sequence.
+fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<()> {
+    let pieces = &batch.pieces;
+    let part = |k: usize| {
+        let lo = (pieces[k].at - batch.first) as usize;
+        (lo, &tasks[lo..lo + (pieces[k].end - pieces[k].at) as usize])
+    };
+    let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let panicked = Mutex::new(None);
+    let error = Mutex::new(None);
+    let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
+    let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+    shared.helpers.run(pieces.len(), &|| {
+        // The checks: pieces taken from a counter; `checked` counts those done.
+        loop {
+            let k = to_check.fetch_add(1, Ordering::Relaxed);
+            if k >= pieces.len() {
+                break;
+            }
+            let (lo, part) = part(k);
+            // A piece after a bad task cannot change the answer.
+            if lo < first_bad.load(Ordering::Relaxed) {
+                let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    #[cfg(test)]
+                    tests::maybe_panic(part);
+                    crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
+                }));
+                match checked {
+                    Ok(Ok(())) => {}
+                    // (Validation fails with `InvalidTask` only.)
+                    Ok(Err(e)) => {
+                        let index = if let Error::InvalidTask { index, .. } = e { index } else { 0 };
+                        first_bad.fetch_min(lo + index, Ordering::Relaxed);
+                    }
+                    Err(payload) => {
+                        panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
+                        first_bad.fetch_min(lo, Ordering::Relaxed);
+                    }
+                }
+            }
+            // Release: this piece's verdict (`first_bad`) before the count that says it
+            // is in; pairs with the acquire below.
+            checked.fetch_add(1, Ordering::Release);
+        }
+        // Every piece is taken; the ones still being checked are on threads that run
+        // (a check waits for nothing, and a panic in one is caught), so this ends.
+        let mut turns = 0u32;
+        while checked.load(Ordering::Acquire) < pieces.len() {
+            turns += 1;
+            if turns.is_multiple_of(64) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        if first_bad.load(Ordering::Relaxed) != usize::MAX {
+            return;
+        }
+        // All passed: stage and commit each piece that has its room now (in any order:
+        // the publisher publishes in sequence order, whoever commits first); the rest
+        // is the caller's, after the pass.
+        let mut done = shared.tracker.advance(&shared.backend);
+        loop {
+            let k = to_stage.fetch_add(1, Ordering::Relaxed);
+            if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                return;
+            }
+            if !batch.has_room(shared, &pieces[k], done) {
+                done = shared.tracker.advance(&shared.backend);
+                if !batch.has_room(shared, &pieces[k], done) {
+                    continue;
+                }
+            }
+            let (lo, part) = part(k);
+            // SAFETY: the reservation gave these slots to this batch alone, they are
+            // free (everything before `end - capacity` has completed: `has_room`), this
+            // piece is staged by this thread only (`to_stage`), and nothing reads them
+            // before `commit` publishes them.
+            unsafe { shared.backend.stage(pieces[k].at, part, batch.place.at(lo as u32)) };
+            staged[k].store(true, Ordering::Relaxed);
+            if let Err(e) = batch.commit(shared, &pieces[k]) {
+                error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            }
+        }
+    });
+    // (The pass has ended: its writes are seen here, so relaxed loads suffice.)
+    let bad = match first_bad.into_inner() {
+        usize::MAX => None,
+        index => {
+            Some((index, crate::validate::check_with(&tasks[index], &shared.set, &reg.registry, &reg.counters, &mut Default::default())))
+        }
+    };
+    drop(reg);
+    if let Some(payload) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        void(shared, batch);
+        std::panic::resume_unwind(payload);
+    }
+    if let Some((index, reason)) = bad {
+        void(shared, batch);
+        let reason = reason.expect_err("a task found bad is bad again: the registries were locked");
+        return Err(Error::InvalidTask { index, reason });
+    }
+    // A failed commit is the runtime's end (a fault, or shutdown): every ticket
+    // resolves with it.
+    if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    // The pieces that had no room during the pass, in order, as their room comes.
+    let left: Vec<Piece> = pieces.iter().zip(&staged).filter(|(_, s)| !s.load(Ordering::Relaxed)).map(|(p, _)| *p).collect();
+    if left.is_empty() {
+        return Ok(());
+    }
+    publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
+        let (lo, len) = ((piece.at - batch.first) as usize, (piece.end - piece.at) as usize);
+        // SAFETY: as above; `publish_parallel` waited for the piece's room.
+        unsafe { shared.backend.stage(piece.at, &tasks[lo..lo + len], batch.place.at(lo as u32)) };
+        batch.commit(shared, piece)
+    })
+}
+
+/// Writes every slot of `batch` as a no-op and publishes it, piece by piece as each
+/// gets its room: a refused batch whose sequence numbers were taken. Its ticket
+/// resolves unseen. A failure here is the runtime's end (a fault or shutdown), which
+/// resolves every ticket.
+fn void(shared: &Shared, batch: &Batch) {
+    let noops = [Task::noop(0); 256];
+    for piece in &batch.pieces {
+        if batch.room(shared, piece).is_err() {
+            return;
+        }
+        let mut at = piece.at;
+        while at < piece.end {
+            let k = ((piece.end - at) as usize).min(noops.len());
+            // SAFETY: this batch's slots (its reservation), free (the piece's room),
+            // written by this thread alone before their publication.
+            unsafe { shared.backend.stage(at, &noops[..k], batch.place.at((at - batch.first) as u32)) };
+            at += k as u64;
+        }
+        if batch.commit(shared, piece).is_err() {
+            return;
+        }
+    }
+}
+
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
 /// lowest index) is the one reported, as a serial check would.
 fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
@@ -521,4 +696,42 @@ fn publish_parallel(
         }
     });
     error.lock().unwrap().take().map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BackendKind, Runtime, RuntimeConfig};
+    use resident_shared::Task;
+    use std::time::Duration;
+
+    /// A noop whose check panics, as a task type's `declare` (user code) may.
+    const PANICS: u64 = 0x5EED_DEAD_BEEF_0001;
+
+    pub(super) fn maybe_panic(part: &[Task]) {
+        if part.contains(&Task::noop(PANICS)) {
+            panic!("a declare that panics");
+        }
+    }
+
+    /// A large batch reserved before its check, whose check panics: the panic reaches
+    /// the caller, the batch's sequence numbers are written as no-ops and published (no
+    /// hole: the next batch runs), and nothing of it runs.
+    #[test]
+    fn panic_in_a_large_batch_check_leaves_no_hole() {
+        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap();
+        assert_eq!(rt.backend().kind, BackendKind::Cpu);
+        let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
+        for at in [0, 5000, 8191] {
+            let before = rt.submit(&[Task::noop(0)]).unwrap();
+            let mut batch: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
+            batch[at] = Task::noop(PANICS);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit(&batch)));
+            assert!(caught.is_err(), "the check's panic reaches the caller");
+            let after = rt.submit(&[Task::noop(0)]).unwrap();
+            assert_eq!(after.first_seq(), before.first_seq() + 1 + 8192, "the batch's numbers are spent");
+            assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "a hole in the sequence");
+            assert!(marks.read().unwrap().iter().all(|&m| m == 0), "a task of the voided batch ran");
+        }
+        rt.close().unwrap();
+    }
 }

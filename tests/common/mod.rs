@@ -722,9 +722,11 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
 
 /// A large batch (validated and staged on several host threads, published in many
 /// pieces) runs every task exactly once; one bad task far into it refuses the whole
-/// batch with its index (the lowest bad one), runs nothing, consumes no sequence
-/// number, and the runtime goes on. Over several laps of the ring.
-pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usize) {
+/// batch with its index (the lowest bad one), runs nothing, and the runtime goes on.
+/// Over several laps of the ring. `spends`: the refused batch's sequence numbers are
+/// spent by no-ops (checked as it is staged, after its reservation), else it consumes
+/// none (checked before it).
+pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usize, spends: bool) {
     let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
     let good: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
     let mut rng = rand::rng();
@@ -742,7 +744,8 @@ pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usi
             other => panic!("round {round}: expected InvalidTask at {}, got {other:?}", a.min(b)),
         }
         let after = rt.submit(&[Task::noop(0)]).unwrap();
-        assert_eq!(after.first_seq(), next.first_seq() + 1, "round {round}: a refused batch must not consume sequence numbers");
+        let spent = if spends { n as u64 } else { 0 };
+        assert_eq!(after.first_seq(), next.first_seq() + 1 + spent, "round {round}: sequence numbers of the refused batch");
         after.wait().unwrap();
         assert_eq!(marks.read().unwrap(), vec![round as u32; n], "round {round}: a task of a refused batch ran");
         rt.submit(&good).unwrap().wait().unwrap();
@@ -753,20 +756,33 @@ pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usi
 }
 
 /// A large batch whose first task signals a counter that a task already in the ring
-/// waits for, with the ring nearly full behind that waiter: the batch's first pieces
+/// waits for, with the ring half full behind that waiter: the batch's first pieces
 /// must be published as soon as they have room, before its last ones can (they get
 /// room only once the waiter runs). Found in review (session 23): a large batch that
 /// waited for the room of all its pieces before publishing any hung here.
+///
+/// A wait on a later task lies outside the no-deadlock promise (docs/protocol.md,
+/// "Dependencies"); what this checks is that nothing holds a piece back beyond its own
+/// room. On CUDA a piece's room includes one of the 32 run-table entries (a run of up
+/// to 1024 tasks each), so the ring given here holds at most 32 runs: at most 16Ki
+/// tasks. Both submissions run on a thread of their own: if one of them is stuck, the
+/// timeout closes the runtime, which ends its wait for room.
 pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
     let cap = rt.capacity();
+    assert!(cap <= 1 << 14, "a ring of at most 32 runs of 1024 (CUDA's run table)");
     let c = rt.counter().unwrap();
     let waiter = rt.submit(&[Task::noop(0).after(c.id(), 1)]).unwrap();
-    let filler = rt.submit(&vec![Task::noop(0); cap * 3 / 4]).unwrap();
-    // Its first piece fits beside the filler; its last does not until the waiter ran.
+    let filler = vec![Task::noop(0); cap / 2];
+    // Its first piece (4096 tasks on the CPU backend, 1024 on CUDA) fits beside the
+    // filler; its last does not until the waiter ran.
     let mut batch = vec![Task::noop(1); cap / 2];
     batch[0] = Task::noop(2).signals(c.id());
     std::thread::scope(|s| {
-        let h = s.spawn(|| rt.submit(&batch).map(|t| t.wait()));
+        let h = s.spawn(|| {
+            let filler = rt.submit(&filler)?;
+            let batch = rt.submit(&batch)?;
+            filler.wait().and(batch.wait())
+        });
         let r = waiter.wait_timeout(std::time::Duration::from_secs(10));
         if r.is_err() {
             // Stuck: shutdown aborts the submit's wait for room, so the test ends.
@@ -774,9 +790,8 @@ pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
         }
         let submitted = h.join().unwrap();
         assert_eq!(r, Ok(()), "the waiter was never released by the batch's first task");
-        assert_eq!(submitted, Ok(Ok(())));
+        assert_eq!(submitted, Ok(()));
     });
-    filler.wait().unwrap();
 }
 
 /// Several futures of one ticket: each polled with wakers that change between polls,
