@@ -62,8 +62,13 @@ fn bench(c: &mut Criterion) {
             b.iter(|| stream(&rt, threads, batch, &noop))
         });
         g.finish();
+        #[cfg(feature = "phase-timing")]
+        resident::__phases_take();
         let t = median(|| stream(&rt, threads, batch, &noop), 1, 7);
         rows.push((format!("persistent, {threads} thread(s), batches of {batch}"), rate(tiny, t)));
+        // Where the submitting threads' time went in those passes (profiling builds).
+        #[cfg(feature = "phase-timing")]
+        eprintln!("phases, {threads} thread(s) x {batch}:\n{}", resident::__phases_take());
     }
     if !cuda {
         print(&rows, None);

@@ -86,6 +86,10 @@ pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu
 pub use launcher::{LaunchEnv, rendezvous};
 pub use link::{Link, LinkStats};
 pub use partition::SmPartition;
+/// Per-phase submission timings since the last call (feature `phase-timing`).
+#[cfg(feature = "phase-timing")]
+#[doc(hidden)]
+pub use queue::phases::take as __phases_take;
 pub use reservation::Reservation;
 pub use residency::{Residency, ResidencyStats};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is

@@ -105,10 +105,12 @@ impl Ticket {
             return Err(Error::ReservationOpen);
         }
         let deadline = timeout.and_then(crate::deadline::after);
+        crate::queue::phases::begin();
         self.shared.wait_until(deadline, || {
             self.shared.tracker.advance(&self.shared.backend);
             self.state.is_done()
         })?;
+        crate::queue::phases::lap(crate::queue::phases::Phase::Wait);
         self.outcome()
     }
 

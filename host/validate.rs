@@ -35,10 +35,31 @@ pub(crate) fn validate_set<S: resident_device::TaskSet>(
 ) -> Result<(), Error> {
     let mut c = Collected::new();
     for (index, t) in tasks.iter().enumerate() {
+        prefetch(tasks.get(index + PREFETCH_AHEAD));
         check_in(t, set, reg, counters, &mut c, |t, c| S::declare(t, &mut resident_shared::Declare::collect(c)))
             .map_err(|reason| Error::InvalidTask { index, reason })?;
     }
     Ok(())
+}
+
+/// Tasks (64 bytes, a cache line each) fetched ahead of the check. A batch streamed from
+/// the user's memory is usually not in the host's caches: one thread then checked a
+/// noop in 9.4 ns on the H100 machine's host, against 4 ns for tasks in cache (s24c,
+/// `phase-timing`); the check's branches keep the hardware prefetcher from running far
+/// enough ahead.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Asks the CPU to bring `t`'s cache line in (x86-64; elsewhere, nothing).
+#[inline(always)]
+fn prefetch(t: Option<&Task>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = t {
+        // SAFETY: a prefetch is a hint: it changes nothing the program can observe and
+        // never faults (and `t` is a live reference besides).
+        unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>((t as *const Task).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = t;
 }
 
 /// One task: the runtime's header words, its counters, then its type's declaration,

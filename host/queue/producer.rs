@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::helpers::PARALLEL_MIN;
+use super::phases::{self, Phase};
 use super::placement::Placement;
 use super::publisher::{How, Publication};
 use super::ticket_state::TicketState;
@@ -131,6 +132,7 @@ pub(crate) struct Batch {
 
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
+    phases::begin();
     let batch = reserve(shared, src, keep_results, full, origin)?;
     if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
         return check_stage_commit(shared, &batch, tasks).map(|()| batch.ticket);
@@ -168,8 +170,12 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     } else {
         batch.pieces.iter().try_for_each(|piece| {
             room(piece)?;
+            phases::lap(Phase::Room);
             stage(piece);
-            commit(piece)
+            phases::lap(Phase::Stage);
+            commit(piece)?;
+            phases::lap(Phase::Commit);
+            Ok(())
         })
     };
     out.map(|()| batch.ticket)
@@ -257,12 +263,14 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
     // checked one by one as they are written: `Reservation`.)
+    phases::lap(Phase::Pre);
     let reg = match shared.registries.try_read() {
         Ok(r) => r,
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
         Err(std::sync::TryLockError::WouldBlock) if !wait => return Err(Error::WouldBlock),
         Err(std::sync::TryLockError::WouldBlock) => shared.registries.read().unwrap_or_else(|e| e.into_inner()),
     };
+    phases::lap(Phase::ReadLock);
     match src {
         Source::Host(tasks) if origin == Origin::User && !unchecked => {
             if parallel {
@@ -276,6 +284,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         }
         _ => {}
     }
+    phases::lap(Phase::Check);
     // The reservation: sequence numbers, table entries, the ticket.
     let mut p = match shared.producer.try_lock() {
         Ok(p) => p,
@@ -283,6 +292,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
         Err(std::sync::TryLockError::WouldBlock) if !wait => return Err(Error::WouldBlock),
         Err(std::sync::TryLockError::WouldBlock) => shared.producer.lock().unwrap_or_else(|e| e.into_inner()),
     };
+    phases::lap(Phase::ProducerLock);
     if p.closed && origin != Origin::Runtime {
         return Err(Error::ShutDown);
     }
@@ -324,6 +334,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     shared.tracker.register(ticket.clone());
     drop(p);
     drop(reg);
+    phases::lap(Phase::Reserve);
     let deadline = match full {
         WhenFull::Until(d) => Some(d),
         _ => None,
@@ -573,6 +584,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
             }
         }
     });
+    phases::lap(Phase::Pass);
     // (The pass has ended: its writes are seen here, so relaxed loads suffice.)
     let bad = match first_bad.into_inner() {
         usize::MAX => None,
@@ -600,12 +612,14 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     if left.is_empty() {
         return Ok(());
     }
-    publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
+    let out = publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
         let (lo, len) = ((piece.at - batch.first) as usize, (piece.end - piece.at) as usize);
         // SAFETY: as above; `publish_parallel` waited for the piece's room.
         unsafe { shared.backend.stage(piece.at, &tasks[lo..lo + len], batch.place.at(lo as u32)) };
         batch.commit(shared, piece)
-    })
+    });
+    phases::lap(Phase::Rest);
+    out
 }
 
 /// Writes every slot of `batch` as a no-op and publishes it, piece by piece as each

@@ -1,0 +1,110 @@
+//! Where a submission's time goes, phase by phase, on the thread that submits (cargo
+//! feature `phase-timing`, off by default: without it every call here is empty). Each
+//! thread accumulates into its own counters and adds them to the process's totals every
+//! 256 laps, so that producers do not share a cache line per stamp. For profiling runs
+//! only (the streaming bench prints them when built with the feature); speeds are the
+//! benches' business.
+
+/// A phase of `submit` (and of a blocking wait).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "phase-timing"), allow(dead_code))]
+pub(crate) enum Phase {
+    /// The checks before any lock: closed, open reservation, kernel out, health, bind.
+    Pre,
+    /// Taking the registries' read lock.
+    ReadLock,
+    /// Checking the batch (serially, or on the helpers).
+    Check,
+    /// Taking the producer lock.
+    ProducerLock,
+    /// The reservation under it: residency, plan, ticket, registration.
+    Reserve,
+    /// Waiting for a piece's room.
+    Room,
+    /// Staging a piece into the ring.
+    Stage,
+    /// Committing a piece (publication, or the hand-off to the publisher).
+    Commit,
+    /// A large batch's pass on the helpers (checks, then staging of pieces with room).
+    Pass,
+    /// Publishing what the pass left (pieces with no room yet).
+    Rest,
+    /// A blocking `Ticket::wait`.
+    Wait,
+}
+
+#[cfg(feature = "phase-timing")]
+mod imp {
+    use super::Phase;
+    use std::cell::{Cell, RefCell};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    const N: usize = Phase::Wait as usize + 1;
+    const NAMES: [&str; N] = ["pre", "read_lock", "check", "producer_lock", "reserve", "room", "stage", "commit", "pass", "rest", "wait"];
+    static NS: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
+    static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
+
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+        static LOCAL: RefCell<([u64; N], [u64; N], u32)> = const { RefCell::new(([0; N], [0; N], 0)) };
+    }
+
+    pub(crate) fn begin() {
+        LAST.set(Some(Instant::now()));
+    }
+
+    pub(crate) fn lap(p: Phase) {
+        let now = Instant::now();
+        let Some(last) = LAST.replace(Some(now)) else { return };
+        LOCAL.with_borrow_mut(|(ns, count, laps)| {
+            ns[p as usize] += (now - last).as_nanos() as u64;
+            count[p as usize] += 1;
+            *laps += 1;
+            if *laps >= 256 {
+                flush(ns, count);
+                *laps = 0;
+            }
+        });
+    }
+
+    fn flush(ns: &mut [u64; N], count: &mut [u64; N]) {
+        for i in 0..N {
+            NS[i].fetch_add(std::mem::take(&mut ns[i]), Ordering::Relaxed);
+            COUNT[i].fetch_add(std::mem::take(&mut count[i]), Ordering::Relaxed);
+        }
+    }
+
+    /// The totals since the last call (this thread's pending laps added), one line per
+    /// phase: laps, mean µs a lap, total ms; and resets them.
+    pub fn take() -> String {
+        LOCAL.with_borrow_mut(|(ns, count, laps)| {
+            flush(ns, count);
+            *laps = 0;
+        });
+        let mut out = String::new();
+        for i in 0..N {
+            let (ns, n) = (NS[i].swap(0, Ordering::Relaxed), COUNT[i].swap(0, Ordering::Relaxed));
+            if n > 0 {
+                out +=
+                    &format!("  {:<14} {:>9} laps {:>9.3} us/lap {:>10.3} ms\n", NAMES[i], n, ns as f64 / n as f64 / 1e3, ns as f64 / 1e6);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(not(feature = "phase-timing"))]
+mod imp {
+    use super::Phase;
+
+    #[inline(always)]
+    pub(crate) fn begin() {}
+
+    #[inline(always)]
+    pub(crate) fn lap(_: Phase) {}
+}
+
+#[cfg(feature = "phase-timing")]
+pub use imp::take;
+pub(crate) use imp::{begin, lap};
