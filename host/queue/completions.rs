@@ -28,6 +28,11 @@ const OUT_OF_ORDER_BUDGET: usize = 64;
 
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
+    /// Tickets registered since the last scan took them, in sequence order: producers
+    /// register here, under a lock of its own that a scan holds only to take them, so
+    /// a registration (under the producer lock) never waits for a scan under way.
+    /// Lock order: `scan`, then `incoming`.
+    incoming: Mutex<Incoming>,
     /// Every task before this sequence number has completed and its record was read;
     /// its ring slot (and completion slot) may be reused.
     completed: AtomicU64,
@@ -35,6 +40,16 @@ pub(crate) struct CompletionTracker {
     segment: u32,
     /// Slots in the ring.
     capacity: u64,
+}
+
+/// Registrations not yet taken by a scan.
+struct Incoming {
+    tickets: Vec<Arc<TicketState>>,
+    /// Set by [`CompletionTracker::fail_all`]: a ticket registered afterwards (a
+    /// producer that checked for a fault just before it was recorded) fails at once,
+    /// so no ticket is ever left unresolved (modelled in tests/loom/tickets.rs; the
+    /// shipped code in `loom_tracker` below).
+    closed: Option<Error>,
 }
 
 struct Scan {
@@ -48,10 +63,6 @@ struct Scan {
     /// Where the next out-of-order scan starts among the tickets behind the first
     /// unfinished one.
     rotor: usize,
-    /// Set by [`CompletionTracker::fail_all`]: a ticket registered afterwards (a
-    /// producer that checked for a fault just before it was recorded) fails at once,
-    /// so no ticket is ever left unresolved (modelled in tests/loom_protocol.rs).
-    closed: Option<Error>,
 }
 
 impl CompletionTracker {
@@ -59,7 +70,8 @@ impl CompletionTracker {
     /// tasks (and at most half the ring: `segment::segment_size`).
     pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
-            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0, closed: None }),
+            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0 }),
+            incoming: Mutex::new(Incoming { tickets: Vec::new(), closed: None }),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
             capacity: capacity as u64,
@@ -72,23 +84,40 @@ impl CompletionTracker {
 
     /// Registers a ticket before its tasks are published (else the scan could pass
     /// them with no owner). Called under the producer lock, in sequence order.
+    ///
+    /// Into `incoming`, which every reader of the scan's tickets takes first
+    /// ([`Self::take_incoming`]): a ticket not taken yet holds back `completed` all the
+    /// same, since the scan moves `completed` only through tickets it has.
     pub fn register(&self, t: Arc<TicketState>) {
-        let mut scan = self.scan.lock().unwrap();
-        if let Some(e) = &scan.closed {
+        let mut incoming = self.incoming.lock().unwrap();
+        if let Some(e) = &incoming.closed {
             t.fail(e.clone());
+            return;
+        }
+        incoming.tickets.push(t);
+    }
+
+    /// Moves the registrations since the last call to the end of the scan's tickets
+    /// (the caller holds the scan's lock).
+    fn take_incoming(&self, scan: &mut Scan) {
+        let mut incoming = self.incoming.lock().unwrap();
+        if incoming.tickets.is_empty() {
             return;
         }
         if scan.tickets.is_empty() {
             scan.moved_at = Instant::now();
         }
-        let first = t.first;
-        scan.tickets.push_back((t, first));
+        for t in incoming.tickets.drain(..) {
+            let first = t.first;
+            scan.tickets.push_back((t, first));
+        }
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
     /// progress (as seen by the scans so far); `None` when nothing is outstanding.
     pub fn stalled(&self) -> Option<(u64, Duration)> {
-        let scan = self.scan.lock().unwrap();
+        let mut scan = self.scan.lock().unwrap();
+        self.take_incoming(&mut scan);
         let (t, _) = scan.tickets.front()?;
         Some((scan.prefix.max(t.first), scan.moved_at.elapsed()))
     }
@@ -121,6 +150,7 @@ impl CompletionTracker {
     }
 
     fn scan_locked(&self, backend: &Backend, scan: &mut Scan) -> u64 {
+        self.take_incoming(scan);
         let beyond = scan.moved_at.elapsed() >= OUT_OF_ORDER_AFTER;
         let old = scan.prefix;
         let mut prefix = old;
@@ -206,7 +236,8 @@ impl CompletionTracker {
         if self.completed() >= to {
             return true;
         }
-        let scan = self.scan.lock().unwrap();
+        let mut scan = self.scan.lock().unwrap();
+        self.take_incoming(&mut scan);
         scan.tickets.iter().take_while(|(t, _)| t.first < to).all(|(t, _)| t.end <= from || t.is_done())
     }
 
@@ -214,7 +245,16 @@ impl CompletionTracker {
     /// registered from now on: no waiter hangs. The first error sticks.
     pub fn fail_all(&self, error: &Error) {
         let mut scan = self.scan.lock().unwrap();
-        scan.closed.get_or_insert_with(|| error.clone());
+        {
+            // Closed under the lock registrations take, in the same hold as the last
+            // take: a registration after it fails at once, one before it is taken here.
+            let mut incoming = self.incoming.lock().unwrap();
+            incoming.closed.get_or_insert_with(|| error.clone());
+            for t in incoming.tickets.drain(..) {
+                let first = t.first;
+                scan.tickets.push_back((t, first));
+            }
+        }
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());
         }

@@ -17,8 +17,10 @@ pub(crate) enum Phase {
     Check,
     /// Taking the producer lock.
     ProducerLock,
-    /// The reservation under it: residency, plan, ticket, registration.
+    /// The reservation under it: residency, plan, the ticket's allocation.
     Reserve,
+    /// The ticket's registration with the completion tracker (still under it).
+    Register,
     /// Waiting for a piece's room.
     Room,
     /// Staging a piece into the ring.
@@ -41,7 +43,8 @@ mod imp {
     use std::time::Instant;
 
     const N: usize = Phase::Wait as usize + 1;
-    const NAMES: [&str; N] = ["pre", "read_lock", "check", "producer_lock", "reserve", "room", "stage", "commit", "pass", "rest", "wait"];
+    const NAMES: [&str; N] =
+        ["pre", "read_lock", "check", "producer_lock", "reserve", "register", "room", "stage", "commit", "pass", "rest", "wait"];
     static NS: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
     static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
 
