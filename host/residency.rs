@@ -435,6 +435,9 @@ impl ParkState {
 
     /// Moves to `state`, with a new generation. SeqCst, as the loads in `dead`: a poll
     /// whose two loads see one generation saw no change between them.
+    // (`fetch_update` is deprecated on the nightly that Miri runs, as `try_update`,
+    // which the pinned stable toolchain does not have yet.)
+    #[allow(deprecated)]
     pub fn set(&self, state: u64) {
         let _ = self.word.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| Some(((w >> 2) + 1) << 2 | state));
     }

@@ -106,9 +106,13 @@ impl Ticket {
         }
         let deadline = timeout.and_then(crate::deadline::after);
         crate::queue::phases::begin();
+        // A ticket another thread's scan resolved needs no scan of this one (each takes
+        // the scanner's lock, which every waiter and producer contends for).
         self.shared.wait_until(deadline, || {
-            self.shared.tracker.advance(&self.shared.backend);
-            self.state.is_done()
+            self.state.is_done() || {
+                self.shared.tracker.advance(&self.shared.backend);
+                self.state.is_done()
+            }
         })?;
         crate::queue::phases::lap(crate::queue::phases::Phase::Wait);
         self.outcome()
