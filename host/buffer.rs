@@ -197,8 +197,10 @@ impl<T: Element> Buffer<T> {
 impl<T: Element> Drop for Buffer<T> {
     fn drop(&mut self) {
         // Under the registries' write lock: no producer is between its validation and
-        // its reservation (they hold the read lock across both), so `next`, read now,
-        // covers every task that may name this buffer; later ones are refused. The
+        // its reservation (they hold the read lock across both), and a batch checked
+        // after its reservation (a large one, a `Reservation`'s tasks) is reserved
+        // already, so `next`, read now, covers every task that may name this buffer;
+        // later checks refuse it. The
         // memory and the table entry stay for those tasks (host/reclaim.rs): the drop
         // never waits.
         let target = {

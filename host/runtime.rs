@@ -493,7 +493,10 @@ impl Runtime {
     /// A large batch (4096 tasks or more, staged on several threads) is checked as it
     /// is written into the ring, after its sequence numbers are taken: a refused one
     /// runs as no-ops in their place (none of its tasks runs; its sequence numbers are
-    /// spent). A smaller batch is checked before it takes any.
+    /// spent), and its error comes once those no-ops are published, which waits for
+    /// ring room as its tasks would have. A panic in a task type's `declare` during
+    /// that check reaches the caller the same way, after the no-ops. A smaller batch is
+    /// checked before it takes any.
     pub fn submit(&self, tasks: &[Task]) -> Result<Ticket> {
         self.submit_inner(tasks, false, WhenFull::Wait)
     }

@@ -2,12 +2,15 @@
 //!
 //! Producers run side by side. The one serialized step is the reservation: under the
 //! short `Producer` lock a batch takes its sequence numbers (and its list-run table
-//! entries) and registers its ticket. Validation before it runs under the registries'
-//! read lock, held until the reservation is made: a buffer or counter dropped later
-//! (write lock, then it reads `next`) stays until every reserved task has completed
-//! (host/reclaim.rs), and one dropped earlier fails validation. Staging into the ring and waiting for room
-//! run with no lock; publication is in sequence order, handed from producer to producer
-//! (host/queue/publisher.rs): no producer waits for another, only for room.
+//! entries) and registers its ticket. Validation runs under the registries' read lock:
+//! before the reservation, in the same hold, for most batches; after it, in a hold of
+//! its own, for a large batch staged on the helpers (`check_stage_commit`) and for
+//! `Reservation`'s tasks. Either way a buffer or counter dropped after the check (write
+//! lock, then it reads `next`, which covers every reserved batch) stays until every
+//! reserved task has completed (host/reclaim.rs), and one dropped before it fails the
+//! check. Waiting for room runs with no lock; publication is in sequence order, handed
+//! from producer to producer (host/queue/publisher.rs): no producer waits for another,
+//! only for room.
 
 use resident_shared::lists::LIST_RUNS;
 use resident_shared::{Task, task_flags};
@@ -507,38 +510,51 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 /// panic in a task type's `declare` (user code) is caught on the thread that checks,
 /// the batch voided, and the panic resumed on the caller: no hole in the sequence.
 fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<()> {
+    /// Tasks per part of the checks (parts are independent of the pieces, which may be
+    /// few: `publish_chunk`).
+    const CHECK_PART: usize = 1024;
     let pieces = &batch.pieces;
     let part = |k: usize| {
         let lo = (pieces[k].at - batch.first) as usize;
         (lo, &tasks[lo..lo + (pieces[k].end - pieces[k].at) as usize])
     };
+    let parts = tasks.len().div_ceil(CHECK_PART);
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    // The lowest bad index seen so far (parts after it are skipped), and its error,
+    // kept from the check that found it: no user code (`declare`) runs after the pass.
     let first_bad = AtomicUsize::new(usize::MAX);
+    let refusal: Mutex<Option<(usize, Error)>> = Mutex::new(None);
     let panicked = Mutex::new(None);
     let error = Mutex::new(None);
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
-    shared.helpers.run(pieces.len(), &|| {
-        // The checks: pieces taken from a counter; `checked` counts those done.
+    shared.helpers.run(parts.max(pieces.len()), &|| {
+        // The checks: parts taken from a counter; `checked` counts those done.
         loop {
             let k = to_check.fetch_add(1, Ordering::Relaxed);
-            if k >= pieces.len() {
+            if k >= parts {
                 break;
             }
-            let (lo, part) = part(k);
-            // A piece after a bad task cannot change the answer.
+            let lo = k * CHECK_PART;
+            let part = &tasks[lo..(lo + CHECK_PART).min(tasks.len())];
+            // A part after a bad task cannot change the answer.
             if lo < first_bad.load(Ordering::Relaxed) {
                 let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    #[cfg(test)]
-                    tests::maybe_panic(part);
                     crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
                 }));
                 match checked {
                     Ok(Ok(())) => {}
-                    // (Validation fails with `InvalidTask` only.)
                     Ok(Err(e)) => {
-                        let index = if let Error::InvalidTask { index, .. } = e { index } else { 0 };
-                        first_bad.fetch_min(lo + index, Ordering::Relaxed);
+                        // The part's error names the index in the part.
+                        let (at, e) = match e {
+                            Error::InvalidTask { index, reason } => (lo + index, Error::InvalidTask { index: lo + index, reason }),
+                            e => (lo, e),
+                        };
+                        first_bad.fetch_min(at, Ordering::Relaxed);
+                        let mut r = refusal.lock().unwrap_or_else(|e| e.into_inner());
+                        if r.as_ref().is_none_or(|(i, _)| at < *i) {
+                            *r = Some((at, e));
+                        }
                     }
                     Err(payload) => {
                         panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
@@ -546,14 +562,14 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                     }
                 }
             }
-            // Release: this piece's verdict (`first_bad`) before the count that says it
+            // Release: this part's verdict (`first_bad`) before the count that says it
             // is in; pairs with the acquire below.
             checked.fetch_add(1, Ordering::Release);
         }
-        // Every piece is taken; the ones still being checked are on threads that run
+        // Every part is taken; the ones still being checked are on threads that run
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
-        while checked.load(Ordering::Acquire) < pieces.len() {
+        while checked.load(Ordering::Acquire) < parts {
             turns += 1;
             if turns.is_multiple_of(64) {
                 std::thread::yield_now();
@@ -592,22 +608,16 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         }
     });
     phases::lap(Phase::Pass);
-    // (The pass has ended: its writes are seen here, so relaxed loads suffice.)
-    let bad = match first_bad.into_inner() {
-        usize::MAX => None,
-        index => {
-            Some((index, crate::validate::check_with(&tasks[index], &shared.set, &reg.registry, &reg.counters, &mut Default::default())))
-        }
-    };
+    // (The pass has ended: its writes are seen here.) Nothing of a refused batch was
+    // staged or committed: its slots become no-ops, published as room comes.
     drop(reg);
     if let Some(payload) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
         void(shared, batch);
         std::panic::resume_unwind(payload);
     }
-    if let Some((index, reason)) = bad {
+    if let Some((_, e)) = refusal.into_inner().unwrap_or_else(|e| e.into_inner()) {
         void(shared, batch);
-        let reason = reason.expect_err("a task found bad is bad again: the registries were locked");
-        return Err(Error::InvalidTask { index, reason });
+        return Err(e);
     }
     // A failed commit is the runtime's end (a fault, or shutdown): every ticket
     // resolves with it.
@@ -721,37 +731,56 @@ fn publish_parallel(
 
 #[cfg(test)]
 mod tests {
-    use crate::{BackendKind, Runtime, RuntimeConfig};
-    use resident_shared::Task;
+    use crate::registry::{BufferRegistry, CounterRegistry};
+    use crate::task_set::SetInfo;
+    use crate::{KernelImage, Runtime, RuntimeConfig};
+    use resident_shared::{ArgError, Collected, Task};
     use std::time::Duration;
 
-    /// A noop whose check panics, as a task type's `declare` (user code) may.
+    /// A noop that the set below's `declare` panics on, as a user task type's may.
     const PANICS: u64 = 0x5EED_DEAD_BEEF_0001;
 
-    pub(super) fn maybe_panic(part: &[Task]) {
-        if part.contains(&Task::noop(PANICS)) {
-            panic!("a declare that panics");
-        }
+    fn bomb(t: &Task) -> bool {
+        *t == Task::noop(PANICS)
     }
 
-    /// A large batch reserved before its check, whose check panics: the panic reaches
-    /// the caller, the batch's sequence numbers are written as no-ops and published (no
-    /// hole: the next batch runs), and nothing of it runs.
+    fn validate(tasks: &[Task], set: &SetInfo, r: &BufferRegistry, c: &CounterRegistry) -> Result<(), crate::Error> {
+        if tasks.iter().any(bomb) {
+            panic!("a declare that panics");
+        }
+        crate::validate::validate_set::<resident_device::Builtins>(tasks, set, r, c)
+    }
+
+    fn declare_collect(t: &Task, c: &mut Collected) -> Option<Result<(), ArgError>> {
+        if bomb(t) {
+            panic!("a declare that panics");
+        }
+        (SetInfo::of::<resident_device::Builtins>().declare_collect)(t, c)
+    }
+
+    /// A large batch reserved before its check, whose task type's declaration panics
+    /// (the set's own entry points, so every check of it panics, wherever it runs): the
+    /// panic reaches the caller, the batch's sequence numbers are written as no-ops and
+    /// published (no hole: the next batch runs), and nothing of it runs. At the start
+    /// of a part and of the batch too (found in review: a re-check of the first bad
+    /// task after the pass, outside the catch, panicked again and skipped the void).
     #[test]
     fn panic_in_a_large_batch_check_leaves_no_hole() {
-        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap();
-        assert_eq!(rt.backend().kind, BackendKind::Cpu);
+        let mut image = KernelImage::builtin();
+        image.set.validate = validate;
+        image.set.declare_collect = declare_collect;
+        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, image, ..RuntimeConfig::cpu() }).unwrap();
         let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
-        for at in [0, 5000, 8191] {
+        for at in [0, 1024, 4096, 5000, 8191] {
             let before = rt.submit(&[Task::noop(0)]).unwrap();
             let mut batch: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
             batch[at] = Task::noop(PANICS);
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit(&batch)));
-            assert!(caught.is_err(), "the check's panic reaches the caller");
+            assert!(caught.is_err(), "at {at}: the check's panic reaches the caller");
             let after = rt.submit(&[Task::noop(0)]).unwrap();
-            assert_eq!(after.first_seq(), before.first_seq() + 1 + 8192, "the batch's numbers are spent");
-            assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "a hole in the sequence");
-            assert!(marks.read().unwrap().iter().all(|&m| m == 0), "a task of the voided batch ran");
+            assert_eq!(after.first_seq(), before.first_seq() + 1 + 8192, "at {at}: the batch's numbers are spent");
+            assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "at {at}: a hole in the sequence");
+            assert!(marks.read().unwrap().iter().all(|&m| m == 0), "at {at}: a task of the voided batch ran");
         }
         rt.close().unwrap();
     }
