@@ -48,9 +48,19 @@ mod imp {
     static NS: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
     static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
 
+    /// A thread's own sums: nanoseconds and laps per phase, laps since the last flush.
+    /// Flushed every 256 laps, and when the thread ends.
+    struct Local([u64; N], [u64; N], u32);
+
+    impl Drop for Local {
+        fn drop(&mut self) {
+            flush(&mut self.0, &mut self.1);
+        }
+    }
+
     thread_local! {
         static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
-        static LOCAL: RefCell<([u64; N], [u64; N], u32)> = const { RefCell::new(([0; N], [0; N], 0)) };
+        static LOCAL: RefCell<Local> = const { RefCell::new(Local([0; N], [0; N], 0)) };
     }
 
     pub(crate) fn begin() {
@@ -60,7 +70,7 @@ mod imp {
     pub(crate) fn lap(p: Phase) {
         let now = Instant::now();
         let Some(last) = LAST.replace(Some(now)) else { return };
-        LOCAL.with_borrow_mut(|(ns, count, laps)| {
+        LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
             ns[p as usize] += (now - last).as_nanos() as u64;
             count[p as usize] += 1;
             *laps += 1;
@@ -81,7 +91,7 @@ mod imp {
     /// The totals since the last call (this thread's pending laps added), one line per
     /// phase: laps, mean µs a lap, total ms; and resets them.
     pub fn take() -> String {
-        LOCAL.with_borrow_mut(|(ns, count, laps)| {
+        LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
             flush(ns, count);
             *laps = 0;
         });
