@@ -185,6 +185,16 @@ fn large_batches_exactly_once_or_refused() {
 }
 
 #[test]
+fn large_batches_beside_drops() {
+    // Rings smaller than a batch and not; helper pools of 2, 3 and 8 threads.
+    for (capacity, submit_threads) in [(1u32 << 13, 2usize), (1 << 14, 3), (1 << 12, 8)] {
+        let rt = Runtime::with_config(RuntimeConfig { capacity, cpu_workers: 2, submit_threads, ..RuntimeConfig::cpu() }).unwrap();
+        common::large_batches_beside_drops(&rt);
+        rt.close().unwrap();
+    }
+}
+
+#[test]
 fn large_batch_signal_releases_a_waiter() {
     common::large_batch_signal_releases_a_waiter(&cpu(1 << 14));
 }

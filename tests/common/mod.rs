@@ -794,6 +794,60 @@ pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
     });
 }
 
+/// Large batches (checked after their reservation, on the shared helpers) from three
+/// producers at once, a third of them refused (a buffer dropped just before the submit,
+/// named in the middle), beside buffer and counter churn (the registries' write lock),
+/// `try_submit` and small batches: every producer's good batches run exactly once, every
+/// refusal names its bad task, nothing hangs. (Written in review, session 24.)
+pub fn large_batches_beside_drops(rt: &Runtime) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let producers: Vec<_> = [5000usize, 9000, 20000]
+            .into_iter()
+            .map(|n| {
+                s.spawn(move || {
+                    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+                    let mut rounds = 0u32;
+                    for r in 0..12 {
+                        let mut batch: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                        if r % 3 == 2 {
+                            let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
+                            batch[n / 2 + 1] = Task::mark(doomed.all(), 0);
+                            drop(doomed);
+                            match rt.submit(&batch) {
+                                Err(Error::InvalidTask { index, .. }) => assert_eq!(index, n / 2 + 1),
+                                other => panic!("{n}: expected a refusal, got {:?}", other.map(|_| ())),
+                            }
+                        } else {
+                            rt.submit(&batch).unwrap();
+                            rounds += 1;
+                        }
+                    }
+                    rt.submit(&[Task::noop(0)]).unwrap().wait_timeout(std::time::Duration::from_secs(30)).unwrap();
+                    assert!(marks.read().unwrap().iter().all(|&m| m == rounds), "{n}: not exactly once");
+                })
+            })
+            .collect();
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                drop(rt.buffer_from(&[0u32; 16]).unwrap());
+                drop(rt.counter().unwrap());
+            }
+        });
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = rt.try_submit(&[Task::noop(0); 8]);
+                rt.submit(&[Task::noop(0); 3]).unwrap();
+            }
+        });
+        for p in producers {
+            p.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+}
+
 /// Several futures of one ticket: each polled with wakers that change between polls,
 /// some dropped before the ticket is done, some on other threads. Every remaining one
 /// is woken and resolves; dropping one cancels nothing else.
