@@ -820,7 +820,7 @@ pub fn large_batches_beside_drops(rt: &Runtime) {
                                 other => panic!("{n}: expected a refusal, got {:?}", other.map(|_| ())),
                             }
                         } else {
-                            rt.submit(&batch).unwrap();
+                            let _ = rt.submit(&batch).unwrap();
                             rounds += 1;
                         }
                     }
@@ -838,7 +838,7 @@ pub fn large_batches_beside_drops(rt: &Runtime) {
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
                 let _ = rt.try_submit(&[Task::noop(0); 8]);
-                rt.submit(&[Task::noop(0); 3]).unwrap();
+                let _ = rt.submit(&[Task::noop(0); 3]).unwrap();
             }
         });
         for p in producers {
