@@ -498,8 +498,8 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 }
 
 /// A large host batch reserved unchecked (see `reserve_once`), in one pass of the
-/// helpers under the registries' read lock: every piece is checked; once all have
-/// passed (a count the helpers wait on, which needs nothing but their own checks), each
+/// helpers under the registries' read lock: every part of 1024 tasks is checked; once
+/// all have passed (a count the helpers wait on, which needs nothing but their own checks), each
 /// piece whose room is there already is staged and committed (the workers start on the
 /// first while the rest is staged). The pass waits for nothing else: no room, no
 /// other batch, so the read lock (which a drop's write lock waits for) is held for a
@@ -523,8 +523,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     // The lowest bad index seen so far (parts after it are skipped), and its error,
     // kept from the check that found it: no user code (`declare`) runs after the pass.
     let first_bad = AtomicUsize::new(usize::MAX);
-    let refusal: Mutex<Option<(usize, Error)>> = Mutex::new(None);
-    let panicked = Mutex::new(None);
+    let lowest = Lowest::default();
     let error = Mutex::new(None);
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
@@ -539,27 +538,19 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
             let part = &tasks[lo..(lo + CHECK_PART).min(tasks.len())];
             // A part after a bad task cannot change the answer.
             if lo < first_bad.load(Ordering::Relaxed) {
-                let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
                 }));
-                match checked {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => {
-                        // The part's error names the index in the part.
-                        let (at, e) = match e {
-                            Error::InvalidTask { index, reason } => (lo + index, Error::InvalidTask { index: lo + index, reason }),
-                            e => (lo, e),
-                        };
-                        first_bad.fetch_min(at, Ordering::Relaxed);
-                        let mut r = refusal.lock().unwrap_or_else(|e| e.into_inner());
-                        if r.as_ref().is_none_or(|(i, _)| at < *i) {
-                            *r = Some((at, e));
-                        }
-                    }
-                    Err(payload) => {
-                        panicked.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
-                        first_bad.fetch_min(lo, Ordering::Relaxed);
-                    }
+                // A panic counts at the part's first index: the part is checked in
+                // order, so no bad task of another part lies between.
+                let bad = match verdict {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(Bad::refused(lo, e)),
+                    Err(payload) => Some((lo, Bad::Panicked(payload))),
+                };
+                if let Some((at, bad)) = bad {
+                    first_bad.fetch_min(at, Ordering::Relaxed);
+                    lowest.note(at, bad);
                 }
             }
             // Release: this part's verdict (`first_bad`) before the count that says it
@@ -611,13 +602,16 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     // (The pass has ended: its writes are seen here.) Nothing of a refused batch was
     // staged or committed: its slots become no-ops, published as room comes.
     drop(reg);
-    if let Some(payload) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        void(shared, batch);
-        std::panic::resume_unwind(payload);
-    }
-    if let Some((_, e)) = refusal.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        void(shared, batch);
-        return Err(e);
+    match lowest.take() {
+        Some(Bad::Panicked(payload)) => {
+            void(shared, batch);
+            std::panic::resume_unwind(payload);
+        }
+        Some(Bad::Refused(e)) => {
+            void(shared, batch);
+            return Err(e);
+        }
+        None => {}
     }
     // A failed commit is the runtime's end (a fault, or shutdown): every ticket
     // resolves with it.
@@ -670,6 +664,9 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
     let parts = tasks.len().div_ceil(PART);
     let next = AtomicUsize::new(0);
     let first_bad = AtomicUsize::new(usize::MAX);
+    let lowest = Lowest::default();
+    // (Before the reservation: a panic in a `declare` unwinds to the caller through the
+    // helpers' scope, and nothing is taken yet.)
     shared.helpers.run(parts, &|| {
         loop {
             let part = next.fetch_add(1, Ordering::Relaxed);
@@ -679,20 +676,61 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
             }
             let lo = part * PART;
             // The set's own loop (inlined checks); its error names the index in the part.
-            if let Err(Error::InvalidTask { index, .. }) =
-                crate::validate::validate(&tasks[lo..(lo + PART).min(tasks.len())], &shared.set, &p.registry, &p.counters)
-            {
-                first_bad.fetch_min(lo + index, Ordering::Relaxed);
+            if let Err(e) = crate::validate::validate(&tasks[lo..(lo + PART).min(tasks.len())], &shared.set, &p.registry, &p.counters) {
+                let (at, bad) = Bad::refused(lo, e);
+                first_bad.fetch_min(at, Ordering::Relaxed);
+                lowest.note(at, bad);
             }
         }
     });
-    match first_bad.into_inner() {
-        usize::MAX => Ok(()),
-        index => {
-            let reason = crate::validate::check_with(&tasks[index], &shared.set, &p.registry, &p.counters, &mut Default::default())
-                .expect_err("a task found bad is bad again: the registries are locked");
-            Err(Error::InvalidTask { index, reason })
+    match lowest.take() {
+        Some(Bad::Refused(e)) => Err(e),
+        Some(Bad::Panicked(payload)) => std::panic::resume_unwind(payload),
+        None => Ok(()),
+    }
+}
+
+/// What a part of a parallel check found wrong.
+enum Bad {
+    /// A task refused (`Error::InvalidTask`, its index in the batch).
+    Refused(Error),
+    /// A task type's `declare` panicked (the payload, to resume on the caller).
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+impl Bad {
+    /// A part's refusal, whose index counts from the part's first task `lo`, with its
+    /// index in the batch.
+    fn refused(lo: usize, e: Error) -> (usize, Bad) {
+        match e {
+            Error::InvalidTask { index, reason } => (lo + index, Bad::Refused(Error::InvalidTask { index: lo + index, reason })),
+            e => (lo, Bad::Refused(e)),
         }
+    }
+}
+
+/// The lowest-indexed [`Bad`] of a parallel check, kept from the check that found it
+/// (parts finish in any order): what a serial check would report, with no user code run
+/// again to name it.
+#[derive(Default)]
+struct Lowest(Mutex<Option<(usize, Bad)>>);
+
+impl Lowest {
+    fn note(&self, at: usize, bad: Bad) {
+        let mut lowest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let loser = match &*lowest {
+            Some((i, _)) if *i <= at => Some(bad),
+            _ => lowest.replace((at, bad)).map(|(_, b)| b),
+        };
+        // A panic payload's drop is user code too, and may panic: the one not resumed
+        // is leaked, not dropped (here, under a lock, on a helper thread).
+        if let Some(Bad::Panicked(payload)) = loser {
+            std::mem::forget(payload);
+        }
+    }
+
+    fn take(self) -> Option<Bad> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner()).map(|(_, b)| b)
     }
 }
 
@@ -739,6 +777,8 @@ mod tests {
 
     /// A noop that the set below's `declare` panics on, as a user task type's may.
     const PANICS: u64 = 0x5EED_DEAD_BEEF_0001;
+    /// A noop whose part the set below checks slowly (100 ms): to order the parts.
+    const SLOW: u64 = 0x5EED_DEAD_BEEF_0002;
 
     fn bomb(t: &Task) -> bool {
         *t == Task::noop(PANICS)
@@ -747,6 +787,9 @@ mod tests {
     fn validate(tasks: &[Task], set: &SetInfo, r: &BufferRegistry, c: &CounterRegistry) -> Result<(), crate::Error> {
         if tasks.iter().any(bomb) {
             panic!("a declare that panics");
+        }
+        if tasks.contains(&Task::noop(SLOW)) {
+            std::thread::sleep(Duration::from_millis(100));
         }
         crate::validate::validate_set::<resident_device::Builtins>(tasks, set, r, c)
     }
@@ -769,7 +812,9 @@ mod tests {
         let mut image = KernelImage::builtin();
         image.set.validate = validate;
         image.set.declare_collect = declare_collect;
-        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, image, ..RuntimeConfig::cpu() }).unwrap();
+        // Helpers whatever the host's cores, so that the panic is caught on one.
+        let config = RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, submit_threads: 4, image, ..RuntimeConfig::cpu() };
+        let rt = Runtime::with_config(config).unwrap();
         let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
         for at in [0, 1024, 4096, 5000, 8191] {
             let before = rt.submit(&[Task::noop(0)]).unwrap();
@@ -782,6 +827,36 @@ mod tests {
             assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "at {at}: a hole in the sequence");
             assert!(marks.read().unwrap().iter().all(|&m| m == 0), "at {at}: a task of the voided batch ran");
         }
+        rt.close().unwrap();
+    }
+
+    /// A refusal in a lower part wins over a panic in a higher one, whichever part's
+    /// check ends first (found in review: the panic won whenever it was seen), as a
+    /// serial check would report it; the batch is voided either way.
+    #[test]
+    fn lowest_bad_task_wins_over_a_later_panic() {
+        let mut image = KernelImage::builtin();
+        image.set.validate = validate;
+        image.set.declare_collect = declare_collect;
+        let config = RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, submit_threads: 4, image, ..RuntimeConfig::cpu() };
+        let rt = Runtime::with_config(config).unwrap();
+        let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
+        let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
+        let mut batch: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
+        // Part 0 is checked last (slowly) and refuses task 10; part 4 panics at once.
+        batch[9] = Task::noop(SLOW);
+        batch[10] = Task::mark(doomed.all(), 0);
+        batch[5000] = Task::noop(PANICS);
+        drop(doomed);
+        let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit(&batch).map(|_| ())));
+        match got {
+            Ok(Err(crate::Error::InvalidTask { index: 10, .. })) => {}
+            Ok(other) => panic!("expected InvalidTask at 10, got {other:?}"),
+            Err(_) => panic!("the later part's panic was resumed, not the refusal at 10"),
+        }
+        let after = rt.submit(&[Task::noop(0)]).unwrap();
+        assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "a hole in the sequence");
+        assert!(marks.read().unwrap().iter().all(|&m| m == 0), "a task of the voided batch ran");
         rt.close().unwrap();
     }
 }
