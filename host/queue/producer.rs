@@ -144,16 +144,16 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
     // the relay publishes runs: no driver call on the helpers); not for `try_submit`,
     // which waits for no other thread (the helpers are shared by every batch).
-    let parallel = full != WhenFull::Fail && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && batch.helpers_may_commit(shared);
+    let parallel =
+        full != WhenFull::Fail && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && helpers_may_commit(shared, batch.host_ring);
     // Stages one piece of host tasks into its slots (free: the caller waited for them).
     // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
     // and each piece is staged by one thread only; the slots are not read before
     // `commit` publishes them.
     let stage = |piece: &Piece| {
         if let Source::Host(tasks) = src {
-            let off = (piece.at - batch.first) as usize;
-            let len = (piece.end - piece.at) as usize;
-            unsafe { shared.backend.stage(piece.at, &tasks[off..off + len], batch.place.at(off as u32)) };
+            let (lo, part) = batch.tasks_of(piece, tasks);
+            unsafe { shared.backend.stage(piece.at, part, batch.place.at(lo as u32)) };
         }
     };
     let room = |piece: &Piece| batch.room(shared, piece);
@@ -261,7 +261,7 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     // are: a buffer dropped before the check is refused by it, and one dropped after
     // it is kept until everything reserved before the drop read `next` has completed
     // (host/reclaim.rs).
-    let unchecked = parallel && origin == Origin::User && (shared.backend.cuda().is_none() || host_ring.is_some());
+    let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -346,11 +346,18 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked }))
 }
 
+/// Whether helper threads may commit a batch's pieces: no driver call on the way (the
+/// CPU backend, or runs over the host ring at `host_ring`).
+fn helpers_may_commit(shared: &Shared, host_ring: Option<u64>) -> bool {
+    shared.backend.cuda().is_none() || host_ring.is_some()
+}
+
 impl Batch {
-    /// Whether helper threads may commit its pieces: no driver call on the way (the
-    /// CPU backend, or runs over the host ring).
-    fn helpers_may_commit(&self, shared: &Shared) -> bool {
-        shared.backend.cuda().is_none() || self.host_ring.is_some()
+    /// The host tasks of `piece` (out of the batch's `tasks`), with the index of its
+    /// first in the batch.
+    fn tasks_of<'t>(&self, piece: &Piece, tasks: &'t [Task]) -> (usize, &'t [Task]) {
+        let lo = (piece.at - self.first) as usize;
+        (lo, &tasks[lo..lo + (piece.end - piece.at) as usize])
     }
 
     /// Waits until `piece`'s slots are free (everything before `end - capacity` has
@@ -359,7 +366,6 @@ impl Batch {
     /// workers; the ticket of a batch cut short is resolved by the fault or by
     /// shutdown (`fail_all`).
     pub fn room(&self, shared: &Shared, piece: &Piece) -> Result<()> {
-        let cap = shared.backend.capacity() as u64;
         // Room that completions already seen give needs no scan (`completed` only
         // grows): under four producers a scan per piece cost each 0.3-0.6 µs more, its
         // lock taken by every waiter (s24e, `phase-timing`).
@@ -370,8 +376,7 @@ impl Batch {
             if shared.is_aborted() {
                 return true;
             }
-            let done = shared.tracker.advance(&shared.backend);
-            done + cap >= piece.end && done >= piece.entry_end
+            self.has_room(shared, piece, shared.tracker.advance(&shared.backend))
         })?;
         if shared.is_aborted() {
             // The workers are leaving: nothing published now would run.
@@ -510,20 +515,13 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 /// panic in a task type's `declare` (user code) is caught on the thread that checks,
 /// the batch voided, and the panic resumed on the caller: no hole in the sequence.
 fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<()> {
-    /// Tasks per part of the checks (parts are independent of the pieces, which may be
-    /// few: `publish_chunk`).
-    const CHECK_PART: usize = 1024;
     let pieces = &batch.pieces;
-    let part = |k: usize| {
-        let lo = (pieces[k].at - batch.first) as usize;
-        (lo, &tasks[lo..lo + (pieces[k].end - pieces[k].at) as usize])
-    };
-    let parts = tasks.len().div_ceil(CHECK_PART);
+    // The checks go in parts, independent of the pieces (which may be few:
+    // `publish_chunk`); their verdict is kept from the checks themselves, so no user
+    // code (`declare`) runs after the pass.
+    let checks = PartChecks::new(tasks);
+    let parts = checks.parts();
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    // The lowest bad index seen so far (parts after it are skipped), and its error,
-    // kept from the check that found it: no user code (`declare`) runs after the pass.
-    let first_bad = AtomicUsize::new(usize::MAX);
-    let lowest = Lowest::default();
     let error = Mutex::new(None);
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
@@ -534,27 +532,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
             if k >= parts {
                 break;
             }
-            let lo = k * CHECK_PART;
-            let part = &tasks[lo..(lo + CHECK_PART).min(tasks.len())];
-            // A part after a bad task cannot change the answer.
-            if lo < first_bad.load(Ordering::Relaxed) {
-                let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
-                }));
-                // A panic counts at the part's first index: the part is checked in
-                // order, so no bad task of another part lies between.
-                let bad = match verdict {
-                    Ok(Ok(())) => None,
-                    Ok(Err(e)) => Some(Bad::refused(lo, e)),
-                    Err(payload) => Some((lo, Bad::Panicked(payload))),
-                };
-                if let Some((at, bad)) = bad {
-                    first_bad.fetch_min(at, Ordering::Relaxed);
-                    lowest.note(at, bad);
-                }
-            }
-            // Release: this part's verdict (`first_bad`) before the count that says it
-            // is in; pairs with the acquire below.
+            checks.check(k, shared, &reg);
+            // Release: this part's verdict (`PartChecks::first_bad`) before the count
+            // that says it is in; pairs with the acquire below.
             checked.fetch_add(1, Ordering::Release);
         }
         // Every part is taken; the ones still being checked are on threads that run
@@ -568,7 +548,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                 std::hint::spin_loop();
             }
         }
-        if first_bad.load(Ordering::Relaxed) != usize::MAX {
+        if checks.any_bad() {
             return;
         }
         // All passed: stage and commit each piece that has its room now (in any order:
@@ -586,7 +566,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                     continue;
                 }
             }
-            let (lo, part) = part(k);
+            let (lo, part) = batch.tasks_of(&pieces[k], tasks);
             // SAFETY: the reservation gave these slots to this batch alone, they are
             // free (everything before `end - capacity` has completed: `has_room`), this
             // piece is staged by this thread only (`to_stage`), and nothing reads them
@@ -602,7 +582,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     // (The pass has ended: its writes are seen here.) Nothing of a refused batch was
     // staged or committed: its slots become no-ops, published as room comes.
     drop(reg);
-    match lowest.take() {
+    match checks.take() {
         Some(Bad::Panicked(payload)) => {
             void(shared, batch);
             std::panic::resume_unwind(payload);
@@ -624,9 +604,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         return Ok(());
     }
     let out = publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
-        let (lo, len) = ((piece.at - batch.first) as usize, (piece.end - piece.at) as usize);
+        let (lo, part) = batch.tasks_of(piece, tasks);
         // SAFETY: as above; `publish_parallel` waited for the piece's room.
-        unsafe { shared.backend.stage(piece.at, &tasks[lo..lo + len], batch.place.at(lo as u32)) };
+        unsafe { shared.backend.stage(piece.at, part, batch.place.at(lo as u32)) };
         batch.commit(shared, piece)
     });
     phases::lap(Phase::Rest);
@@ -660,30 +640,21 @@ fn void(shared: &Shared, batch: &Batch) {
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
 /// lowest index) is the one reported, as a serial check would.
 fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
-    const PART: usize = 1024;
-    let parts = tasks.len().div_ceil(PART);
+    let checks = PartChecks::new(tasks);
+    let parts = checks.parts();
     let next = AtomicUsize::new(0);
-    let first_bad = AtomicUsize::new(usize::MAX);
-    let lowest = Lowest::default();
-    // (Before the reservation: a panic in a `declare` unwinds to the caller through the
-    // helpers' scope, and nothing is taken yet.)
     shared.helpers.run(parts, &|| {
         loop {
-            let part = next.fetch_add(1, Ordering::Relaxed);
-            // A part after a bad task cannot change the answer.
-            if part >= parts || part * PART > first_bad.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= parts {
                 return;
             }
-            let lo = part * PART;
-            // The set's own loop (inlined checks); its error names the index in the part.
-            if let Err(e) = crate::validate::validate(&tasks[lo..(lo + PART).min(tasks.len())], &shared.set, &p.registry, &p.counters) {
-                let (at, bad) = Bad::refused(lo, e);
-                first_bad.fetch_min(at, Ordering::Relaxed);
-                lowest.note(at, bad);
-            }
+            checks.check(k, shared, p);
         }
     });
-    match lowest.take() {
+    // (Before the reservation: nothing is taken yet, so a panic of a `declare` simply
+    // goes on to the caller.)
+    match checks.take() {
         Some(Bad::Refused(e)) => Err(e),
         Some(Bad::Panicked(payload)) => std::panic::resume_unwind(payload),
         None => Ok(()),
@@ -709,15 +680,47 @@ impl Bad {
     }
 }
 
-/// The lowest-indexed [`Bad`] of a parallel check, kept from the check that found it
-/// (parts finish in any order): what a serial check would report, with no user code run
-/// again to name it.
-#[derive(Default)]
-struct Lowest(Mutex<Option<(usize, Bad)>>);
+/// A batch checked in parts of `PART` tasks on several threads: the lowest-indexed
+/// [`Bad`] found, kept from the check that found it (parts finish in any order), which
+/// is what a serial check would report, with no user code run again to name it.
+struct PartChecks<'t> {
+    tasks: &'t [Task],
+    /// The lowest bad index seen so far: parts after it are skipped.
+    first_bad: AtomicUsize,
+    lowest: Mutex<Option<(usize, Bad)>>,
+}
 
-impl Lowest {
-    fn note(&self, at: usize, bad: Bad) {
-        let mut lowest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+impl<'t> PartChecks<'t> {
+    const PART: usize = 1024;
+
+    fn new(tasks: &'t [Task]) -> Self {
+        Self { tasks, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
+    }
+
+    fn parts(&self) -> usize {
+        self.tasks.len().div_ceil(Self::PART)
+    }
+
+    /// Checks part `k`, unless a bad task before it is known (it could not change the
+    /// answer). A panic in a task type's `declare` is caught; it counts at the part's
+    /// first index: the part is checked in order, so no bad task of another part lies
+    /// between.
+    fn check(&self, k: usize, shared: &Shared, reg: &Registries) {
+        let lo = k * Self::PART;
+        if lo >= self.first_bad.load(Ordering::Relaxed) {
+            return;
+        }
+        let part = &self.tasks[lo..(lo + Self::PART).min(self.tasks.len())];
+        let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
+        }));
+        let (at, bad) = match verdict {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => Bad::refused(lo, e),
+            Err(payload) => (lo, Bad::Panicked(payload)),
+        };
+        self.first_bad.fetch_min(at, Ordering::Relaxed);
+        let mut lowest = self.lowest.lock().unwrap_or_else(|e| e.into_inner());
         let loser = match &*lowest {
             Some((i, _)) if *i <= at => Some(bad),
             _ => lowest.replace((at, bad)).map(|(_, b)| b),
@@ -729,8 +732,13 @@ impl Lowest {
         }
     }
 
+    /// Whether a bad task was found (seen by whoever saw the check that found it).
+    fn any_bad(&self) -> bool {
+        self.first_bad.load(Ordering::Relaxed) != usize::MAX
+    }
+
     fn take(self) -> Option<Bad> {
-        self.0.into_inner().unwrap_or_else(|e| e.into_inner()).map(|(_, b)| b)
+        self.lowest.into_inner().unwrap_or_else(|e| e.into_inner()).map(|(_, b)| b)
     }
 }
 
@@ -801,6 +809,15 @@ mod tests {
         (SetInfo::of::<resident_device::Builtins>().declare_collect)(t, c)
     }
 
+    /// A CPU runtime of the built-in tasks checked through the two functions above,
+    /// with four helpers whatever the host's cores (so that a panic is caught on one).
+    fn runtime() -> Runtime {
+        let mut image = KernelImage::builtin();
+        image.set.validate = validate;
+        image.set.declare_collect = declare_collect;
+        Runtime::with_config(RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, submit_threads: 4, image, ..RuntimeConfig::cpu() }).unwrap()
+    }
+
     /// A large batch reserved before its check, whose task type's declaration panics
     /// (the set's own entry points, so every check of it panics, wherever it runs): the
     /// panic reaches the caller, the batch's sequence numbers are written as no-ops and
@@ -809,12 +826,7 @@ mod tests {
     /// task after the pass, outside the catch, panicked again and skipped the void).
     #[test]
     fn panic_in_a_large_batch_check_leaves_no_hole() {
-        let mut image = KernelImage::builtin();
-        image.set.validate = validate;
-        image.set.declare_collect = declare_collect;
-        // Helpers whatever the host's cores, so that the panic is caught on one.
-        let config = RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, submit_threads: 4, image, ..RuntimeConfig::cpu() };
-        let rt = Runtime::with_config(config).unwrap();
+        let rt = runtime();
         let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
         for at in [0, 1024, 4096, 5000, 8191] {
             let before = rt.submit(&[Task::noop(0)]).unwrap();
@@ -835,11 +847,7 @@ mod tests {
     /// serial check would report it; the batch is voided either way.
     #[test]
     fn lowest_bad_task_wins_over_a_later_panic() {
-        let mut image = KernelImage::builtin();
-        image.set.validate = validate;
-        image.set.declare_collect = declare_collect;
-        let config = RuntimeConfig { capacity: 1 << 14, cpu_workers: 2, submit_threads: 4, image, ..RuntimeConfig::cpu() };
-        let rt = Runtime::with_config(config).unwrap();
+        let rt = runtime();
         let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
         let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
         let mut batch: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
