@@ -36,8 +36,11 @@ fn bench(c: &mut Criterion) {
             ("relay", d.clone()),
             // Not inline: a run over the host ring, published by the relay.
             ("run", RuntimeConfig { relay_max_batch: 0, ..d.clone() }),
-            // Staging, then copies of the slot and of `tail` (the path before runs).
+            // Staging, then a copy of the slot and `tail` by a stream write where the
+            // driver takes one (host/cuda/memops.rs) ...
             ("copy", RuntimeConfig { relay_max_batch: 0, relay_publish: false, ..d.clone() }),
+            // ... or by copies of the slot and of `tail` (the path before runs).
+            ("copy, no memops", RuntimeConfig { relay_max_batch: 0, relay_publish: false, stream_memops: false, ..d.clone() }),
             ("relay, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..d.clone() }),
             ("relay, poll sleep <= 512 ns", RuntimeConfig { max_poll_sleep_ns: 512, ..d.clone() }),
             ("relay, 1 block/SM, sleep <= 128 ns", RuntimeConfig { max_blocks_per_sm: 1, max_poll_sleep_ns: 128, ..d.clone() }),

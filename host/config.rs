@@ -86,6 +86,11 @@ pub struct RuntimeConfig {
     /// copied by the transfer stream, `tail` by a copy too (the path before 2026-11-25,
     /// kept for comparison).
     pub relay_publish: bool,
+    /// CUDA: the copy path (`relay_publish` off) publishes `tail` by a stream memory
+    /// operation (`cuStreamWriteValue32`: no copy engine) where the driver takes one,
+    /// instead of a 4-byte copy after the slots' copies (host/cuda/memops.rs). Off, or
+    /// refused: copies only.
+    pub stream_memops: bool,
     /// Tasks per publication of a large host batch (a power of two; 0: 1024 when the
     /// relay publishes, else 4096): the workers start on the first while the host
     /// writes the next.
@@ -160,6 +165,7 @@ impl Default for RuntimeConfig {
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
             relay_publish: true,
+            stream_memops: true,
             publish_chunk: 0,
             submit_threads: 0,
             async_spin: Duration::from_micros(30),

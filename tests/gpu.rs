@@ -173,6 +173,23 @@ gpu_test!(mixed_batch_sizes_exactly_once, common::mixed_batch_sizes_exactly_once
 gpu_test!(mixed_batch_sizes_without_relay, {
     let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, relay_max_batch: 0, relay_publish: false, ..RuntimeConfig::cuda() })
         .unwrap();
+    // Which publication the driver allowed (stream writes where it takes them).
+    eprintln!("{}", rt.backend().layout);
+    common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
+});
+
+// The same with stream memory operations off: `tail` by copies too (the copy path's
+// publication before 2026-11-26; host/cuda/memops.rs).
+gpu_test!(mixed_batch_sizes_copies_only, {
+    let rt = Runtime::with_config(RuntimeConfig {
+        capacity: 1 << 14,
+        relay_max_batch: 0,
+        relay_publish: false,
+        stream_memops: false,
+        ..RuntimeConfig::cuda()
+    })
+    .unwrap();
+    assert!(rt.backend().layout.contains("tail by copy"), "{}", rt.backend().layout);
     common::mixed_batch_sizes_exactly_once(&rt, 4, 50_000);
 });
 

@@ -8,7 +8,7 @@
 //!   slots; read in place by the workers over PCIe when the relay publishes runs over
 //!   it (docs/protocol.md, R9), else by the copy engine;
 //! - tails (pinned): one `u32` per slot, the source of the 4-byte copy that publishes
-//!   `tail`; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
+//!   `tail` where stream writes are refused; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
 //!   not reused before slot `end - 1` itself is, so the copy's source stays intact;
 //! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and
 //!   by 4-byte copies on the transfer stream with `relay_publish` off), `abort` by a memset on the control stream, `stop` and
@@ -28,12 +28,10 @@
 //!   `tail` that publishes the run; an entry, and its mailbox, is written again only
 //!   once its last run has completed (the producer waits for that).
 //!
-//! Why copies and not `cuStreamWriteValue32`: on the H100 used here the driver refused
-//! the stream write on our header (`CUDA_ERROR_INVALID_VALUE`, 2026-11-22); stream
-//! memory operations are an optional platform feature. A copy is always available and
-//! measured within a few hundred nanoseconds of it (docs/architecture.md). (The same
-//! driver accepted it from nvcc-built C++ on 2026-11-23, benches/floor/list_floor.cu,
-//! saving 0-3 µs per 20k-task batch there; not retried through cudarc.)
+//! The copy path publishes `tail` by a stream write where the driver takes one
+//! (`RuntimeConfig::stream_memops`, cuda/memops.rs: no copy-engine round trip for the
+//! 4 bytes), else by a 4-byte copy; stream memory operations are an optional platform
+//! feature.
 //!
 //! Three streams, all non-blocking: the kernel's, the transfer stream (copies and
 //! `tail`), and a control stream (`abort`), so that an abort is never stuck behind a
@@ -54,6 +52,7 @@ use std::time::Duration;
 use super::arena::Arena;
 use super::driver::{Context, RuntimeClaim, check};
 use super::launch::launch_1d;
+use super::memops;
 use super::memory::{DeviceAlloc, PinnedAlloc};
 use super::module::Module;
 use super::nt_store;
@@ -110,6 +109,8 @@ pub(crate) struct CudaBackend {
     capacity: u32,
     /// `RuntimeConfig::stage_streaming`.
     stage_streaming: bool,
+    /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy.
+    tail_by_write: bool,
     /// The persistent kernel and its parameters, kept for relaunches (elastic
     /// residency: host/residency.rs).
     persistent: CUfunction,
@@ -183,6 +184,10 @@ impl CudaBackend {
         unsafe {
             let ring = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * t)?;
             let header = DeviceAlloc::zeroed_sync(&ctx, size_of::<QueueHeader>())?;
+            // Whether the driver takes stream writes: a write of 0 into the zeroed
+            // `tail`, ahead of every publication in the transfer stream's order.
+            let tail = header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
+            let tail_by_write = memops::probe(transfer.raw(), tail, 0, config.stream_memops);
             // The buffer table, then the link table and the links' `enqueue` counters
             // (`resident_shared::link`).
             let table = DeviceAlloc::zeroed_sync(&ctx, resident_shared::link::TABLES_BYTES)?;
@@ -272,6 +277,7 @@ impl CudaBackend {
                 _claim: claim,
                 capacity,
                 stage_streaming: config.stage_streaming,
+                tail_by_write,
                 persistent,
                 params: KernelParams::zeroed(),
                 park: crate::residency::ParkState::new(),
@@ -360,16 +366,20 @@ impl CudaBackend {
 
     pub fn info(&self) -> BackendInfo {
         let warps = self.grid * self.block / 32;
+        let tail = if self.tail_by_write { "stream write" } else { "copy" };
         BackendInfo {
             kind: BackendKind::Cuda,
             name: self.name.clone(),
             workers: warps,
             layout: match &self.partition {
                 Some(p) => format!(
-                    "{} of {} SMs (green context), {} blocks x {} threads = {} worker warps",
+                    "{} of {} SMs (green context), {} blocks x {} threads = {} worker warps; copy path's tail by {tail}",
                     self.sms, p.total, self.grid, self.block, warps
                 ),
-                None => format!("{} SMs, {} blocks x {} threads = {} worker warps", self.sms, self.grid, self.block, warps),
+                None => format!(
+                    "{} SMs, {} blocks x {} threads = {} worker warps; copy path's tail by {tail}",
+                    self.sms, self.grid, self.block, warps
+                ),
             },
             fallback: None,
         }
@@ -514,9 +524,18 @@ impl CudaBackend {
         Ok(())
     }
 
+    fn tail_ptr(&self) -> u64 {
+        self.header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64
+    }
+
     fn publish_tail(&self, end: u64) -> Result<()> {
         let mask = self.capacity as u64 - 1;
         let s = self.transfer.raw();
+        if self.tail_by_write {
+            // A stream write after a fence (cuda/memops.rs): stream order starts it
+            // after the copies before it, as the copy below; pairs with the same acquire.
+            return memops::write_tail(s, self.tail_ptr(), end as u32);
+        }
         unsafe {
             // Publication: a 4-byte copy of `end` into `tail`. Stream order starts it
             // only after the slot copies above have completed, so the slots' bytes are
@@ -525,8 +544,7 @@ impl CudaBackend {
             // also drops stale L1 copies of the slots.
             let mailbox = (self.tails.host_ptr() as *mut u32).add(((end - 1) & mask) as usize);
             mailbox.write_volatile(end as u32);
-            let tail = self.header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
-            check(sys::cuMemcpyHtoDAsync_v2(tail, mailbox as *const c_void, 4, s), "cuMemcpyHtoDAsync(tail)")
+            check(sys::cuMemcpyHtoDAsync_v2(self.tail_ptr(), mailbox as *const c_void, 4, s), "cuMemcpyHtoDAsync(tail)")
         }
     }
 

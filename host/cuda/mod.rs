@@ -11,6 +11,7 @@ pub mod event;
 pub mod graph;
 pub(crate) mod green;
 pub mod launch;
+pub(crate) mod memops;
 pub mod memory;
 pub mod module;
 pub(crate) mod nt_store;
