@@ -185,6 +185,15 @@ fn large_batches_exactly_once_or_refused() {
 }
 
 #[test]
+fn large_unchecked_batches_exactly_once() {
+    // Larger than the ring and not; on 4 helpers and on the caller alone.
+    for (capacity, threads) in [(1 << 14, 4), (1 << 16, 1)] {
+        let rt = Runtime::with_config(RuntimeConfig { capacity, submit_threads: threads, ..RuntimeConfig::cpu() }).unwrap();
+        common::large_unchecked_batches_exactly_once(&rt, 3, 3);
+    }
+}
+
+#[test]
 fn large_batches_beside_drops() {
     // Rings smaller than a batch and not; helper pools of 2, 3 and 8 threads.
     for (capacity, submit_threads) in [(1u32 << 13, 2usize), (1 << 14, 3), (1 << 12, 8)] {

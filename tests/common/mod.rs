@@ -608,6 +608,59 @@ pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: 
     assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
 }
 
+/// Large batches through `submit_unchecked` (staged in the helpers' one pass, with no
+/// host check) from `threads` threads at once, larger than the ring too: every task
+/// runs exactly once, and a forged task in the middle of one (a stale handle) is
+/// refused by the device alone, its neighbours run. Fresh random sizes each run.
+pub fn large_unchecked_batches_exactly_once(rt: &Runtime, threads: usize, batches: usize) {
+    let mut rng = rand::rng();
+    let sizes: Vec<usize> = (0..threads * batches).map(|_| rng.random_range(4096..20_000)).collect();
+    let n: usize = sizes.iter().sum();
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    // A stale handle: its buffer is dropped at once.
+    let stale = rt.buffer::<u32>(8).unwrap().all();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (marks, sizes) = (&marks, &sizes);
+            s.spawn(move || {
+                let mut at: usize = sizes[..th * batches].iter().sum();
+                for (b, &len) in sizes[th * batches..(th + 1) * batches].iter().enumerate() {
+                    let mut tasks: Vec<Task> = (at..at + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                    // The first batch of each thread carries a forged task (its mark
+                    // stays 0: set by hand below).
+                    let forged = (b == 0).then_some(len / 2);
+                    if let Some(f) = forged {
+                        tasks[f] = Task::mark(stale, 0);
+                    }
+                    // SAFETY: marks of live buffers, and one forged handle the device must
+                    // refuse; no terminate sentinel.
+                    let t = unsafe { rt.submit_unchecked(&tasks) }.unwrap();
+                    match (t.wait(), forged) {
+                        (Ok(()), None) => {}
+                        (Err(Error::TaskFailed { seq, status: Status::BadBuffer }), Some(f)) => {
+                            assert_eq!(seq, t.first_seq() + f as u64, "the refused task is the forged one")
+                        }
+                        (other, _) => panic!("batch {b} of thread {th}: {other:?}"),
+                    }
+                    at += len;
+                }
+            });
+        }
+    });
+    // The forged tasks' marks were never submitted.
+    let mut want = vec![1u32; n];
+    let mut at = 0;
+    for (i, len) in sizes.iter().enumerate() {
+        if i % batches == 0 {
+            want[at + len / 2] = 0;
+        }
+        at += len;
+    }
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = got.iter().zip(&want).enumerate().filter(|(_, (g, w))| g != w).take(10).collect();
+    assert!(bad.is_empty(), "tasks not run exactly once (index, (got, want)): {bad:?}");
+}
+
 /// Buffers and task lists may outlive the runtime handle (they keep its memory alive):
 /// the last of them to drop frees the queue too. On the GPU this once freed a buffer on
 /// the runtime's transfer stream after that stream was destroyed (a segfault in
