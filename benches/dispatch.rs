@@ -167,14 +167,29 @@ fn bench(c: &mut Criterion) {
         // published by the relay (the default) against staging + copies (the path
         // before), alternated, then the baselines.
         let copy = RuntimeConfig { relay_publish: false, ..base.clone() };
+        let mut feed = None;
         let cached = RuntimeConfig { stage_streaming: false, ..base.clone() };
         let mut v = vec![
             ("relay runs (defaults)", base.clone(), true, false, false),
             ("relay runs, ordinary stores", cached.clone(), true, false, false),
             ("staging + copies (before)", copy.clone(), true, false, false),
         ];
+        // DISPATCH_HOST=feed: what bounds the host-fed batch once the host is fast
+        // enough: the workers' reads of records in the host ring (pre-claimed or not),
+        // the runs' size, the helpers' number.
+        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "feed") {
+            feed = Some(vec![
+                ("relay runs (defaults)", base.clone(), true, false, false),
+                ("preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, true, false, false),
+                ("runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
+                ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
+                ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+                ("claim 8", RuntimeConfig { claim: 8, ..base.clone() }, true, false, false),
+                ("relay runs again", base.clone(), true, false, false),
+            ]);
+        }
         // DISPATCH_HOST=short: only those and the repeats (the rows that compare).
-        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short") {
+        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short" && v != "feed") {
             v.extend([
                 ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
                 (
@@ -195,7 +210,7 @@ fn bench(c: &mut Criterion) {
             ("relay runs, ordinary stores again", cached, true, false, false),
             ("relay runs again", base.clone(), true, false, true),
         ]);
-        v
+        feed.unwrap_or(v)
     } else {
         variants
     };
