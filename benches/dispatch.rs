@@ -185,7 +185,7 @@ fn bench(c: &mut Criterion) {
                 ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
                 ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
                 ("claim 8", RuntimeConfig { claim: 8, ..base.clone() }, true, false, false),
-                ("relay runs again", base.clone(), true, false, false),
+                ("relay runs again", base.clone(), true, false, true),
             ]);
         }
         // DISPATCH_HOST=short: only those and the repeats (the rows that compare).
