@@ -232,11 +232,17 @@ fn bench(c: &mut Criterion) {
             g.finish();
         }
         if host_fed {
-            summary.push((
-                format!("host-fed, {label}"),
-                median(|| persistent(&rt, &w.noop), 20, 101),
-                median(|| persistent(&rt, &w.axpy), 10, 51),
-            ));
+            #[cfg(feature = "phase-timing")]
+            resident::__phases_take();
+            let noop = median(|| persistent(&rt, &w.noop), 20, 101);
+            // Where the submitting threads' time went (profiling builds: the pass's
+            // threads' join, checks, barrier and staging, from the pass's start).
+            #[cfg(feature = "phase-timing")]
+            eprintln!("phases, host-fed noop, {label}:\n{}", resident::__phases_take());
+            let axpy = median(|| persistent(&rt, &w.axpy), 10, 51);
+            #[cfg(feature = "phase-timing")]
+            eprintln!("phases, host-fed axpy, {label}:\n{}", resident::__phases_take());
+            summary.push((format!("host-fed, {label}"), noop, axpy));
             // Without the host's check (the device checks every slice again): pieces are
             // staged and published as they go. But `submit_unchecked` keeps results:
             // every task writes its completion record to the host, and the wait reads

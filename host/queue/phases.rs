@@ -33,6 +33,15 @@ pub(crate) enum Phase {
     Rest,
     /// A blocking `Ticket::wait`.
     Wait,
+    /// In a large batch's pass, from its start (on the caller) to when a thread of it
+    /// (the caller or a helper) began: the pool's wake-up. One lap per thread.
+    PassJoined,
+    /// ... to when that thread found no part left to check.
+    PassChecked,
+    /// ... to when it saw every part checked (the barrier).
+    PassBarrier,
+    /// ... to when it found no piece left to stage and commit.
+    PassStaged,
 }
 
 #[cfg(feature = "phase-timing")]
@@ -42,9 +51,25 @@ mod imp {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Instant;
 
-    const N: usize = Phase::Wait as usize + 1;
-    const NAMES: [&str; N] =
-        ["pre", "read_lock", "check", "producer_lock", "reserve", "register", "room", "stage", "commit", "pass", "rest", "wait"];
+    const N: usize = Phase::PassStaged as usize + 1;
+    const NAMES: [&str; N] = [
+        "pre",
+        "read_lock",
+        "check",
+        "producer_lock",
+        "reserve",
+        "register",
+        "room",
+        "stage",
+        "commit",
+        "pass",
+        "rest",
+        "wait",
+        "pass_joined",
+        "pass_checked",
+        "pass_barrier",
+        "pass_staged",
+    ];
     static NS: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
     static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
 
@@ -70,8 +95,24 @@ mod imp {
     pub(crate) fn lap(p: Phase) {
         let now = Instant::now();
         let Some(last) = LAST.replace(Some(now)) else { return };
+        add(p, now - last);
+    }
+
+    /// A moment to measure from (`since`), on any thread.
+    pub(crate) type Stamp = Instant;
+
+    pub(crate) fn stamp() -> Stamp {
+        Instant::now()
+    }
+
+    /// One lap of `p`: the time from `from` to now (this thread's laps are untouched).
+    pub(crate) fn since(p: Phase, from: Stamp) {
+        add(p, from.elapsed());
+    }
+
+    fn add(p: Phase, d: std::time::Duration) {
         LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
-            ns[p as usize] += (now - last).as_nanos() as u64;
+            ns[p as usize] += d.as_nanos() as u64;
             count[p as usize] += 1;
             *laps += 1;
             if *laps >= 256 {
@@ -116,8 +157,20 @@ mod imp {
 
     #[inline(always)]
     pub(crate) fn lap(_: Phase) {}
+
+    /// Nothing to measure from: the feature is off.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Stamp;
+
+    #[inline(always)]
+    pub(crate) fn stamp() -> Stamp {
+        Stamp
+    }
+
+    #[inline(always)]
+    pub(crate) fn since(_: Phase, _: Stamp) {}
 }
 
 #[cfg(feature = "phase-timing")]
 pub use imp::take;
-pub(crate) use imp::{begin, lap};
+pub(crate) use imp::{begin, lap, since, stamp};

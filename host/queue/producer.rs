@@ -525,7 +525,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     let error = Mutex::new(None);
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+    let pass_start = phases::stamp();
     shared.helpers.run(parts.max(pieces.len()), &|| {
+        phases::since(Phase::PassJoined, pass_start);
         // The checks: parts taken from a counter; `checked` counts those done.
         loop {
             let k = to_check.fetch_add(1, Ordering::Relaxed);
@@ -537,6 +539,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
             // that says it is in; pairs with the acquire below.
             checked.fetch_add(1, Ordering::Release);
         }
+        phases::since(Phase::PassChecked, pass_start);
         // Every part is taken; the ones still being checked are on threads that run
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
@@ -548,6 +551,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                 std::hint::spin_loop();
             }
         }
+        phases::since(Phase::PassBarrier, pass_start);
         if checks.any_bad() {
             return;
         }
@@ -558,6 +562,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         loop {
             let k = to_stage.fetch_add(1, Ordering::Relaxed);
             if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                phases::since(Phase::PassStaged, pass_start);
                 return;
             }
             if !batch.has_room(shared, &pieces[k], done) {
