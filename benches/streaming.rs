@@ -48,7 +48,10 @@ fn bench(c: &mut Criterion) {
     let cuda = resident::cuda_available();
     // STREAMING_COPY=1: staging + copies (the publication before the relay's runs).
     let relay_publish = std::env::var_os("STREAMING_COPY").is_none();
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, ..RuntimeConfig::default() }).unwrap();
+    // STREAMING_HELPERS_SLEEP=1: the helpers of batches of 4096 sleep between passes
+    // (`submit_spin` zero: the behaviour before 2026-11-26, session 25).
+    let submit_spin = std::env::var_os("STREAMING_HELPERS_SLEEP").map(|_| Duration::ZERO);
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, ..RuntimeConfig::default() }).unwrap();
     eprintln!("{} (relay publishes runs: {relay_publish})", rt.backend());
     // The CPU backend (no GPU here) streams a sixteenth as many.
     let tiny = if cuda { TINY } else { TINY / 16 };

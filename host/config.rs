@@ -83,8 +83,8 @@ pub struct RuntimeConfig {
     /// memory) and read from there by the workers, and they and resident task lists
     /// are published by the relay warp (a release store of a commit word in host
     /// memory, no copy, no driver call: device/src/relay.rs, step 7). Off: staged, then
-    /// copied by the transfer stream, `tail` by a copy too (the path before 2026-11-25,
-    /// kept for comparison).
+    /// copied by the transfer stream, `tail` then by a stream write (`stream_memops`)
+    /// or a copy (the path before 2026-11-25, kept for comparison).
     pub relay_publish: bool,
     /// CUDA: the copy path (`relay_publish` off) publishes `tail` by a stream memory
     /// operation (`cuStreamWriteValue32`: no copy engine) where the driver takes one,
@@ -100,6 +100,13 @@ pub struct RuntimeConfig {
     /// alone). The others are a pool of the runtime's own, started at the first such
     /// batch. Used on the CPU backend, and on CUDA when the relay publishes runs.
     pub submit_threads: usize,
+    /// How long the helper threads of those batches stay awake (spinning) after each
+    /// pass before they sleep, so that the next large batch finds them awake (woken
+    /// from sleep they joined a 20k-task pass 15-23 µs late on average on the H100
+    /// machine's host). `None` (the default): 50 µs on the CUDA backend where the host
+    /// has at least twice as many cores as a pass has threads, else none (spinning
+    /// threads would take cores from the CPU backend's workers or the application).
+    pub submit_spin: Option<Duration>,
     /// How long the first poll of a ticket's future ([`crate::Ticket::wait_async`])
     /// spins for the ticket before it registers with the runtime's notifier thread
     /// and returns `Pending`: a short task is then awaited as fast as a blocking wait,
@@ -168,6 +175,7 @@ impl Default for RuntimeConfig {
             stream_memops: true,
             publish_chunk: 0,
             submit_threads: 0,
+            submit_spin: None,
             async_spin: Duration::from_micros(30),
             image: KernelImage::builtin(),
             task_deadline: None,
@@ -202,6 +210,9 @@ impl RuntimeConfig {
         let bad = |m: &str| Err(crate::Error::Config(m.into()));
         if !self.capacity.is_power_of_two() || self.capacity < 64 || self.capacity > resident_shared::segment::MAX_CAPACITY {
             return bad("capacity must be a power of two in [64, 2^21]");
+        }
+        if self.submit_spin.is_some_and(|d| d > Duration::from_secs(1)) {
+            return bad("submit_spin must be at most 1 s");
         }
         if !self.claim.is_power_of_two() || self.claim > 32 {
             return bad("claim must be a power of two no larger than 32");

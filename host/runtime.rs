@@ -346,6 +346,9 @@ impl Runtime {
         let info = BackendInfo { fallback, ..backend.info() };
         let config = RuntimeConfig { residency: config.residency.resolve(info.kind), ..config };
         let capacity = backend.capacity();
+        // Helpers may spin after a pass only where no worker threads of the runtime's
+        // own need the host's cores (CUDA; the CPU backend's workers are host threads).
+        let (submit_spin, spin_ok) = (config.submit_spin, info.kind == BackendKind::Cuda);
         let deadline = config.task_deadline;
         let residency = config.residency;
         let segment = config.segment_tasks;
@@ -360,7 +363,7 @@ impl Runtime {
                 publisher: Publisher::default(),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
-                helpers: crate::queue::helpers::Helpers::new(submit_threads),
+                helpers: crate::queue::helpers::Helpers::new(submit_threads, submit_spin, spin_ok),
                 life: Lifecycle::default(),
                 reclaim: Reclaim::default(),
                 last_health: AtomicU64::new(0),

@@ -10,9 +10,10 @@
 //! - tails (pinned): one `u32` per slot, the source of the 4-byte copy that publishes
 //!   `tail` where stream writes are refused; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
 //!   not reused before slot `end - 1` itself is, so the copy's source stays intact;
-//! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and
-//!   by 4-byte copies on the transfer stream with `relay_publish` off), `abort` by a memset on the control stream, `stop` and
-//!   `stop_at` by the sentinel;
+//! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and,
+//!   with `relay_publish` off, on the transfer stream by a stream write, or a 4-byte
+//!   copy where stream writes are refused: cuda/memops.rs), `abort` by a memset on the
+//!   control stream, `stop` and `stop_at` by the sentinel;
 //! - completions (pinned, mapped, cached): per-task records, written by the workers
 //!   over PCIe (posted writes) only for failed tasks and tickets that want results;
 //! - segment counts (device memory): the workers' per-segment atomics;
@@ -184,10 +185,15 @@ impl CudaBackend {
         unsafe {
             let ring = DeviceAlloc::zeroed_sync(&ctx, capacity as usize * t)?;
             let header = DeviceAlloc::zeroed_sync(&ctx, size_of::<QueueHeader>())?;
-            // Whether the driver takes stream writes: a write of 0 into the zeroed
-            // `tail`, ahead of every publication in the transfer stream's order.
+            // Whether the driver takes stream writes, asked only where the copy path
+            // publishes (with `relay_publish` the relay is `tail`'s only writer): a
+            // write of 0 into the zeroed `tail` on the control stream (ours, empty),
+            // waited for before anything else can write `tail` (no kernel runs yet; a
+            // probe left in flight on the transfer stream, which may be the user's and
+            // busy, could land after the relay's first store and move `tail` back).
             let tail = header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
-            let tail_by_write = memops::probe(transfer.raw(), tail, 0, config.stream_memops);
+            let tail_by_write =
+                !config.relay_publish && memops::probe(control.raw(), tail, 0, config.stream_memops) && control.synchronize().is_ok();
             // The buffer table, then the link table and the links' `enqueue` counters
             // (`resident_shared::link`).
             let table = DeviceAlloc::zeroed_sync(&ctx, resident_shared::link::TABLES_BYTES)?;

@@ -1,5 +1,6 @@
-//! Stream memory operations: how the copy path (`RuntimeConfig::relay_publish` off, or a
-//! batch too large for the relay beside it) publishes `tail` without the copy engine.
+//! Stream memory operations: how the copy path (`RuntimeConfig::relay_publish` off: a
+//! batch too large for the relay's inline path, or every batch without a relay)
+//! publishes `tail` without the copy engine.
 //!
 //! The copy path paid two copies in series for one task: its slot, then a 4-byte copy
 //! into `tail`. A stream write (`cuStreamWriteValue32`) is executed by the stream's
@@ -27,13 +28,13 @@ use super::driver::check;
 use crate::Result;
 
 /// Whether the driver takes stream writes on this device: one write of `value` to
-/// `addr`, enqueued on `stream`; false where `wanted` is (`RuntimeConfig::stream_memops`
-/// off).
+/// `addr`, enqueued on `stream` (the caller waits for it); false, with nothing
+/// enqueued, when `wanted` is false (`RuntimeConfig::stream_memops` off).
 ///
 /// # Safety
 /// `addr` is a live 4-byte device word of the current context that holds `value` and
-/// that nothing else writes until this write is done (stream order puts it before any
-/// publication on `stream`), so the write changes nothing.
+/// that nothing else writes until this write is done (the caller synchronizes `stream`
+/// before anything may), so the write changes nothing.
 pub unsafe fn probe(stream: sys::CUstream, addr: u64, value: u32, wanted: bool) -> bool {
     let flags = CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
     // SAFETY: the caller's contract; a refusal is returned here, synchronously.

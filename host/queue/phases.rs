@@ -110,6 +110,16 @@ mod imp {
         add(p, from.elapsed());
     }
 
+    /// Adds this thread's pending laps to the totals now (a helper's, at the end of
+    /// its part of a pass: otherwise they would wait for 256 more laps and land in a
+    /// later `take`).
+    pub(crate) fn flush_here() {
+        LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
+            flush(ns, count);
+            *laps = 0;
+        });
+    }
+
     fn add(p: Phase, d: std::time::Duration) {
         LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
             ns[p as usize] += d.as_nanos() as u64;
@@ -169,8 +179,11 @@ mod imp {
 
     #[inline(always)]
     pub(crate) fn since(_: Phase, _: Stamp) {}
+
+    #[inline(always)]
+    pub(crate) fn flush_here() {}
 }
 
 #[cfg(feature = "phase-timing")]
 pub use imp::take;
-pub(crate) use imp::{begin, lap, since, stamp};
+pub(crate) use imp::{begin, flush_here, lap, since, stamp};

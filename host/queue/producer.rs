@@ -563,6 +563,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
             let k = to_stage.fetch_add(1, Ordering::Relaxed);
             if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
                 phases::since(Phase::PassStaged, pass_start);
+                phases::flush_here();
                 return;
             }
             if !batch.has_room(shared, &pieces[k], done) {

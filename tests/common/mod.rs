@@ -608,8 +608,8 @@ pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: 
     assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
 }
 
-/// Large batches through `submit_unchecked` (staged in the helpers' one pass, with no
-/// host check) from `threads` threads at once, larger than the ring too: every task
+/// Large batches through `submit_unchecked` (no host check; staged on the helpers,
+/// piece by piece) from `threads` threads at once, larger than the ring too: every task
 /// runs exactly once, and a forged task in the middle of one (a stale handle) is
 /// refused by the device alone, its neighbours run. Fresh random sizes each run.
 pub fn large_unchecked_batches_exactly_once(rt: &Runtime, threads: usize, batches: usize) {
