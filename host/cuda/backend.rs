@@ -110,8 +110,10 @@ pub(crate) struct CudaBackend {
     capacity: u32,
     /// `RuntimeConfig::stage_streaming`.
     stage_streaming: bool,
-    /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy.
-    tail_by_write: bool,
+    /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy; off
+    /// for good once the transfer stream refuses one (a lent stream may, where the
+    /// probe's stream did not).
+    tail_by_write: std::sync::atomic::AtomicBool,
     /// The persistent kernel and its parameters, kept for relaunches (elastic
     /// residency: host/residency.rs).
     persistent: CUfunction,
@@ -192,8 +194,12 @@ impl CudaBackend {
             // probe left in flight on the transfer stream, which may be the user's and
             // busy, could land after the relay's first store and move `tail` back).
             let tail = header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
-            let tail_by_write =
-                !config.relay_publish && memops::probe(control.raw(), tail, 0, config.stream_memops) && control.synchronize().is_ok();
+            let tail_by_write = !config.relay_publish && memops::probe(control.raw(), tail, 0, config.stream_memops);
+            if tail_by_write {
+                // A failed wait is a broken context: reported, not guessed past.
+                control.synchronize()?;
+            }
+            let tail_by_write = std::sync::atomic::AtomicBool::new(tail_by_write);
             // The buffer table, then the link table and the links' `enqueue` counters
             // (`resident_shared::link`).
             let table = DeviceAlloc::zeroed_sync(&ctx, resident_shared::link::TABLES_BYTES)?;
@@ -372,20 +378,21 @@ impl CudaBackend {
 
     pub fn info(&self) -> BackendInfo {
         let warps = self.grid * self.block / 32;
-        let tail = if self.tail_by_write { "stream write" } else { "copy" };
+        let tail = match (self.relay.runs(), self.tail_by_write.load(std::sync::atomic::Ordering::Relaxed)) {
+            (true, _) => "published by the relay",
+            (false, true) => "copy path's tail by stream write",
+            (false, false) => "copy path's tail by copy",
+        };
         BackendInfo {
             kind: BackendKind::Cuda,
             name: self.name.clone(),
             workers: warps,
             layout: match &self.partition {
                 Some(p) => format!(
-                    "{} of {} SMs (green context), {} blocks x {} threads = {} worker warps; copy path's tail by {tail}",
+                    "{} of {} SMs (green context), {} blocks x {} threads = {} worker warps; {tail}",
                     self.sms, p.total, self.grid, self.block, warps
                 ),
-                None => format!(
-                    "{} SMs, {} blocks x {} threads = {} worker warps; copy path's tail by {tail}",
-                    self.sms, self.grid, self.block, warps
-                ),
+                None => format!("{} SMs, {} blocks x {} threads = {} worker warps; {tail}", self.sms, self.grid, self.block, warps),
             },
             fallback: None,
         }
@@ -537,10 +544,16 @@ impl CudaBackend {
     fn publish_tail(&self, end: u64) -> Result<()> {
         let mask = self.capacity as u64 - 1;
         let s = self.transfer.raw();
-        if self.tail_by_write {
+        // Relaxed: a hint; either way `tail` is written once, in stream order.
+        if self.tail_by_write.load(std::sync::atomic::Ordering::Relaxed) {
             // A stream write after a fence (cuda/memops.rs): stream order starts it
             // after the copies before it, as the copy below; pairs with the same acquire.
-            return memops::write_tail(s, self.tail_ptr(), end as u32);
+            // A refusal comes back at once with nothing enqueued: then the copy below,
+            // from now on.
+            if memops::write_tail(s, self.tail_ptr(), end as u32).is_ok() {
+                return Ok(());
+            }
+            self.tail_by_write.store(false, std::sync::atomic::Ordering::Relaxed);
         }
         unsafe {
             // Publication: a 4-byte copy of `end` into `tail`. Stream order starts it

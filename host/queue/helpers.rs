@@ -59,7 +59,7 @@ impl Helpers {
             0 => cores.min(8),
             n => n,
         };
-        let linger = linger.unwrap_or(if spin_ok && cores >= 2 * threads { LINGER } else { Duration::ZERO });
+        let linger = linger.unwrap_or(if spin_ok && cores >= threads.saturating_mul(2) { LINGER } else { Duration::ZERO });
         Self { threads, pool: OnceLock::new(), linger, passes: Arc::default() }
     }
 
