@@ -120,6 +120,26 @@ fn small_segments_exactly_once() {
     assert!(matches!(Runtime::with_config(bad), Err(resident::Error::Config(_))));
 }
 
+// Helpers that stay awake after a large batch's pass (forced on here: the CPU backend
+// leaves it off by default) take the next batch as before; an extreme linger is a
+// typed refusal, not an overflow.
+#[test]
+fn lingering_helpers_and_extreme_spin() {
+    let rt = Runtime::with_config(RuntimeConfig {
+        capacity: 1 << 14,
+        submit_threads: 3,
+        submit_spin: Some(Duration::from_millis(5)),
+        ..RuntimeConfig::cpu()
+    })
+    .unwrap();
+    common::large_batches_exactly_once_or_refused(&rt, 20_000, 4, true);
+    drop(rt);
+    for spin in [Duration::from_secs(2), Duration::MAX] {
+        let bad = RuntimeConfig { submit_spin: Some(spin), ..RuntimeConfig::cpu() };
+        assert!(matches!(Runtime::with_config(bad), Err(resident::Error::Config(_))), "{spin:?}");
+    }
+}
+
 #[test]
 fn device_rejects_forged_tasks() {
     common::device_rejects_forged_tasks(&cpu(1 << 10));
