@@ -8,8 +8,9 @@
 //!   slots; read in place by the workers over PCIe when the relay publishes runs over
 //!   it (docs/protocol.md, R9), else by the copy engine;
 //! - tails (pinned): one `u32` per slot, the source of the 4-byte copy that publishes
-//!   `tail` where stream writes are refused; a publication ending at `end` uses entry `(end - 1) % capacity`, which is
-//!   not reused before slot `end - 1` itself is, so the copy's source stays intact;
+//!   `tail` where stream writes are refused; a publication ending at `end` uses entry
+//!   `(end - 1) % capacity`, which is not reused before slot `end - 1` itself is, so the
+//!   copy's source stays intact;
 //! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and,
 //!   with `relay_publish` off, on the transfer stream by a stream write, or a 4-byte
 //!   copy where stream writes are refused: cuda/memops.rs), `abort` by a memset on the
@@ -194,7 +195,7 @@ impl CudaBackend {
             // probe left in flight on the transfer stream, which may be the user's and
             // busy, could land after the relay's first store and move `tail` back).
             let tail = header.ptr() + std::mem::offset_of!(QueueHeader, tail) as u64;
-            let tail_by_write = !config.relay_publish && memops::probe(control.raw(), tail, 0, config.stream_memops);
+            let tail_by_write = config.stream_memops && !config.relay_publish && memops::probe(control.raw(), tail, 0);
             if tail_by_write {
                 // A failed wait is a broken context: reported, not guessed past.
                 control.synchronize()?;

@@ -28,17 +28,17 @@ use super::driver::check;
 use crate::Result;
 
 /// Whether the driver takes stream writes on this device: one write of `value` to
-/// `addr`, enqueued on `stream` (the caller waits for it); false, with nothing
-/// enqueued, when `wanted` is false (`RuntimeConfig::stream_memops` off).
+/// `addr`, enqueued on `stream` (the caller waits for it).
 ///
 /// # Safety
 /// `addr` is a live 4-byte device word of the current context that holds `value` and
 /// that nothing else writes until this write is done (the caller synchronizes `stream`
 /// before anything may), so the write changes nothing.
-pub unsafe fn probe(stream: sys::CUstream, addr: u64, value: u32, wanted: bool) -> bool {
+pub unsafe fn probe(stream: sys::CUstream, addr: u64, value: u32) -> bool {
     let flags = CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
     // SAFETY: the caller's contract; a refusal is returned here, synchronously.
-    wanted && unsafe { sys::cuStreamWriteValue32_v2(stream, addr, value, flags) } == sys::CUresult::CUDA_SUCCESS
+    let r = unsafe { sys::cuStreamWriteValue32_v2(stream, addr, value, flags) };
+    r == sys::CUresult::CUDA_SUCCESS
 }
 
 /// Enqueues the write of `end` into `tail` (device address `tail`) on `stream`, after a

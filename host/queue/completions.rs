@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ticket_state::TicketState;
@@ -36,12 +36,6 @@ pub(crate) struct CompletionTracker {
     /// Every task before this sequence number has completed and its record was read;
     /// its ring slot (and completion slot) may be reused.
     completed: AtomicU64,
-    /// A scan is under way (set while `scan` is held by `advance`): a hint only, read
-    /// before `try_lock` so that threads polling beside a scan read a shared line
-    /// instead of taking the lock's line with failed `try_lock`s (test and
-    /// test-and-set). Whatever it says, skipping a scan is what a failed `try_lock`
-    /// does, so it orders nothing (relaxed).
-    scanning: AtomicBool,
     /// Tasks per segment (`segment::segment_size` of the ring).
     segment: u32,
     /// Slots in the ring.
@@ -71,6 +65,23 @@ struct Scan {
     rotor: usize,
 }
 
+impl Scan {
+    /// Moves `incoming`'s registrations to the end of the tickets (the caller holds
+    /// both locks).
+    fn take(&mut self, incoming: &mut Incoming) {
+        if incoming.tickets.is_empty() {
+            return;
+        }
+        if self.tickets.is_empty() {
+            self.moved_at = Instant::now();
+        }
+        for t in incoming.tickets.drain(..) {
+            let first = t.first;
+            self.tickets.push_back((t, first));
+        }
+    }
+}
+
 impl CompletionTracker {
     /// A tracker for a ring of `capacity` slots, in segments of at most `max_segment`
     /// tasks (and at most half the ring: `segment::segment_size`).
@@ -79,7 +90,6 @@ impl CompletionTracker {
             scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0 }),
             incoming: Mutex::new(Incoming { tickets: Vec::new(), closed: None }),
             completed: AtomicU64::new(0),
-            scanning: AtomicBool::new(false),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
             capacity: capacity as u64,
         }
@@ -107,17 +117,7 @@ impl CompletionTracker {
     /// Moves the registrations since the last call to the end of the scan's tickets
     /// (the caller holds the scan's lock).
     fn take_incoming(&self, scan: &mut Scan) {
-        let mut incoming = self.incoming.lock().unwrap();
-        if incoming.tickets.is_empty() {
-            return;
-        }
-        if scan.tickets.is_empty() {
-            scan.moved_at = Instant::now();
-        }
-        for t in incoming.tickets.drain(..) {
-            let first = t.first;
-            scan.tickets.push_back((t, first));
-        }
+        scan.take(&mut self.incoming.lock().unwrap());
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
@@ -143,19 +143,7 @@ impl CompletionTracker {
     /// per poll; after it, `OUT_OF_ORDER_BUDGET` tickets behind it a call, round robin).
     /// `completed`, which frees ring slots, still moves only in order.
     pub fn advance(&self, backend: &Backend) -> u64 {
-        if self.scanning.load(Ordering::Relaxed) {
-            return self.completed();
-        }
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
-        /// Clears the hint when the scan ends, by unwinding too.
-        struct Scanning<'a>(&'a AtomicBool);
-        impl Drop for Scanning<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Relaxed);
-            }
-        }
-        self.scanning.store(true, Ordering::Relaxed);
-        let _hint = Scanning(&self.scanning);
         self.scan_locked(backend, &mut scan)
     }
 
@@ -269,10 +257,7 @@ impl CompletionTracker {
             // take: a registration after it fails at once, one before it is taken here.
             let mut incoming = self.incoming.lock().unwrap();
             incoming.closed.get_or_insert_with(|| error.clone());
-            for t in incoming.tickets.drain(..) {
-                let first = t.first;
-                scan.tickets.push_back((t, first));
-            }
+            scan.take(&mut incoming);
         }
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());

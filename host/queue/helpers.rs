@@ -91,9 +91,9 @@ impl Helpers {
     /// another is under way (four producers' passes overlap: a helper spinning for one
     /// held up another's jobs, 4 x 4096 streamed 391 against 465 M tasks/s, s25k): each
     /// runs a job that spins (reading shared words) and then returns, so its thread
-    /// looks for work at once instead of waking from sleep. The jobs wait for nothing and own
-    /// what they read, so they never hold a pass up or outlive their purpose by more
-    /// than `linger`.
+    /// looks for work at once instead of waking from sleep. The jobs wait for nothing
+    /// and own what they read, so they never hold a pass up or outlive their purpose
+    /// by more than `linger`.
     fn linger(&self, pool: &rayon::ThreadPool, n: usize) {
         if self.linger.is_zero() {
             return;

@@ -142,10 +142,7 @@ mod imp {
     /// The totals since the last call (this thread's pending laps added), one line per
     /// phase: laps, mean µs a lap, total ms; and resets them.
     pub fn take() -> String {
-        LOCAL.with_borrow_mut(|Local(ns, count, laps)| {
-            flush(ns, count);
-            *laps = 0;
-        });
+        flush_here();
         let mut out = String::new();
         for i in 0..N {
             let (ns, n) = (NS[i].swap(0, Ordering::Relaxed), COUNT[i].swap(0, Ordering::Relaxed));
