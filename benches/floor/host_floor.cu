@@ -57,6 +57,10 @@ constexpr int N = 20000, SLICE = 1024, SEG = 1024, CAP = 1 << 16, STAMPS = 64;
 
 struct __align__(16) Task { const float* x; float* y; uint32_t n; uint32_t kind; uint32_t pad[10]; };
 static_assert(sizeof(Task) == 64, "task is 64 bytes");
+// The compact record (session 26): the same fields, 32 bytes. A ring of them holds
+// records at a stride of 32; the kernel reads only the first 24 bytes either way.
+struct __align__(16) Task32 { const float* x; float* y; uint32_t n; uint32_t kind; uint32_t pad[2]; };
+static_assert(sizeof(Task32) == 32, "compact task is 32 bytes");
 
 __device__ unsigned int g_head;
 __device__ unsigned int g_tail;          // the copy modes' tail (device memory)
@@ -93,7 +97,7 @@ __device__ __forceinline__ void axpy(float a, const float* x, float* y, uint32_t
 // relay != nullptr: warp 0 of block 0 is a relay: it alone polls the host's tail (in
 // mapped host memory) and passes each new value on to `tail` (device memory), which the
 // other warps poll.
-__global__ void __launch_bounds__(256) persistent(const Task* ring, uint32_t* tail, uint32_t* stamps, uint32_t total, uint32_t nb,
+__global__ void __launch_bounds__(256) persistent(const char* ring, uint32_t stride, uint32_t* tail, uint32_t* stamps, uint32_t total, uint32_t nb,
                                                    const uint32_t* relay) {
   const int lane = threadIdx.x & 31;
   if (relay && blockIdx.x == 0 && threadIdx.x < 32) {
@@ -124,7 +128,7 @@ __global__ void __launch_bounds__(256) persistent(const Task* ring, uint32_t* ta
       __nanosleep(sleep); sleep = min(sleep * 2, 256u);
     }
     __syncwarp();
-    const Task* t = &ring[seq & (CAP - 1)];
+    const char* t = ring + (size_t)(seq & (CAP - 1)) * stride;
     uint4 a = make_uint4(0, 0, 0, 0); uint2 b = make_uint2(0, 0);
     if (lane == 0) { a = *(const uint4*)t; b = *(const uint2*)((const char*)t + 16); }
     a.x = __shfl_sync(0xffffffff, a.x, 0); a.y = __shfl_sync(0xffffffff, a.y, 0);
@@ -158,7 +162,7 @@ using clk = std::chrono::steady_clock;
 static double us(clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 
 enum Publish { COPY_MEMCPY, COPY_WV, ZC, ZC_RELAY };
-struct V { const char* name; Publish publish; bool wc; int threads; bool build; uint32_t chunk; uint32_t nb; };
+struct V { const char* name; Publish publish; bool wc; int threads; bool build; uint32_t chunk; uint32_t nb; uint32_t stride = 64; };
 
 // Host threads that write chunks of a batch into a ring and publish them in order.
 struct Pool {
@@ -168,7 +172,7 @@ struct Pool {
   std::atomic<uint32_t> published{0};
   std::atomic<bool> quit{false};
   // The batch: [first, first + nb) into ring (or staging), from `src` or built in place.
-  Task* ring = nullptr; uint32_t* tail = nullptr; const Task* src = nullptr;
+  char* ring = nullptr; uint32_t* tail = nullptr; const char* src = nullptr; uint32_t stride = 64;
   uint32_t first = 0, nb = 0, chunk = 0; bool build = false; const float* x = nullptr; float* y = nullptr; uint32_t kind = 0;
   int n = 0;
   void work(int id) {
@@ -197,13 +201,13 @@ struct Pool {
       uint32_t s = (first + i) & (CAP - 1), run = std::min(hi - i, (uint32_t)CAP - s);
       if (build) {
         for (uint32_t k = 0; k < run; ++k) {
-          Task* t = &ring[s + k];
+          Task* t = (Task*)(ring + (size_t)(s + k) * stride);
           size_t j = (size_t)((first + i + k) % N);
           t->x = x + j * SLICE; t->y = y + j * SLICE; t->n = SLICE; t->kind = kind;
-          memset(t->pad, 0, sizeof t->pad);
+          memset(t->pad, 0, stride - 24);
         }
       } else {
-        memcpy(&ring[s], &src[i], (size_t)run * sizeof(Task));
+        memcpy(ring + (size_t)s * stride, src + (size_t)i * stride, (size_t)run * stride);
       }
       i += run;
     }
@@ -225,9 +229,12 @@ int main() {
   float *x, *y; CK(cudaMalloc(&x, floats * 4)); CK(cudaMalloc(&y, floats * 4));
   CK(cudaMemset(x, 0, floats * 4)); CK(cudaMemset(y, 0, floats * 4));
   std::vector<Task> noops(N), axpys(N);
+  std::vector<Task32> noops32(N), axpys32(N);
   for (int i = 0; i < N; ++i) {
     axpys[i] = Task{x + (size_t)i * SLICE, y + (size_t)i * SLICE, SLICE, 1, {}};
     noops[i] = axpys[i]; noops[i].kind = 0;
+    axpys32[i] = Task32{x + (size_t)i * SLICE, y + (size_t)i * SLICE, SLICE, 1, {}};
+    noops32[i] = axpys32[i]; noops32[i].kind = 0;
   }
   Task *ring_dev, *staging, *zc, *zc_wc, *zc_d, *zc_wc_d;
   CK(cudaMalloc(&ring_dev, (size_t)CAP * 64));
@@ -274,6 +281,12 @@ int main() {
       printf("host to device, %zu KB: from pinned %.1f us (%.1f GB/s), from pageable %.1f us\n", bytes >> 10, median(hp), bytes / median(hp) / 1e3, median(hq));
     }
     printf("memcpy of 1.28 MB pageable -> pinned: %.1f us on 1 thread (%.1f GB/s); 4 threads, incl. their start: %.1f us\n", memcpy1_us, N * 64 / memcpy1_us / 1e3, memcpy4_us);
+    std::vector<double> m32;
+    for (int r = 0; r < 56; ++r) {
+      auto d = clk::now(); memcpy(dst, axpys32.data(), (size_t)N * 32);
+      auto e = clk::now(); if (r >= 5) m32.push_back(us(d, e));
+    }
+    printf("memcpy of 640 KB (20,000 32-byte records) pageable -> pinned: %.1f us on 1 thread\n", median(m32));
   }
 
   std::vector<V> vs = {
@@ -292,6 +305,15 @@ int main() {
       {"zc+relay x4, build", ZC_RELAY, false, 4, true, 1024, N},
       {"zc+relay x4", ZC_RELAY, false, 4, false, 1024, N},
       {"zc+relay x8, build", ZC_RELAY, false, 8, true, 512, N},
+      {"zc+relay x8", ZC_RELAY, false, 8, false, 512, N},
+      {"zc+relay, build, 32B", ZC_RELAY, false, 1, true, 1024, N, 32},
+      {"zc+relay, 32B", ZC_RELAY, false, 1, false, 1024, N, 32},
+      {"zc+relay x4, 32B", ZC_RELAY, false, 4, false, 1024, N, 32},
+      {"zc+relay x8, build, 32B", ZC_RELAY, false, 8, true, 512, N, 32},
+      {"zc+relay x8, 32B", ZC_RELAY, false, 8, false, 512, N, 32},
+      {"zc+relay x8, 32B, 1024", ZC_RELAY, false, 8, false, 1024, N, 32},
+      {"zc+relay x12, 32B", ZC_RELAY, false, 12, false, 512, N, 32},
+      {"zc+relay x8, build (again)", ZC_RELAY, false, 8, true, 512, N},
       {"copy+memcpy (again)", COPY_MEMCPY, false, 1, false, 4096, N},
   };
   printf("%-24s %6s %10s %10s %8s\n", "publish", "chunk", "noop us", "axpy us", "% copy");
@@ -299,7 +321,7 @@ int main() {
   for (const V& v : vs) {
     double res[2] = {0, 0};
     for (int kind = 0; kind < (v.nb == 1 ? 1 : 2); ++kind) {
-      const std::vector<Task>& src = kind ? axpys : noops;
+      const char* src = v.stride == 32 ? (const char*)(kind ? axpys32 : noops32).data() : (const char*)(kind ? axpys : noops).data();
       const int warm = 5, runs = 51;
       const uint32_t total = (uint32_t)(warm + runs) * v.nb;
       unsigned zero = 0;
@@ -311,10 +333,10 @@ int main() {
       Task* host_ring = zcm ? (v.wc ? zc_wc : zc) : staging;
       const Task* dev_ring = zcm ? (v.wc ? zc_wc_d : zc_d) : ring_dev;
       uint32_t* tail = v.publish == ZC ? htail_d : dtail;
-      persistent<<<sms * 2, 256, 0, ks>>>(dev_ring, tail, stamps_d, total, v.nb, v.publish == ZC_RELAY ? htail_d : nullptr);
+      persistent<<<sms * 2, 256, 0, ks>>>((const char*)dev_ring, v.stride, tail, stamps_d, total, v.nb, v.publish == ZC_RELAY ? htail_d : nullptr);
       CK(cudaGetLastError());
       Pool pool;
-      pool.ring = host_ring; pool.tail = htail; pool.src = src.data(); pool.chunk = v.chunk; pool.nb = v.nb;
+      pool.ring = (char*)host_ring; pool.stride = v.stride; pool.tail = htail; pool.src = src; pool.chunk = v.chunk; pool.nb = v.nb;
       pool.build = v.build; pool.x = x; pool.y = y; pool.kind = kind;
       if (zcm) pool.start(v.threads);
       std::vector<double> t;
@@ -327,7 +349,7 @@ int main() {
           pool.first = first; pool.published.store(first, std::memory_order_release);
           pool.run();
         } else {
-          Pool one; one.ring = staging; one.src = src.data(); one.first = first; one.nb = v.nb;
+          Pool one; one.ring = (char*)staging; one.src = src; one.first = first; one.nb = v.nb;
           one.build = v.build; one.x = x; one.y = y; one.kind = kind;
           for (uint32_t at = first; at < end; at += v.chunk) {
             uint32_t e = std::min(end, at + v.chunk);
