@@ -170,8 +170,10 @@ fn bench(c: &mut Criterion) {
         let mut feed = None;
         let cached = RuntimeConfig { stage_streaming: false, ..base.clone() };
         let asleep = RuntimeConfig { submit_spin: Some(Duration::ZERO), ..base.clone() };
+        let full = RuntimeConfig { compact_records: false, ..base.clone() };
         let mut v = vec![
             ("relay runs (defaults)", base.clone(), true, false, false),
+            ("relay runs, full 64-byte records", full.clone(), true, false, false),
             ("relay runs, helpers sleep between passes", asleep.clone(), true, false, false),
             ("relay runs, ordinary stores", cached.clone(), true, false, false),
             ("staging + copies (before)", copy.clone(), true, false, false),
@@ -209,6 +211,7 @@ fn bench(c: &mut Criterion) {
         }
         v.extend([
             ("staging + copies again", copy, true, false, false),
+            ("relay runs, full 64-byte records again", full, true, false, false),
             ("relay runs, ordinary stores again", cached, true, false, false),
             ("relay runs, helpers sleep between passes again", asleep, true, false, false),
             ("relay runs again", base.clone(), true, false, true),

@@ -51,8 +51,13 @@ fn bench(c: &mut Criterion) {
     // STREAMING_HELPERS_SLEEP=1: the helpers of batches of 4096 sleep between passes
     // (`submit_spin` zero: the behaviour before 2026-11-26, session 25).
     let submit_spin = std::env::var_os("STREAMING_HELPERS_SLEEP").map(|_| Duration::ZERO);
-    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, ..RuntimeConfig::default() }).unwrap();
-    eprintln!("{} (relay publishes runs: {relay_publish})", rt.backend());
+    // STREAMING_FULL_RECORDS=1: 64-byte records only (`compact_records` off: the
+    // behaviour before session 26).
+    let compact_records = std::env::var_os("STREAMING_FULL_RECORDS").is_none();
+    let rt =
+        Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, compact_records, ..RuntimeConfig::default() })
+            .unwrap();
+    eprintln!("{} (relay publishes runs: {relay_publish}; compact records: {compact_records})", rt.backend());
     // The CPU backend (no GPU here) streams a sixteenth as many.
     let tiny = if cuda { TINY } else { TINY / 16 };
     let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();

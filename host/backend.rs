@@ -103,6 +103,21 @@ impl Backend {
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         each!(self, b => unsafe { b.stage(first, tasks, place) })
     }
+    /// Stages a run over the host ring ([`Backend::host_ring`]): in the compact form
+    /// where every task has it and the configuration allows it; returns whether it
+    /// did, which the run's commit must say (`lists::COMPACT` in its address).
+    ///
+    /// # Safety
+    /// As for [`Backend::stage`]; the run must not cross the ring's end.
+    pub unsafe fn stage_run(&self, first: u64, tasks: &[Task], place: Placement) -> bool {
+        match self {
+            Backend::Cuda(b) => unsafe { b.stage_run(first, tasks, place) },
+            Backend::Cpu(b) => {
+                unsafe { b.stage(first, tasks, place) };
+                false
+            }
+        }
+    }
     /// Makes the staged slots `first..end` visible to the workers: `tail = end`.
     pub fn publish(&self, first: u64, end: u64) -> Result<()> {
         each!(self, b => b.publish(first, end))

@@ -91,6 +91,12 @@ pub struct RuntimeConfig {
     /// instead of a 4-byte copy after the slots' copies (host/cuda/memops.rs). Off, or
     /// refused: copies only.
     pub stream_memops: bool,
+    /// CUDA, with `relay_publish`: a large batch's run whose every task has the 32-byte
+    /// form (`resident_shared::CompactTask`: no counter, arguments in 24 bytes) is
+    /// written into the host ring in that form, half the bytes for the host to write
+    /// and the workers to read over PCIe; a worker widens each task before it runs it.
+    /// Off: 64 bytes a task always.
+    pub compact_records: bool,
     /// Tasks per publication of a large host batch (a power of two; 0: 1024 when the
     /// relay publishes, else 4096): the workers start on the first while the host
     /// writes the next.
@@ -173,6 +179,7 @@ impl Default for RuntimeConfig {
             relay_max_batch: 32,
             relay_publish: true,
             stream_memops: true,
+            compact_records: true,
             publish_chunk: 0,
             submit_threads: 0,
             submit_spin: None,

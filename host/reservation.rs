@@ -166,7 +166,7 @@ impl Reservation<'_> {
             self.written += k;
             tasks = &tasks[k..];
             if seq + k as u64 == piece.end {
-                batch.commit(shared, &piece)?;
+                batch.commit(shared, &piece, false)?;
                 self.piece += 1;
                 self.room = false;
             }

@@ -453,6 +453,13 @@ impl Runtime {
         self.shared.backend.cuda().and_then(|c| c.relayed())
     }
 
+    /// Tasks published so far in the 32-byte compact form (`RuntimeConfig::
+    /// compact_records`): runs of large batches over the host ring whose every task
+    /// has it. Always 0 on the CPU backend and on the copy path.
+    pub fn compact_tasks(&self) -> u64 {
+        self.shared.backend.cuda().map_or(0, |c| c.compact_tasks())
+    }
+
     /// Free and total memory of the runtime's GPU (`cuMemGetInfo`), in bytes; `None` on
     /// the CPU backend or if the driver cannot say (after a fault).
     pub fn device_memory(&self) -> Option<(usize, usize)> {

@@ -205,6 +205,14 @@ fn large_batches_exactly_once_or_refused() {
 }
 
 #[test]
+fn compact_and_full_runs_exactly_once() {
+    // The CPU backend has no host ring: every run in full, the same results.
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, ..RuntimeConfig::cpu() }).unwrap();
+    common::compact_and_full_runs_exactly_once(&rt, 3, 2);
+    assert_eq!(rt.compact_tasks(), 0);
+}
+
+#[test]
 fn large_unchecked_batches_exactly_once() {
     // Larger than the ring and not; on 4 helpers and on the caller alone.
     for (capacity, threads) in [(1 << 14, 4), (1 << 16, 1)] {

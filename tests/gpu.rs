@@ -236,6 +236,19 @@ gpu_test!(large_unchecked_batches_exactly_once, common::large_unchecked_batches_
 gpu_test!(large_batches_beside_drops, common::large_batches_beside_drops(&gpu(1 << 14)));
 gpu_test!(large_batch_signal_releases_a_waiter, common::large_batch_signal_releases_a_waiter(&gpu(1 << 14)));
 
+// Runs of 32-byte records (every task of the run has the form) beside full ones, in
+// one batch and between producers; with the form off, the same tasks in full.
+gpu_test!(compact_and_full_runs_exactly_once, {
+    for (capacity, chunk, compact) in [(1 << 14, 0, true), (1 << 12, 256, true), (1 << 14, 0, false)] {
+        let rt = Runtime::with_config(RuntimeConfig { capacity, publish_chunk: chunk, compact_records: compact, ..RuntimeConfig::cuda() })
+            .unwrap();
+        common::compact_and_full_runs_exactly_once(&rt, 3, 4);
+        let c = rt.compact_tasks();
+        eprintln!("capacity {capacity}, publish_chunk {chunk}, compact_records {compact}: {c} tasks compact");
+        assert_eq!(c > 0, compact, "compact tasks: {c}");
+    }
+});
+
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 
 gpu_test!(express_tasks_without_relay, {

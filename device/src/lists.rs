@@ -27,7 +27,7 @@
 //! `tests/loom/lists.rs` models steps 1-3 with the CPU backend's host side.
 
 use resident_shared::lists::{self, LIST_RUNS, ListRun};
-use resident_shared::{KernelParams, Task};
+use resident_shared::{CompactTask, KernelParams, Task};
 
 use crate::arch;
 
@@ -48,10 +48,13 @@ impl RunCache {
     /// No run: its zero `span` holds no sequence number.
     pub const EMPTY: Self = Self { span: 0, addr: 0 };
 
-    /// The task of `seq` in this run.
+    /// The task of `seq` in this run: a `Task`, or in a compact run
+    /// ([`RunCache::compact`]) a `CompactTask` (32 bytes a task).
     #[inline(always)]
     fn task(&self, seq: u32) -> *const Task {
-        ((self.addr & !lists::IN_HOST) as *const Task).wrapping_add(seq.wrapping_sub(self.span as u32) as usize)
+        let stride = if self.compact() { size_of::<CompactTask>() } else { size_of::<Task>() };
+        let at = (self.addr & lists::ADDR_MASK) as *const u8;
+        at.wrapping_add(seq.wrapping_sub(self.span as u32) as usize * stride).cast()
     }
 
     /// The run holds sequence number `seq`.
@@ -64,6 +67,12 @@ impl RunCache {
     #[inline(always)]
     pub fn in_host(&self) -> bool {
         self.addr & lists::IN_HOST != 0
+    }
+
+    /// The run's tasks are `CompactTask`s ([`lists::COMPACT`]; only in host memory).
+    #[inline(always)]
+    pub fn compact(&self) -> bool {
+        self.addr & lists::COMPACT != 0
     }
 }
 

@@ -57,8 +57,8 @@
 //!    nothing is read through it); the relay stores it into the header's `abort`
 //!    (`st.release.gpu`), which the workers poll.
 
-use resident_shared::lists::{IN_HOST, LIST_RUNS, ListRun};
-use resident_shared::relay::{LL_SLOTS, LL_WORDS, RING_RUN, RelayMailbox, SLICE_GAP_NS, ll_stamp};
+use resident_shared::lists::{COMPACT, IN_HOST, LIST_RUNS, ListRun};
+use resident_shared::relay::{COMPACT_RUN, LL_SLOTS, LL_WORDS, RING_RUN, RUN_FLAGS, RelayMailbox, SLICE_GAP_NS, ll_stamp};
 use resident_shared::{BufferEntry, KernelParams, QueueHeader, Task, task_flags};
 
 use crate::arch;
@@ -284,7 +284,7 @@ fn run_entry(taken: u32, k: u32) -> usize {
 unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64, next: &mut u64, taken: &mut u32, span: u64) -> bool {
     let lane = arch::lane_id();
     let entry = run_entry(*taken, lane);
-    let starts = |at: u64| (span >> 32) as u32 & !(RING_RUN >> 32) as u32 > 0 && span as u32 == at as u32;
+    let starts = |at: u64| (span >> 32) as u32 & !(RUN_FLAGS >> 32) as u32 > 0 && span as u32 == at as u32;
     if arch::ballot(starts(*next)) == 0 {
         return false;
     }
@@ -297,10 +297,12 @@ unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64
             break;
         }
         let from = votes.trailing_zeros();
-        let len = ((span >> 32) & !(RING_RUN >> 32)) as u32;
+        let len = ((span >> 32) & !(RUN_FLAGS >> 32)) as u32;
         if lane == from {
             let addr = if span & RING_RUN != 0 {
-                (host_ring + (*next & mask) * size_of::<Task>() as u64) | IN_HOST
+                // A compact run's tasks lie from its first slot on, 32 bytes each.
+                let compact = if span & COMPACT_RUN != 0 { COMPACT } else { 0 };
+                (host_ring + (*next & mask) * size_of::<Task>() as u64) | IN_HOST | compact
             } else {
                 // After the fence: the run's own `addr` (see above).
                 unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[entry].addr) }

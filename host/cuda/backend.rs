@@ -44,7 +44,7 @@ use cudarc::driver::sys::{self, CUfunction};
 use resident_shared::lists::{LIST_RUNS, ListRun};
 use resident_shared::relay::LL_SLOTS;
 use resident_shared::{
-    BufferEntry, COUNTER_TABLE_WORDS, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
+    BufferEntry, COUNTER_TABLE_WORDS, CompactTask, Completion, KernelParams, MAX_BUFFERS, QueueHeader, SegmentCount, SegmentDone, Task,
 };
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -111,6 +111,10 @@ pub(crate) struct CudaBackend {
     capacity: u32,
     /// `RuntimeConfig::stage_streaming`.
     stage_streaming: bool,
+    /// `RuntimeConfig::compact_records`.
+    compact_records: bool,
+    /// Tasks staged in the compact form so far (`Runtime::compact_tasks`).
+    compact_tasks: std::sync::atomic::AtomicU64,
     /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy; off
     /// for good once the transfer stream refuses one (a lent stream may, where the
     /// probe's stream did not).
@@ -290,6 +294,8 @@ impl CudaBackend {
                 _claim: claim,
                 capacity,
                 stage_streaming: config.stage_streaming,
+                compact_records: config.compact_records,
+                compact_tasks: Default::default(),
                 tail_by_write,
                 persistent,
                 params: KernelParams::zeroed(),
@@ -457,6 +463,51 @@ impl CudaBackend {
             // write-combined staging streams too.
             unsafe { base.add(((first + i as u64) & mask) as usize).write(place.apply(i, t)) };
         }
+    }
+
+    /// Stages a run over the host ring (`first..` up to the ring's end at most): in the
+    /// compact form (`CompactTask`, 32 bytes each from the run's first slot on) if
+    /// every task has it and `compact_records` is on, else as [`CudaBackend::stage`].
+    /// Returns whether the run is compact, which its commit must say
+    /// (`lists::COMPACT`).
+    ///
+    /// # Safety
+    /// As for [`CudaBackend::stage`]; the run must not cross the ring's end.
+    pub unsafe fn stage_run(&self, first: u64, tasks: &[Task], place: Placement) -> bool {
+        let slot = (first & (self.capacity as u64 - 1)) as usize;
+        if self.compact_records && self.relay.runs() {
+            debug_assert!(slot + tasks.len() <= self.capacity as usize, "a run crosses the ring's end");
+            // The run's compact records fill the first half of its own slots.
+            let base = unsafe { (self.staging.host_ptr() as *mut Task).add(slot) } as *mut CompactTask;
+            let streaming = self.stage_streaming && tasks.len() > LL_SLOTS / 2;
+            let mut all = true;
+            for (i, t) in tasks.iter().enumerate() {
+                let Some(c) = place.apply(i, t).compact() else {
+                    all = false;
+                    break;
+                };
+                // SAFETY: in the run's slots (this batch's, free: caller), 16-byte
+                // aligned (a multiple of 32 bytes into the page-aligned ring).
+                unsafe { if streaming { nt_store::write_compact(base.add(i), c) } else { base.add(i).write(c) } }
+            }
+            if streaming {
+                // The records before any later store of this thread: the publication,
+                // or the full records below over the same bytes.
+                nt_store::fence();
+            }
+            if all {
+                self.compact_tasks.fetch_add(tasks.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                return true;
+            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.stage(first, tasks, place) };
+        false
+    }
+
+    /// Tasks staged in the compact form so far.
+    pub fn compact_tasks(&self) -> u64 {
+        self.compact_tasks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether a batch of `n` tasks goes inline through the relay.

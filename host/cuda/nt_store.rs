@@ -11,7 +11,7 @@
 //! [`fence`] (`sfence`) orders them before every later store; whoever stages records
 //! calls it before they are published.
 
-use resident_shared::Task;
+use resident_shared::{CompactTask, Task};
 
 /// Writes `t` at `dst` with streaming stores where the target has them.
 ///
@@ -38,6 +38,32 @@ pub(crate) unsafe fn write_record(dst: *mut Task, t: Task) {
     // SAFETY: `dst` is valid and aligned (caller).
     unsafe {
         dst.write(t)
+    }
+}
+
+/// Writes the compact task `c` at `dst` with streaming stores where the target has them.
+///
+/// # Safety
+/// `dst` is valid for a write of one `CompactTask` and aligned to 16 bytes (its own
+/// alignment).
+#[inline(always)]
+pub(crate) unsafe fn write_compact(dst: *mut CompactTask, c: CompactTask) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+        let d = dst as *mut __m128i;
+        let s = &c as *const CompactTask as *const __m128i;
+        // SAFETY: `CompactTask` is 32 bytes aligned to 16 (asserted in resident-shared):
+        // two aligned 16-byte words on both sides; `dst` is valid (caller).
+        unsafe {
+            _mm_stream_si128(d, _mm_load_si128(s));
+            _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: `dst` is valid and aligned (caller).
+    unsafe {
+        dst.write(c)
     }
 }
 

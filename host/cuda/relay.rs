@@ -17,8 +17,8 @@
 //! `KernelExited`: polled every 100 µs), or after [`HANDOVER_TIMEOUT`].
 
 use cudarc::driver::sys::CUfunction;
-use resident_shared::lists::{IN_HOST, LIST_RUNS, ListRun};
-use resident_shared::relay::{LL_SLOTS, LL_WORDS, RING_RUN, RelayMailbox, ll_word};
+use resident_shared::lists::{COMPACT, IN_HOST, LIST_RUNS, ListRun};
+use resident_shared::relay::{COMPACT_RUN, LL_SLOTS, LL_WORDS, RING_RUN, RelayMailbox, ll_word};
 use resident_shared::{KernelParams, Task};
 
 use std::sync::Mutex;
@@ -212,6 +212,9 @@ impl Relay {
         unsafe {
             if in_ring {
                 span |= RING_RUN;
+                if from & COMPACT != 0 {
+                    span |= COMPACT_RUN;
+                }
             } else {
                 AtomicU64::from_ptr(&raw mut (*m).runs[entry].addr).store(from, Ordering::Relaxed);
             }

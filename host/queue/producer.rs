@@ -12,7 +12,7 @@
 //! from producer to producer (host/queue/publisher.rs): no producer waits for another,
 //! only for room.
 
-use resident_shared::lists::LIST_RUNS;
+use resident_shared::lists::{self, LIST_RUNS};
 use resident_shared::{Task, task_flags};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -150,14 +150,12 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
     // and each piece is staged by one thread only; the slots are not read before
     // `commit` publishes them.
-    let stage = |piece: &Piece| {
-        if let Source::Host(tasks) = src {
-            let (lo, part) = batch.tasks_of(piece, tasks);
-            unsafe { shared.backend.stage(piece.at, part, batch.place.at(lo as u32)) };
-        }
+    let stage = |piece: &Piece| match src {
+        Source::Host(tasks) => unsafe { batch.stage(shared, piece, tasks) },
+        _ => false,
     };
     let room = |piece: &Piece| batch.room(shared, piece);
-    let commit = |piece: &Piece| batch.commit(shared, piece);
+    let commit = |piece: &Piece, compact: bool| batch.commit(shared, piece, compact);
     // A failure after the reservation is the runtime's end (a fault, an abort, or
     // shutdown's own deadline): every ticket resolves with it, this one too.
     let out = if parallel && batch.pieces.len() > 1 {
@@ -166,17 +164,17 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             &batch.pieces,
             &room,
             &(|piece: &Piece| {
-                stage(piece);
-                commit(piece)
+                let compact = stage(piece);
+                commit(piece, compact)
             }),
         )
     } else {
         batch.pieces.iter().try_for_each(|piece| {
             room(piece)?;
             phases::lap(Phase::Room);
-            stage(piece);
+            let compact = stage(piece);
             phases::lap(Phase::Stage);
-            commit(piece)?;
+            commit(piece, compact)?;
             phases::lap(Phase::Commit);
             Ok(())
         })
@@ -360,6 +358,28 @@ impl Batch {
         (lo, &tasks[lo..lo + (piece.end - piece.at) as usize])
     }
 
+    /// Stages `piece`'s host tasks (out of the batch's `tasks`) into its slots; returns
+    /// whether they went in the compact form (a run over the host ring whose every task
+    /// has it: [`Backend::stage_run`]), which the piece's [`commit`](Self::commit) must
+    /// be told.
+    ///
+    /// # Safety
+    /// The piece's slots are free (its room was waited for) and staged by this thread
+    /// only; they are not read before the piece is committed.
+    unsafe fn stage(&self, shared: &Shared, piece: &Piece, tasks: &[Task]) -> bool {
+        let (lo, part) = self.tasks_of(piece, tasks);
+        let place = self.place.at(lo as u32);
+        if self.host_ring.is_some() {
+            // SAFETY: the caller's contract; a piece over the host ring stops at the
+            // ring's end (`plan`).
+            unsafe { shared.backend.stage_run(piece.at, part, place) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { shared.backend.stage(piece.at, part, place) };
+            false
+        }
+    }
+
     /// Waits until `piece`'s slots are free (everything before `end - capacity` has
     /// completed) and, for a list run, its table entry (its last run has). The wait
     /// ends on a fault (health polls), at the deadline, or when shutdown aborts the
@@ -394,8 +414,9 @@ impl Batch {
 
     /// Publishes `piece` (its tasks written, its room waited for) in its turn, or
     /// leaves it to the thread that publishes the piece before it: no wait for another
-    /// producer (host/queue/publisher.rs).
-    pub fn commit(&self, shared: &Shared, piece: &Piece) -> Result<()> {
+    /// producer (host/queue/publisher.rs). `compact`: its tasks were staged in the
+    /// compact form ([`Batch::stage`]; only a run over the host ring).
+    pub fn commit(&self, shared: &Shared, piece: &Piece, compact: bool) -> Result<()> {
         if shared.is_aborted() {
             // The workers are leaving: nothing published now would run.
             shared.fault()?;
@@ -419,10 +440,12 @@ impl Batch {
                 entry: entry.expect("a list run has an entry"),
             },
             (None, Some(ring), Some(entry)) => {
-                How::Run { from: (ring + (at % cap) * size_of::<Task>() as u64) | resident_shared::lists::IN_HOST, entry }
+                let form = if compact { lists::COMPACT } else { 0 };
+                How::Run { from: (ring + (at % cap) * size_of::<Task>() as u64) | lists::IN_HOST | form, entry }
             }
             _ => How::Tail,
         };
+        debug_assert!(!compact || matches!(how, How::Run { from, .. } if from & lists::IN_HOST != 0), "compact, not over the host ring");
         shared.publisher.commit(Publication { at, end, how }, |p| publish(shared, p))
     }
 }
@@ -572,14 +595,13 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                     continue;
                 }
             }
-            let (lo, part) = batch.tasks_of(&pieces[k], tasks);
             // SAFETY: the reservation gave these slots to this batch alone, they are
             // free (everything before `end - capacity` has completed: `has_room`), this
             // piece is staged by this thread only (`to_stage`), and nothing reads them
             // before `commit` publishes them.
-            unsafe { shared.backend.stage(pieces[k].at, part, batch.place.at(lo as u32)) };
+            let compact = unsafe { batch.stage(shared, &pieces[k], tasks) };
             staged[k].store(true, Ordering::Relaxed);
-            if let Err(e) = batch.commit(shared, &pieces[k]) {
+            if let Err(e) = batch.commit(shared, &pieces[k], compact) {
                 error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             }
         }
@@ -610,10 +632,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         return Ok(());
     }
     let out = publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
-        let (lo, part) = batch.tasks_of(piece, tasks);
         // SAFETY: as above; `publish_parallel` waited for the piece's room.
-        unsafe { shared.backend.stage(piece.at, part, batch.place.at(lo as u32)) };
-        batch.commit(shared, piece)
+        let compact = unsafe { batch.stage(shared, piece, tasks) };
+        batch.commit(shared, piece, compact)
     });
     phases::lap(Phase::Rest);
     out
@@ -637,7 +658,7 @@ fn void(shared: &Shared, batch: &Batch) {
             unsafe { shared.backend.stage(at, &noops[..k], batch.place.at((at - batch.first) as u32)) };
             at += k as u64;
         }
-        if batch.commit(shared, piece).is_err() {
+        if batch.commit(shared, piece, false).is_err() {
             return;
         }
     }

@@ -34,4 +34,4 @@ pub use params::{KernelParams, OneTaskParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};
 pub use status::Status;
-pub use task::{TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags};
+pub use task::{COMPACT_ARGS, CompactTask, TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags};

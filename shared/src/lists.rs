@@ -16,6 +16,15 @@ pub const LIST_RUNS: usize = 32;
 /// Device addresses never have it set.
 pub const IN_HOST: u64 = 1 << 63;
 
+/// Set in a run's `addr`, beside [`IN_HOST`], when its tasks are [`crate::CompactTask`]s
+/// (32 bytes each, from `addr` on): a worker reads each whole and widens it into a
+/// [`crate::Task`] of its own. Only runs over the host ring have it; device addresses
+/// never have it set.
+pub const COMPACT: u64 = 1 << 62;
+
+/// The address bits of a run's `addr`, without [`IN_HOST`] and [`COMPACT`].
+pub const ADDR_MASK: u64 = !(IN_HOST | COMPACT);
+
 /// One run. `span` packs `first` (low half) and `len` (high half) into one 8-byte word,
 /// read with one load: a reader sees either an entry's old pair or its new one, never
 /// half of each (device/src/lists.rs says why that is enough).

@@ -57,6 +57,14 @@ pub const SLICE_GAP_NS: u64 = 500_000;
 /// follows from its first sequence number (`host_ring + (first % capacity) * 64`).
 pub const RING_RUN: u64 = 1 << 63;
 
+/// Set in the `span` of a mailbox entry, beside [`RING_RUN`], when the run's tasks are
+/// compact ([`crate::CompactTask`], 32 bytes each from the run's first slot on): the
+/// relay then sets [`crate::lists::COMPACT`] in the address it computes.
+pub const COMPACT_RUN: u64 = 1 << 62;
+
+/// The bits of a mailbox entry's `span` that are not the run's `first` and `len`.
+pub const RUN_FLAGS: u64 = RING_RUN | COMPACT_RUN;
+
 /// The mailbox: what the relay writes back on its own line, then the inline slots.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 #[repr(C, align(128))]

@@ -73,6 +73,47 @@ const _: () = assert!(core::mem::offset_of!(Task, wait_counter) == 8);
 const _: () = assert!(core::mem::offset_of!(Task, wait_value) == 12);
 const _: () = assert!(core::mem::offset_of!(Task, args) == 16);
 
+/// Argument words a [`CompactTask`] carries: the first six of a [`Task`]'s twelve.
+pub const COMPACT_ARGS: usize = 6;
+
+/// A task in 32 bytes: the header's `opcode`, `flags` and `seg`, and the first
+/// [`COMPACT_ARGS`] argument words. It stands for the [`Task`] with those words whose
+/// counters (`wait_counter`, `signal_counter`, `wait_value`) and remaining argument
+/// words are zero ([`Task::compact`], [`CompactTask::widen`]): a noop, a mark, a spin,
+/// any task type whose arguments fit 24 bytes and that waits on and signals no
+/// counter. The host writes a large batch's tasks in this form into the host ring when
+/// every task of a run has it (half the bytes to write, and for the workers to read
+/// over PCIe); a worker widens each back into a `Task` before it runs it, so no task
+/// type sees the difference (device/src/worker.rs, `copy_compact`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(16))]
+pub struct CompactTask {
+    /// As [`Task::opcode`].
+    pub opcode: u16,
+    /// As [`Task::flags`].
+    pub flags: u16,
+    /// As [`Task::seg`].
+    pub seg: u32,
+    /// [`Task::args`]`[..COMPACT_ARGS]`.
+    pub args: [u32; COMPACT_ARGS],
+}
+const _: () = assert!(core::mem::size_of::<CompactTask>() == 32);
+const _: () = assert!(core::mem::offset_of!(CompactTask, args) == 8);
+
+impl CompactTask {
+    /// The task this stands for: the counters and the remaining argument words zero.
+    #[inline(always)]
+    pub const fn widen(&self) -> Task {
+        let mut args = [0u32; TASK_ARGS];
+        let mut i = 0;
+        while i < COMPACT_ARGS {
+            args[i] = self.args[i];
+            i += 1;
+        }
+        Task { opcode: self.opcode, flags: self.flags, seg: self.seg, wait_counter: 0, signal_counter: 0, wait_value: 0, args }
+    }
+}
+
 /// Bits of [`Task::flags`]. All belong to the runtime.
 pub mod task_flags {
     /// Write this task's completion record (status and inline result) even if it
@@ -163,8 +204,54 @@ impl Task {
         (crate::CounterId::new(self.wait_counter, self.seg as u16), crate::CounterId::new(self.signal_counter, (self.seg >> 16) as u16))
     }
 
+    /// This task in 32 bytes, if it has that form: no counter named and its argument
+    /// words past [`COMPACT_ARGS`] zero ([`CompactTask`]).
+    #[inline(always)]
+    pub fn compact(&self) -> Option<CompactTask> {
+        let rest = self.args[COMPACT_ARGS..].iter().fold(0, |a, &w| a | w);
+        if self.wait_counter | self.signal_counter != 0 || self.wait_value | rest != 0 {
+            return None;
+        }
+        let mut args = [0u32; COMPACT_ARGS];
+        args.copy_from_slice(&self.args[..COMPACT_ARGS]);
+        Some(CompactTask { opcode: self.opcode, flags: self.flags, seg: self.seg, args })
+    }
+
     /// The terminate sentinel (runtime use).
     pub const fn terminate() -> Self {
         Self::raw(TaskId::TERMINATE.0, [0; TASK_ARGS])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CounterId;
+
+    #[test]
+    fn compact_widens_back_to_the_same_task() {
+        let mut t = Task::raw(7, [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0]);
+        t.flags = task_flags::RESULT;
+        t.seg = 0x0004_0003;
+        let c = t.compact().expect("fits 32 bytes");
+        assert_eq!(c.widen(), t);
+        assert_eq!(bytemuck::bytes_of(&c)[..8], bytemuck::bytes_of(&t)[..8]);
+    }
+
+    #[test]
+    fn only_tasks_without_counters_and_long_arguments_are_compact() {
+        let fits = Task::raw(7, [u32::MAX; TASK_ARGS]);
+        for i in 0..TASK_ARGS {
+            let mut args = [0u32; TASK_ARGS];
+            args[i] = 9;
+            assert_eq!(Task::raw(7, args).compact().is_some(), i < COMPACT_ARGS, "word {i}");
+        }
+        assert!(fits.compact().is_none());
+        let c = CounterId::new(3, 1);
+        assert!(Task::raw(7, [0; TASK_ARGS]).after(c, 0).compact().is_none());
+        assert!(Task::raw(7, [0; TASK_ARGS]).signals(c).compact().is_none());
+        let mut v = Task::raw(7, [0; TASK_ARGS]);
+        v.wait_value = 1;
+        assert!(v.compact().is_none());
     }
 }

@@ -661,6 +661,64 @@ pub fn large_unchecked_batches_exactly_once(rt: &Runtime, threads: usize, batche
     assert!(bad.is_empty(), "tasks not run exactly once (index, (got, want)): {bad:?}");
 }
 
+/// Large batches whose runs are compact (32-byte records: tree nodes of depth 1, whose
+/// six argument words are all in use, and each pushes one child from the widened
+/// task's header) or full (a run holding an axpy, whose arguments need 28 bytes),
+/// mixed within one batch and between the `threads` producers: every task runs exactly
+/// once, with its own arguments. Fresh random sizes and places each run.
+pub fn compact_and_full_runs_exactly_once(rt: &Runtime, threads: usize, batches: usize) {
+    let mut rng = rand::rng();
+    let sizes: Vec<usize> = (0..threads * batches).map(|_| rng.random_range(4096..20_000)).collect();
+    let n: usize = sizes.iter().sum();
+    // Task `k` is an axpy (full) or a tree node (compact): some batches hold none.
+    let full: Vec<bool> = (0..threads * batches)
+        .flat_map(|b| {
+            let p = [0.0, 0.0005, 0.01][b % 3];
+            (0..sizes[b]).map(|_| rng.random_bool(p)).collect::<Vec<_>>()
+        })
+        .collect();
+    let marks = rt.buffer_from(&vec![0u32; 2 * n]).unwrap();
+    let ones = rt.buffer_from(&vec![1.0f32; n]).unwrap();
+    let ys = rt.buffer_from(&vec![0.0f32; n]).unwrap();
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (marks, ones, ys, sizes, full) = (&marks, &ones, &ys, &sizes, &full);
+            s.spawn(move || {
+                let mut at: usize = sizes[..th * batches].iter().sum();
+                let mut tickets = vec![];
+                for &len in &sizes[th * batches..(th + 1) * batches] {
+                    let tasks: Vec<Task> = (at..at + len)
+                        .map(|k| {
+                            if full[k] {
+                                Task::axpy(1.0, ones.slice(k..k + 1), ys.slice(k..k + 1))
+                            } else {
+                                // Marks `2k`, and its child (fanout 1) `2k + 1`.
+                                Task::tree(marks.all(), 2 * k as u32, 1, 1)
+                            }
+                        })
+                        .collect();
+                    tickets.push(rt.submit(&tasks).unwrap());
+                    if tickets.len() > 2 {
+                        tickets.remove(0).wait().unwrap();
+                    }
+                    at += len;
+                }
+                tickets.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+    let (got, y) = (marks.read().unwrap(), ys.read().unwrap());
+    let bad: Vec<_> = (0..n)
+        .filter(|&k| {
+            let m = (got[2 * k], got[2 * k + 1]);
+            if full[k] { m != (0, 0) || y[k] != 1.0 } else { m != (1, 1) || y[k] != 0.0 }
+        })
+        .take(10)
+        .map(|k| (k, full[k], got[2 * k], got[2 * k + 1], y[k]))
+        .collect();
+    assert!(bad.is_empty(), "tasks not run exactly once (index, full, marks, y): {bad:?}");
+}
+
 /// Buffers and task lists may outlive the runtime handle (they keep its memory alive):
 /// the last of them to drop frees the queue too. On the GPU this once freed a buffer on
 /// the runtime's transfer stream after that stream was destroyed (a segfault in
