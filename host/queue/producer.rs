@@ -544,25 +544,20 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     // code (`declare`) runs after the pass.
     let checks = PartChecks::new(tasks);
     let parts = checks.parts();
-    let (to_check, checked) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let error = Mutex::new(None);
-    // Per piece: taken by a thread to stage (or to leave, without room), and staged.
-    let claimed: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
     let pass_start = phases::stamp();
     shared.helpers.run(parts.max(pieces.len()), &|| {
         phases::since(Phase::PassJoined, pass_start);
-        // The checks: parts taken from a counter; `checked` counts those done. Each
-        // thread notes its own: it stages those tasks first, from its own caches.
-        let mut mine = Vec::new();
+        // The checks: parts taken from a counter; `checked` counts those done.
         loop {
             let k = to_check.fetch_add(1, Ordering::Relaxed);
             if k >= parts {
                 break;
             }
             checks.check(k, shared, &reg);
-            mine.push(k);
             // Release: this part's verdict (`PartChecks::first_bad`) before the count
             // that says it is in; pairs with the acquire below.
             checked.fetch_add(1, Ordering::Release);
@@ -585,62 +580,31 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         }
         // All passed: stage and commit each piece that has its room now (in any order:
         // the publisher publishes in sequence order, whoever commits first); the rest
-        // is the caller's, after the pass. First the pieces over this thread's own
-        // parts: their tasks are in its caches, where another thread would read them
-        // from this one's (three times slower a record, s26d: 10 ns a record on each of
-        // 8 threads, against 3.5 on one thread alone); then any piece left.
+        // is the caller's, after the pass.
         let mut done = shared.tracker.advance(&shared.backend);
-        // Stages and commits piece `k` unless another thread took it; false once a
-        // commit failed (anywhere).
-        let mut stage = |k: usize| -> bool {
-            if claimed[k].load(Ordering::Relaxed) || claimed[k].swap(true, Ordering::Relaxed) {
-                return true;
-            }
-            if error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
-                return false;
+        loop {
+            let k = to_stage.fetch_add(1, Ordering::Relaxed);
+            if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                phases::since(Phase::PassStaged, pass_start);
+                phases::flush_here();
+                return;
             }
             if !batch.has_room(shared, &pieces[k], done) {
                 done = shared.tracker.advance(&shared.backend);
                 if !batch.has_room(shared, &pieces[k], done) {
-                    return true;
+                    continue;
                 }
             }
             // SAFETY: the reservation gave these slots to this batch alone, they are
             // free (everything before `end - capacity` has completed: `has_room`), this
-            // piece is staged by this thread only (`claimed`), and nothing reads them
+            // piece is staged by this thread only (`to_stage`), and nothing reads them
             // before `commit` publishes them.
             let compact = unsafe { batch.stage(shared, &pieces[k], tasks) };
             staged[k].store(true, Ordering::Relaxed);
             if let Err(e) = batch.commit(shared, &pieces[k], compact) {
                 error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-                return false;
-            }
-            true
-        };
-        let going = 'own: {
-            for &part in &mine {
-                let (lo, hi) = (part * PartChecks::PART, ((part + 1) * PartChecks::PART).min(tasks.len()));
-                let from = pieces.partition_point(|p| ((p.end - batch.first) as usize) <= lo);
-                for (k, piece) in pieces.iter().enumerate().skip(from) {
-                    if (piece.at - batch.first) as usize >= hi {
-                        break;
-                    }
-                    if !stage(k) {
-                        break 'own false;
-                    }
-                }
-            }
-            true
-        };
-        if going {
-            for k in 0..pieces.len() {
-                if !stage(k) {
-                    break;
-                }
             }
         }
-        phases::since(Phase::PassStaged, pass_start);
-        phases::flush_here();
     });
     phases::lap(Phase::Pass);
     // (The pass has ended: its writes are seen here.) Nothing of a refused batch was
