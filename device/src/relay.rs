@@ -49,7 +49,10 @@
 //!    that start at `next` into the device's table and publishes `tail` over them
 //!    ([`take_runs`] has the orderings): one round trip over PCIe from the host's
 //!    commit to the relay's publication. The workers then read the tasks in place,
-//!    over PCIe from the host ring. No copy engine and no driver call on the way
+//!    over PCIe from the host ring (a run staged as 32-byte `CompactTask`s has
+//!    `COMPACT_RUN` in its `span` too: the relay sets `lists::COMPACT` in the address
+//!    it computes, and the workers widen each task, device/src/worker.rs). No copy
+//!    engine and no driver call on the way
 //!    (`RuntimeConfig::relay_publish`); the relay is then the only writer of `tail`.
 //! 6. The relay leaves on abort, or once the terminate sentinel has run (`stop`) and
 //!    every worker has left the loop (`exited` reaches `KernelParams::workers`). The

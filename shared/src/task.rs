@@ -1,6 +1,8 @@
 //! The task record: what the host (or a running task) writes into the queue and a
 //! worker reads back, 64 bytes, one per slot: a 16-byte header and 48 bytes of
-//! arguments, whose layout is the task type's own `Pod` struct.
+//! arguments, whose layout is the task type's own `Pod` struct. Runs of a large batch
+//! over the host ring may go in a 32-byte form instead ([`CompactTask`]), which the
+//! worker widens back before the task runs.
 
 use bytemuck::{Pod, Zeroable};
 
