@@ -213,6 +213,12 @@ fn compact_and_full_runs_exactly_once() {
 }
 
 #[test]
+fn compact_runs_beside_next_lap_writers() {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1024, segment_tasks: 32, ..RuntimeConfig::cpu() }).unwrap();
+    common::compact_runs_beside_next_lap_writers(&rt, 3, 10);
+}
+
+#[test]
 fn large_unchecked_batches_exactly_once() {
     // Larger than the ring and not; on 4 helpers and on the caller alone.
     for (capacity, threads) in [(1 << 14, 4), (1 << 16, 1)] {

@@ -249,6 +249,23 @@ gpu_test!(compact_and_full_runs_exactly_once, {
     }
 });
 
+// Compact runs whose slots the next lap reuses as early as the room rule allows
+// (a review found that records packed from a run's first slot could be overwritten
+// before their tasks read them).
+gpu_test!(compact_runs_beside_next_lap_writers, {
+    let rt = Runtime::with_config(RuntimeConfig {
+        capacity: 1024,
+        segment_tasks: 32,
+        block_threads: 32,
+        max_blocks_per_sm: 1,
+        ..RuntimeConfig::cuda()
+    })
+    .unwrap();
+    eprintln!("{}", rt.backend());
+    common::compact_runs_beside_next_lap_writers(&rt, 3, 40);
+    assert!(rt.compact_tasks() > 0);
+});
+
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 
 gpu_test!(express_tasks_without_relay, {

@@ -719,6 +719,57 @@ pub fn compact_and_full_runs_exactly_once(rt: &Runtime, threads: usize, batches:
     assert!(bad.is_empty(), "tasks not run exactly once (index, full, marks, y): {bad:?}");
 }
 
+/// Compact runs in a small ring whose next lap is written while they still run: every
+/// slot is reused as soon as the room rule allows, by the next lap's runs and by
+/// single tasks (staged into the same host ring for the relay), while the run's later
+/// tasks are still to be read (short spins hold the workers; segments of 32 let
+/// `completed` move inside a run). Needs a runtime with a small ring (1024), segments
+/// of 32 and few workers. A record overwritten before its task read it would run
+/// another task or none: every mark must be set exactly once, every ticket succeed.
+pub fn compact_runs_beside_next_lap_writers(rt: &Runtime, threads: usize, rounds: usize) {
+    let per = rounds * 3100;
+    let marks = rt.buffer_from(&vec![0u32; threads * per]).unwrap();
+    let used: Vec<usize> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|th| {
+                let marks = &marks;
+                s.spawn(move || {
+                    let mut rng = rand::rng();
+                    let mut next = th * per;
+                    let mut tickets = std::collections::VecDeque::new();
+                    for _ in 0..rounds {
+                        let len = rng.random_range(300..3000);
+                        let tasks: Vec<Task> = (0..len)
+                            .map(|k| {
+                                if k % 8 == 0 {
+                                    Task::spin(2_000)
+                                } else {
+                                    next += 1;
+                                    Task::mark(marks.all(), (next - 1) as u32)
+                                }
+                            })
+                            .collect();
+                        tickets.push_back(rt.submit(&tasks).unwrap());
+                        for _ in 0..rng.random_range(1..5) {
+                            next += 1;
+                            tickets.push_back(rt.submit(&[Task::mark(marks.all(), (next - 1) as u32)]).unwrap());
+                        }
+                        while tickets.len() > 6 {
+                            tickets.pop_front().unwrap().wait().unwrap();
+                        }
+                    }
+                    tickets.into_iter().for_each(|t| t.wait().unwrap());
+                    next - th * per
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = (0..threads * per).filter(|&i| got[i] != u32::from(i % per < used[i / per])).take(10).map(|i| (i, got[i])).collect();
+    assert!(bad.is_empty(), "marks not set exactly once (index, count): {bad:?}");
+}
+
 /// Buffers and task lists may outlive the runtime handle (they keep its memory alive):
 /// the last of them to drop frees the queue too. On the GPU this once freed a buffer on
 /// the runtime's transfer stream after that stream was destroyed (a segfault in
