@@ -453,7 +453,7 @@ impl Runtime {
         self.shared.backend.cuda().and_then(|c| c.relayed())
     }
 
-    /// Tasks published so far in the 32-byte compact form (`RuntimeConfig::
+    /// Tasks staged so far in the 32-byte compact form (`RuntimeConfig::
     /// compact_records`): runs of large batches over the host ring whose every task
     /// has it. Always 0 on the CPU backend and on the copy path.
     pub fn compact_tasks(&self) -> u64 {

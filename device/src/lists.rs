@@ -49,7 +49,8 @@ impl RunCache {
     pub const EMPTY: Self = Self { span: 0, addr: 0 };
 
     /// The task of `seq` in this run: a `Task`, or in a compact run
-    /// ([`RunCache::compact`]) a `CompactTask` (32 bytes a task).
+    /// ([`RunCache::compact`]) a `CompactTask` (32 bytes a task), which must not be
+    /// read as a `Task` (the worker widens it: `copy_compact`).
     #[inline(always)]
     fn task(&self, seq: u32) -> *const Task {
         let stride = if self.compact() { size_of::<CompactTask>() } else { size_of::<Task>() };

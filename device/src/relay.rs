@@ -62,7 +62,7 @@
 
 use resident_shared::lists::{COMPACT, IN_HOST, LIST_RUNS, ListRun};
 use resident_shared::relay::{COMPACT_RUN, LL_SLOTS, LL_WORDS, RING_RUN, RUN_FLAGS, RelayMailbox, SLICE_GAP_NS, ll_stamp};
-use resident_shared::{BufferEntry, KernelParams, QueueHeader, Task, task_flags};
+use resident_shared::{BufferEntry, CompactTask, KernelParams, QueueHeader, Task, task_flags};
 
 use crate::arch;
 use crate::completion::Completer;
@@ -303,9 +303,14 @@ unsafe fn take_runs(p: &KernelParams, mailbox: *mut RelayMailbox, host_ring: u64
         let len = ((span >> 32) & !(RUN_FLAGS >> 32)) as u32;
         if lane == from {
             let addr = if span & RING_RUN != 0 {
-                // A compact run's tasks lie from its first slot on, 32 bytes each.
-                let compact = if span & COMPACT_RUN != 0 { COMPACT } else { 0 };
-                (host_ring + (*next & mask) * size_of::<Task>() as u64) | IN_HOST | compact
+                let at = host_ring + (*next & mask) * size_of::<Task>() as u64;
+                if span & COMPACT_RUN != 0 {
+                    // A compact run's tasks fill the second half of its slots, 32
+                    // bytes each (`COMPACT_RUN`).
+                    (at + len as u64 * size_of::<CompactTask>() as u64) | IN_HOST | COMPACT
+                } else {
+                    at | IN_HOST
+                }
             } else {
                 // After the fence: the run's own `addr` (see above).
                 unsafe { arch::ld_relaxed_sys_u64(&raw const (*mailbox).runs[entry].addr) }

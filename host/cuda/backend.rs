@@ -466,19 +466,29 @@ impl CudaBackend {
     }
 
     /// Stages a run over the host ring (`first..` up to the ring's end at most): in the
-    /// compact form (`CompactTask`, 32 bytes each from the run's first slot on) if
-    /// every task has it and `compact_records` is on, else as [`CudaBackend::stage`].
-    /// Returns whether the run is compact, which its commit must say
-    /// (`lists::COMPACT`).
+    /// compact form if every task has it and `compact_records` is on, else as
+    /// [`CudaBackend::stage`]. Returns whether the run is compact, which its commit must
+    /// say (`lists::COMPACT`).
+    ///
+    /// A compact run of `n` tasks fills the second half of its own `n` slots: task `j`
+    /// at byte `32 (n + j)` from its first slot (`resident_shared::relay::COMPACT_RUN`),
+    /// so that the slot holding task `j` is slot `(n + j) / 2 >= j` of the run. The
+    /// room rule lets the next lap write slot `m` once every task up to `m` completed
+    /// (at most: `completed` moves by whole segments), so a record is rewritten only
+    /// after its own task completed, as in the full form. (Packed from the first slot,
+    /// slot `m` would hold tasks `2m` and `2m + 1`, which may not have run then: the
+    /// first version did, and a review found it; tests/gpu.rs,
+    /// `compact_runs_beside_next_lap_writers`.)
     ///
     /// # Safety
     /// As for [`CudaBackend::stage`]; the run must not cross the ring's end.
     pub unsafe fn stage_run(&self, first: u64, tasks: &[Task], place: Placement) -> bool {
         let slot = (first & (self.capacity as u64 - 1)) as usize;
-        if self.compact_records && self.relay.runs() {
-            debug_assert!(slot + tasks.len() <= self.capacity as usize, "a run crosses the ring's end");
-            // The run's compact records fill the first half of its own slots.
-            let base = unsafe { (self.staging.host_ptr() as *mut Task).add(slot) } as *mut CompactTask;
+        let n = tasks.len();
+        // (A run never crosses the ring's end (`plan`); if one did, it goes in full.)
+        if self.compact_records && self.relay.runs() && slot + n <= self.capacity as usize {
+            // SAFETY: within the ring (just checked): the second half of the run's slots.
+            let base = unsafe { (self.staging.host_ptr() as *mut Task).add(slot).cast::<CompactTask>().add(n) };
             let streaming = self.stage_streaming && tasks.len() > LL_SLOTS / 2;
             let mut all = true;
             for (i, t) in tasks.iter().enumerate() {

@@ -35,7 +35,7 @@ pub struct ListRun {
     /// workers.
     pub span: u64,
     /// Device address of the run's first task, with [`IN_HOST`] set if it lies in host
-    /// memory.
+    /// memory, and [`COMPACT`] if its tasks are 32-byte `CompactTask`s.
     pub addr: u64,
 }
 const _: () = assert!(core::mem::size_of::<ListRun>() == 16);

@@ -54,12 +54,16 @@ pub const fn ll_word(seq: u64, w: u32) -> u64 {
 pub const SLICE_GAP_NS: u64 = 500_000;
 
 /// Set in the `span` of a mailbox entry whose run lies in the host ring: its address
-/// follows from its first sequence number (`host_ring + (first % capacity) * 64`).
+/// follows from its first sequence number (`host_ring + (first % capacity) * 64`; for
+/// a [`COMPACT_RUN`], past the first half of its slots).
 pub const RING_RUN: u64 = 1 << 63;
 
 /// Set in the `span` of a mailbox entry, beside [`RING_RUN`], when the run's tasks are
-/// compact ([`crate::CompactTask`], 32 bytes each from the run's first slot on): the
-/// relay then sets [`crate::lists::COMPACT`] in the address it computes.
+/// compact ([`crate::CompactTask`]): a run of `len` tasks from slot `s` holds them in
+/// the second half of its own slots, task `j` at `host_ring + 64 s + 32 (len + j)`, so
+/// that a slot holds only tasks at or before its own (the next lap writes slot `s + m`
+/// once the tasks up to `s + m` completed). The relay then sets
+/// [`crate::lists::COMPACT`] in the address it computes, `host_ring + 64 s + 32 len`.
 pub const COMPACT_RUN: u64 = 1 << 62;
 
 /// The bits of a mailbox entry's `span` that are not the run's `first` and `len`.
