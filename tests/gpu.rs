@@ -262,7 +262,7 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
     })
     .unwrap();
     eprintln!("{}", rt.backend());
-    common::compact_runs_beside_next_lap_writers(&rt, 3, 40);
+    common::compact_runs_beside_next_lap_writers(&rt, 3, 120);
     assert!(rt.compact_tasks() > 0);
 });
 
