@@ -258,6 +258,10 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
         segment_tasks: 32,
         block_threads: 32,
         max_blocks_per_sm: 1,
+        // A lost task stalls the ring (its segment never completes, so no room comes
+        // to a producer waiting for it): the watchdog turns that into a fault that
+        // every ticket and submit reports, not a hang.
+        task_deadline: Some(Duration::from_secs(5)),
         ..RuntimeConfig::cuda()
     })
     .unwrap();

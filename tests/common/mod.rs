@@ -757,10 +757,11 @@ pub fn compact_runs_beside_next_lap_writers(rt: &Runtime, threads: usize, rounds
                                 }
                             })
                             .collect();
-                        tickets.push_back(rt.submit(&tasks).unwrap());
+                        let submit = |t: &[Task]| rt.submit(t).unwrap_or_else(|e| panic!("a submit: {e:?}"));
+                        tickets.push_back(submit(&tasks));
                         for _ in 0..rng.random_range(1..5) {
                             next += 1;
-                            tickets.push_back(rt.submit(&[Task::mark(marks.all(), (next - 1) as u32)]).unwrap());
+                            tickets.push_back(submit(&[Task::mark(marks.all(), (next - 1) as u32)]));
                         }
                         while tickets.len() > 6 {
                             settle(tickets.pop_front().unwrap());
