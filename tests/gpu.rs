@@ -266,7 +266,7 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
     })
     .unwrap();
     eprintln!("{}", rt.backend());
-    common::compact_runs_beside_next_lap_writers(&rt, 3, 120);
+    common::compact_runs_beside_next_lap_writers(&rt, 3, 500);
     assert!(rt.compact_tasks() > 0);
 });
 
