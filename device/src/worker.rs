@@ -311,3 +311,26 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         unsafe { rec.write(Completion { stamp: stamp_for(p.seq), status: out.status as u32, result: out.result }) };
     }
 }
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+    use resident_shared::{TASK_ARGS, task_flags};
+
+    // The CPU backend's one-lane copies: a compact task widens to the task it stands
+    // for, over whatever the lane's copy held before; a full task is copied whole.
+    #[test]
+    fn copies_widen_compact_tasks_and_keep_full_ones() {
+        let mut t = Task::raw(0x123, [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 0]);
+        t.flags = task_flags::RESULT;
+        t.seg = 0x0004_0003;
+        let c = t.compact().unwrap();
+        let mut out = Task::raw(0xdead, [0xffff_ffff; TASK_ARGS]);
+        out.wait_value = 7;
+        unsafe { copy_compact(&c, &mut out) };
+        assert_eq!(out, t);
+        let full = Task::raw(0x321, core::array::from_fn(|i| i as u32 + 1));
+        unsafe { copy_task(&full, &mut out) };
+        assert_eq!(out, full);
+    }
+}
