@@ -97,6 +97,17 @@ pub enum Error {
         /// Why it was refused.
         reason: Rejection,
     },
+    /// [`crate::Runtime::submit_pipelined`] refused a task after part of its batch was
+    /// published: the batch's tasks `0..ran` ran (they have completed when this is
+    /// returned), none from `ran` on runs. `cause` is the refusal, as
+    /// [`crate::Runtime::submit`] would report it (its index at or after `ran`).
+    #[error("tasks 0..{ran} of the batch ran; the rest was refused: {cause}")]
+    PartlyRun {
+        /// The first task of the batch that did not run.
+        ran: usize,
+        /// Why the rest was refused (an [`Error::InvalidTask`] naming the first bad task).
+        cause: Box<Error>,
+    },
     /// The submission ring has no room for the batch (`try_submit`, which does not wait).
     #[error("the submission queue is full")]
     QueueFull,

@@ -511,6 +511,32 @@ impl Runtime {
         self.submit_inner(tasks, false, WhenFull::Wait)
     }
 
+    /// Like [`Runtime::submit`], but a large batch (4096 tasks or more) is published
+    /// piece by piece as its check goes, so the workers start on its first tasks while
+    /// the host still checks the rest, instead of after the whole batch is checked. The
+    /// price is the all-or-nothing promise: a refused task fails the call with
+    /// [`Error::PartlyRun`]; the tasks before its `ran` (the pieces published before the
+    /// bad task's piece: `ran` is at most the bad task's index) have run and completed
+    /// when it returns, none from `ran` on runs (their slots run as no-ops). If nothing
+    /// ran, the error is the refusal itself, as `submit` reports it. A smaller batch is
+    /// checked whole first, as by `submit`. A panic in a task type's `declare` reaches
+    /// the caller once the published part is published.
+    pub fn submit_pipelined(&self, tasks: &[Task]) -> Result<Ticket> {
+        match producer::submit_pipelined(&self.shared, tasks) {
+            Ok(state) => Ok(Ticket { state, shared: self.shared.clone() }),
+            Err(Ok(e)) => Err(e),
+            Err(Err(partly)) => {
+                let ticket = Ticket { state: partly.ticket, shared: self.shared.clone() };
+                // The published part (and the no-ops after it) complete before the
+                // refusal is reported; a fault or shutdown meanwhile is the answer.
+                match ticket.wait() {
+                    Ok(()) | Err(Error::TaskFailed { .. }) => Err(Error::PartlyRun { ran: partly.ran, cause: Box::new(partly.cause) }),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
     /// Like [`Runtime::submit`], and the ticket keeps each task's inline result.
     pub fn submit_for_results(&self, tasks: &[Task]) -> Result<Ticket> {
         self.submit_inner(tasks, true, WhenFull::Wait)

@@ -219,6 +219,12 @@ fn compact_runs_beside_next_lap_writers() {
 }
 
 #[test]
+fn pipelined_batches_exactly_once_or_partly() {
+    let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, ..RuntimeConfig::cpu() }).unwrap();
+    common::pipelined_batches_exactly_once_or_partly(&rt, 3, 4);
+}
+
+#[test]
 fn large_unchecked_batches_exactly_once() {
     // Larger than the ring and not; on 4 helpers and on the caller alone.
     for (capacity, threads) in [(1 << 14, 4), (1 << 16, 1)] {

@@ -270,6 +270,10 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
     assert!(rt.compact_tasks() > 0);
 });
 
+// Large batches published as their check goes (`submit_pipelined`), half of them
+// refused part way: exactly the reported prefix ran.
+gpu_test!(pipelined_batches_exactly_once_or_partly, common::pipelined_batches_exactly_once_or_partly(&gpu(1 << 14), 3, 6));
+
 gpu_test!(express_tasks, common::express_tasks(&gpu(1 << 14), 4, 5_000));
 
 gpu_test!(express_tasks_without_relay, {

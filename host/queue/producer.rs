@@ -133,12 +133,60 @@ pub(crate) struct Batch {
     unchecked: bool,
 }
 
+/// What a submission promises about a batch with a refused task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Promise {
+    /// None of its tasks runs (`Runtime::submit`): a large batch's check ends before
+    /// its first piece is published.
+    AllOrNothing,
+    /// The tasks before some point run, none from it on (`Runtime::submit_pipelined`):
+    /// each piece is published as soon as its tasks and every task before them passed,
+    /// so the workers start while the rest is checked.
+    Prefix,
+}
+
+/// A batch refused under [`Promise::Prefix`] after part of it was published: its
+/// tasks `..ran` run, the rest run as no-ops; `cause` is the refusal. `ticket` is the
+/// whole batch's, to wait on before the refusal is reported.
+pub(crate) struct PartlyRun {
+    pub ticket: Arc<TicketState>,
+    pub ran: usize,
+    pub cause: Error,
+}
+
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
+    match submit_with(shared, src, keep_results, full, origin, Promise::AllOrNothing) {
+        Ok(t) => Ok(t),
+        Err(Ok(e)) => Err(e),
+        Err(Err(p)) => unreachable!("a prefix of an all-or-nothing batch ran: {}", p.cause),
+    }
+}
+
+/// [`submit`] of host tasks under [`Promise::Prefix`]: `Err(Err(_))` when a refusal
+/// came after part of the batch was published.
+pub(crate) fn submit_pipelined(
+    shared: &Shared,
+    tasks: &[Task],
+) -> std::result::Result<Arc<TicketState>, std::result::Result<Error, PartlyRun>> {
+    submit_with(shared, Source::Host(tasks), false, WhenFull::Wait, Origin::User, Promise::Prefix)
+}
+
+fn submit_with(
+    shared: &Shared,
+    src: Source<'_>,
+    keep_results: bool,
+    full: WhenFull,
+    origin: Origin,
+    promise: Promise,
+) -> std::result::Result<Arc<TicketState>, std::result::Result<Error, PartlyRun>> {
     phases::begin();
-    let batch = reserve(shared, src, keep_results, full, origin)?;
+    let batch = reserve(shared, src, keep_results, full, origin).map_err(Ok)?;
     if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
-        return check_stage_commit(shared, &batch, tasks).map(|()| batch.ticket);
+        return match check_stage_commit(shared, &batch, tasks, promise).map_err(Ok)? {
+            None => Ok(batch.ticket),
+            Some((ran, cause)) => Err(Err(PartlyRun { ticket: batch.ticket, ran, cause })),
+        };
     }
     let n = src.len();
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
@@ -179,7 +227,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
             Ok(())
         })
     };
-    out.map(|()| batch.ticket)
+    out.map(|()| batch.ticket).map_err(Ok)
 }
 
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
@@ -537,7 +585,16 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 /// the lowest bad index is reported, as a check before the reservation would. A
 /// panic in a task type's `declare` (user code) is caught on the thread that checks,
 /// the batch voided, and the panic resumed on the caller: no hole in the sequence.
-fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<()> {
+///
+/// Under [`Promise::Prefix`] no thread waits for the others' checks before staging:
+/// the parts that passed from the batch's start on (the passed prefix) grow as checks
+/// end, and whoever extends it stages and commits the pieces that now lie inside it.
+/// A refusal stops the prefix at the bad part: the pieces inside it are published (those
+/// without room by the caller, after the pass), every piece from the first one that
+/// reaches past it runs as no-ops, and the answer is `Some((ran, cause))`, `ran` the
+/// first task that does not run (0: nothing ran, the refusal is reported as `submit`
+/// reports it, `Err`).
+fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: Promise) -> Result<Option<(usize, Error)>> {
     let pieces = &batch.pieces;
     // The checks go in parts, independent of the pieces (which may be few:
     // `publish_chunk`); their verdict is kept from the checks themselves, so no user
@@ -547,22 +604,86 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let error = Mutex::new(None);
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
+    // `Promise::Prefix`: the parts that passed, and how many from the first on did
+    // (one lock: whoever's part extends the prefix sees every part before it).
+    let prefix = Mutex::new((0usize, vec![false; parts]));
+    // `Promise::Prefix`: the pieces taken (to stage, or to leave to the caller for
+    // want of room), in order: `claimed` counts them.
+    let claimed = Mutex::new(0usize);
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
     let pass_start = phases::stamp();
+    // Stages and commits piece `k` if its room is there (as `done`, the completions
+    // seen, says, or once more after a scan); false if not (left to the caller).
+    let stage_commit = |k: usize, done: &mut u64| -> bool {
+        if !batch.has_room(shared, &pieces[k], *done) {
+            *done = shared.tracker.advance(&shared.backend);
+            if !batch.has_room(shared, &pieces[k], *done) {
+                return false;
+            }
+        }
+        // SAFETY: the reservation gave these slots to this batch alone, they are
+        // free (everything before `end - capacity` has completed: `has_room`), this
+        // piece is staged by this thread only (`to_stage`, or `claimed`), and nothing
+        // reads them before `commit` publishes them.
+        let compact = unsafe { batch.stage(shared, &pieces[k], tasks) };
+        staged[k].store(true, Ordering::Relaxed);
+        if let Err(e) = batch.commit(shared, &pieces[k], compact) {
+            error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+        }
+        true
+    };
+    // `Promise::Prefix`: takes, in order, the pieces that lie inside the first
+    // `passed` parts, and stages and commits each that has its room; stops at the
+    // first without (the later ones have none either), at a failed commit, or at a
+    // piece past the prefix.
+    let stage_prefix = |passed: usize, done: &mut u64| {
+        let covered = (passed * PartChecks::PART).min(tasks.len());
+        loop {
+            let k = {
+                let mut c = claimed.lock().unwrap_or_else(|e| e.into_inner());
+                if *c >= pieces.len() || (pieces[*c].end - batch.first) as usize > covered {
+                    return;
+                }
+                *c += 1;
+                *c - 1
+            };
+            if error.lock().unwrap_or_else(|e| e.into_inner()).is_some() || !stage_commit(k, done) {
+                return;
+            }
+        }
+    };
     shared.helpers.run(parts.max(pieces.len()), &|| {
         phases::since(Phase::PassJoined, pass_start);
+        let mut done = shared.tracker.completed();
         // The checks: parts taken from a counter; `checked` counts those done.
         loop {
             let k = to_check.fetch_add(1, Ordering::Relaxed);
             if k >= parts {
                 break;
             }
-            checks.check(k, shared, &reg);
+            let passed = checks.check(k, shared, &reg);
+            if promise == Promise::Prefix && passed {
+                let upto = {
+                    let mut p = prefix.lock().unwrap_or_else(|e| e.into_inner());
+                    p.1[k] = true;
+                    while p.0 < parts && p.1[p.0] {
+                        p.0 += 1;
+                    }
+                    p.0
+                };
+                stage_prefix(upto, &mut done);
+            }
             // Release: this part's verdict (`PartChecks::first_bad`) before the count
             // that says it is in; pairs with the acquire below.
             checked.fetch_add(1, Ordering::Release);
         }
         phases::since(Phase::PassChecked, pass_start);
+        if promise == Promise::Prefix {
+            // Whoever extended the prefix staged what it covers, up to a piece without
+            // room, which the caller publishes after the pass.
+            phases::flush_here();
+            return;
+        }
         // Every part is taken; the ones still being checked are on threads that run
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
@@ -581,7 +702,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
         // All passed: stage and commit each piece that has its room now (in any order:
         // the publisher publishes in sequence order, whoever commits first); the rest
         // is the caller's, after the pass.
-        let mut done = shared.tracker.advance(&shared.backend);
+        done = shared.tracker.advance(&shared.backend);
         loop {
             let k = to_stage.fetch_add(1, Ordering::Relaxed);
             if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
@@ -589,64 +710,58 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task]) -> Result<
                 phases::flush_here();
                 return;
             }
-            if !batch.has_room(shared, &pieces[k], done) {
-                done = shared.tracker.advance(&shared.backend);
-                if !batch.has_room(shared, &pieces[k], done) {
-                    continue;
-                }
-            }
-            // SAFETY: the reservation gave these slots to this batch alone, they are
-            // free (everything before `end - capacity` has completed: `has_room`), this
-            // piece is staged by this thread only (`to_stage`), and nothing reads them
-            // before `commit` publishes them.
-            let compact = unsafe { batch.stage(shared, &pieces[k], tasks) };
-            staged[k].store(true, Ordering::Relaxed);
-            if let Err(e) = batch.commit(shared, &pieces[k], compact) {
-                error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-            }
+            stage_commit(k, &mut done);
         }
     });
     phases::lap(Phase::Pass);
-    // (The pass has ended: its writes are seen here.) Nothing of a refused batch was
-    // staged or committed: its slots become no-ops, published as room comes.
     drop(reg);
-    match checks.take() {
-        Some(Bad::Panicked(payload)) => {
-            void(shared, batch);
-            std::panic::resume_unwind(payload);
+    // (The pass has ended: its writes are seen here.) All or nothing: nothing of a
+    // refused batch was staged or committed, its slots become no-ops, published as
+    // room comes. A prefix: the pieces inside it are published, the rest voided.
+    let bad = checks.take();
+    let keep = match (&bad, promise) {
+        (None, _) => pieces.len(),
+        (Some(_), Promise::AllOrNothing) => 0,
+        (Some(_), Promise::Prefix) => {
+            let covered = (prefix.into_inner().unwrap_or_else(|e| e.into_inner()).0 * PartChecks::PART).min(tasks.len());
+            pieces.partition_point(|p| ((p.end - batch.first) as usize) <= covered)
         }
-        Some(Bad::Refused(e)) => {
-            void(shared, batch);
-            return Err(e);
-        }
-        None => {}
-    }
+    };
     // A failed commit is the runtime's end (a fault, or shutdown): every ticket
     // resolves with it.
     if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
-    // The pieces that had no room during the pass, in order, as their room comes.
-    let left: Vec<Piece> = pieces.iter().zip(&staged).filter(|(_, s)| !s.load(Ordering::Relaxed)).map(|(p, _)| *p).collect();
-    if left.is_empty() {
-        return Ok(());
-    }
-    let out = publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
-        // SAFETY: as above; `publish_parallel` waited for the piece's room.
-        let compact = unsafe { batch.stage(shared, piece, tasks) };
-        batch.commit(shared, piece, compact)
-    });
+    // The pieces kept that had no room during the pass, in order, as their room comes.
+    let left: Vec<Piece> = pieces[..keep].iter().zip(&staged).filter(|(_, s)| !s.load(Ordering::Relaxed)).map(|(p, _)| *p).collect();
+    let out = if left.is_empty() {
+        Ok(())
+    } else {
+        publish_parallel(shared, &left, &|piece| batch.room(shared, piece), &|piece| {
+            // SAFETY: as above; `publish_parallel` waited for the piece's room.
+            let compact = unsafe { batch.stage(shared, piece, tasks) };
+            batch.commit(shared, piece, compact)
+        })
+    };
     phases::lap(Phase::Rest);
-    out
+    let Some(bad) = bad else { return out.map(|()| None) };
+    void(shared, batch, keep);
+    out?;
+    let ran = pieces.get(keep).map_or(tasks.len(), |p| (p.at - batch.first) as usize);
+    match bad {
+        Bad::Panicked(payload) => std::panic::resume_unwind(payload),
+        Bad::Refused(e) if ran == 0 => Err(e),
+        Bad::Refused(e) => Ok(Some((ran, e))),
+    }
 }
 
-/// Writes every slot of `batch` as a no-op and publishes it, piece by piece as each
-/// gets its room: a refused batch whose sequence numbers were taken. Its ticket
-/// resolves unseen. A failure here is the runtime's end (a fault or shutdown), which
-/// resolves every ticket.
-fn void(shared: &Shared, batch: &Batch) {
+/// Writes every slot of `batch`'s pieces from `from` on as a no-op and publishes it,
+/// piece by piece as each gets its room: a refused batch (or its refused part) whose
+/// sequence numbers were taken. Its ticket resolves unseen. A failure here is the
+/// runtime's end (a fault or shutdown), which resolves every ticket.
+fn void(shared: &Shared, batch: &Batch, from: usize) {
     let noops = [Task::noop(0); 256];
-    for piece in &batch.pieces {
+    for piece in &batch.pieces[from..] {
         if batch.room(shared, piece).is_err() {
             return;
         }
@@ -729,20 +844,20 @@ impl<'t> PartChecks<'t> {
     }
 
     /// Checks part `k`, unless a bad task before it is known (it could not change the
-    /// answer). A panic in a task type's `declare` is caught; it counts at the part's
-    /// first index: the part is checked in order, so no bad task of another part lies
-    /// between.
-    fn check(&self, k: usize, shared: &Shared, reg: &Registries) {
+    /// answer): whether it passed (not if skipped). A panic in a task type's `declare`
+    /// is caught; it counts at the part's first index: the part is checked in order, so
+    /// no bad task of another part lies between.
+    fn check(&self, k: usize, shared: &Shared, reg: &Registries) -> bool {
         let lo = k * Self::PART;
         if lo >= self.first_bad.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
         let part = &self.tasks[lo..(lo + Self::PART).min(self.tasks.len())];
         let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
         }));
         let (at, bad) = match verdict {
-            Ok(Ok(())) => return,
+            Ok(Ok(())) => return true,
             Ok(Err(e)) => Bad::refused(lo, e),
             Err(payload) => (lo, Bad::Panicked(payload)),
         };
@@ -757,6 +872,7 @@ impl<'t> PartChecks<'t> {
         if let Some(Bad::Panicked(payload)) = loser {
             std::mem::forget(payload);
         }
+        false
     }
 
     /// Whether a bad task was found (seen by whoever saw the check that found it).
@@ -866,6 +982,90 @@ mod tests {
             assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "at {at}: a hole in the sequence");
             assert!(marks.read().unwrap().iter().all(|&m| m == 0), "at {at}: a task of the voided batch ran");
         }
+        rt.close().unwrap();
+    }
+
+    /// The marks of a batch of `n` under `submit_pipelined` with the result `r`: the
+    /// tasks before the reported `ran` ran once, the rest not at all (0 if nothing ran).
+    fn check_prefix(r: crate::Result<crate::Ticket>, bad: usize, marks: &[u32]) -> usize {
+        let ran = match r {
+            Err(crate::Error::PartlyRun { ran, cause }) => {
+                assert!(matches!(*cause, crate::Error::InvalidTask { index, .. } if index == bad), "bad at {bad}: {cause:?}");
+                assert!(ran > 0 && ran <= bad, "bad at {bad}: ran {ran}");
+                ran
+            }
+            Err(crate::Error::InvalidTask { index, .. }) if index == bad => 0,
+            other => panic!("bad at {bad}: {:?}", other.map(|_| ())),
+        };
+        let wrong: Vec<_> = marks.iter().enumerate().filter(|&(i, &m)| m != u32::from(i < ran)).take(5).collect();
+        assert!(wrong.is_empty(), "bad at {bad}, ran {ran}: marks (index, count) {wrong:?}");
+        ran
+    }
+
+    /// `submit_pipelined` of a batch with a refused task: the pieces before the bad
+    /// task's (4096 tasks each on the CPU backend) ran once, nothing from there on, the
+    /// batch's sequence numbers are spent (no hole); a bad task in the first piece
+    /// reports the plain refusal.
+    #[test]
+    fn pipelined_refusal_runs_the_prefix_only() {
+        let rt = runtime();
+        for (bad, want) in [(0, 0), (3000, 0), (4096, 4096), (5000, 4096), (8191, 4096), (12_000, 8192)] {
+            let marks = rt.buffer_from(&vec![0u32; 12_288]).unwrap();
+            let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
+            let mut batch: Vec<Task> = (0..12_288).map(|k| Task::mark(marks.all(), k)).collect();
+            batch[bad] = Task::mark(doomed.all(), 0);
+            drop(doomed);
+            let before = rt.submit(&[Task::noop(0)]).unwrap();
+            let r = rt.submit_pipelined(&batch);
+            let after = rt.submit(&[Task::noop(0)]).unwrap();
+            assert_eq!(after.first_seq(), before.first_seq() + 1 + 12_288, "bad at {bad}: the batch's numbers are spent");
+            assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "bad at {bad}: a hole in the sequence");
+            // (The bad task's mark is of another buffer: `marks[bad]` stays 0.)
+            assert_eq!(check_prefix(r, bad, &marks.read().unwrap()), want, "bad at {bad}");
+        }
+        rt.close().unwrap();
+    }
+
+    /// The prefix waits for its slowest part: with part 0 checked last, a refusal in
+    /// part 1 still reports that nothing ran (nothing was published), and a batch
+    /// that passes runs whole.
+    #[test]
+    fn pipelined_prefix_waits_for_its_first_part() {
+        let rt = runtime();
+        let marks = rt.buffer_from(&vec![0u32; 8192]).unwrap();
+        let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
+        let mut batch: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
+        batch[9] = Task::noop(SLOW);
+        batch[2000] = Task::mark(doomed.all(), 0);
+        drop(doomed);
+        let r = rt.submit_pipelined(&batch);
+        rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
+        let mut got = marks.read().unwrap();
+        got[9] = 0;
+        assert_eq!(check_prefix(r, 2000, &got), 0);
+        let good: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
+        rt.submit_pipelined(&good).unwrap().wait().unwrap();
+        assert!(marks.read().unwrap().iter().enumerate().all(|(i, &m)| m == 1 || i == 9 && m == 0));
+        rt.close().unwrap();
+    }
+
+    /// A panic in a declaration under `submit_pipelined` reaches the caller; the pieces
+    /// before the panicking part's run, the rest are no-ops (no hole).
+    #[test]
+    fn pipelined_panic_runs_the_prefix_only() {
+        let rt = runtime();
+        let marks = rt.buffer_from(&vec![0u32; 12_288]).unwrap();
+        let mut batch: Vec<Task> = (0..12_288).map(|k| Task::mark(marks.all(), k)).collect();
+        batch[9000] = Task::noop(PANICS);
+        let before = rt.submit(&[Task::noop(0)]).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit_pipelined(&batch)));
+        assert!(caught.is_err(), "the check's panic reaches the caller");
+        let after = rt.submit(&[Task::noop(0)]).unwrap();
+        assert_eq!(after.first_seq(), before.first_seq() + 1 + 12_288);
+        assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "a hole in the sequence");
+        let got = marks.read().unwrap();
+        let wrong: Vec<_> = got.iter().enumerate().filter(|&(i, &m)| m != u32::from(i < 8192)).take(5).collect();
+        assert!(wrong.is_empty(), "marks (index, count): {wrong:?}");
         rt.close().unwrap();
     }
 

@@ -926,6 +926,60 @@ pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usi
     }
 }
 
+/// `submit_pipelined` from `threads` threads at once, `batches` each of 4096-20,000
+/// marks (fresh random sizes), half of them with a refused task at a random place: a
+/// batch that passes runs whole, exactly once; a refused one ran exactly its tasks
+/// before the reported `ran` (at most the bad index, 0 when the refusal is reported as
+/// `submit` reports it) and none after.
+pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, batches: usize) {
+    let mut rng = rand::rng();
+    let sizes: Vec<usize> = (0..threads * batches).map(|_| rng.random_range(4096..20_000)).collect();
+    let bads: Vec<Option<usize>> = sizes.iter().map(|&n| rng.random_bool(0.5).then(|| rng.random_range(0..n))).collect();
+    let n: usize = sizes.iter().sum();
+    let marks = rt.buffer_from(&vec![0u32; n]).unwrap();
+    let ran: Vec<usize> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|th| {
+                let (marks, sizes, bads) = (&marks, &sizes, &bads);
+                s.spawn(move || {
+                    let mut at: usize = sizes[..th * batches].iter().sum();
+                    let mut ran = vec![];
+                    for b in th * batches..(th + 1) * batches {
+                        let mut tasks: Vec<Task> = (at..at + sizes[b]).map(|k| Task::mark(marks.all(), k as u32)).collect();
+                        if let Some(i) = bads[b] {
+                            tasks[i] = Task::mark(marks.slice(0..1), 5);
+                        }
+                        ran.push(match (rt.submit_pipelined(&tasks), bads[b]) {
+                            (Ok(t), None) => {
+                                t.wait().unwrap();
+                                sizes[b]
+                            }
+                            (Err(Error::PartlyRun { ran, cause }), Some(i)) => {
+                                assert!(matches!(*cause, Error::InvalidTask { index, .. } if index == i), "batch {b}: {cause:?}");
+                                assert!(ran > 0 && ran <= i, "batch {b}: ran {ran}, bad at {i}");
+                                ran
+                            }
+                            (Err(Error::InvalidTask { index, .. }), Some(i)) if index == i => 0,
+                            (other, bad) => panic!("batch {b}, bad at {bad:?}: {:?}", other.map(|_| ())),
+                        });
+                        at += sizes[b];
+                    }
+                    ran
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let got = marks.read().unwrap();
+    let mut at = 0;
+    for (b, (&len, &r)) in sizes.iter().zip(&ran).enumerate() {
+        let wrong: Vec<_> = (at..at + len).filter(|&k| got[k] != u32::from(k - at < r)).take(5).map(|k| (k - at, got[k])).collect();
+        assert!(wrong.is_empty(), "batch {b} of {len}, ran {r}, bad at {:?}: marks (index, count) {wrong:?}", bads[b]);
+        at += len;
+    }
+    eprintln!("pipelined batches: ran {ran:?} of {sizes:?}");
+}
+
 /// A large batch whose first task signals a counter that a task already in the ring
 /// waits for, with the ring half full behind that waiter: the batch's first pieces
 /// must be published as soon as they have room, before its last ones can (they get
