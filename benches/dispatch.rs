@@ -44,6 +44,12 @@ fn persistent(rt: &Runtime, tasks: &[Task]) {
     rt.submit(tasks).unwrap().wait().unwrap();
 }
 
+/// The same batch through `submit_pipelined`: checked as it is published (no barrier
+/// before the first piece; a refusal would leave the checked prefix run).
+fn pipelined(rt: &Runtime, tasks: &[Task]) {
+    rt.submit_pipelined(tasks).unwrap().wait().unwrap();
+}
+
 /// The same batch through `submit_unchecked`: no host check, so nothing waits for one.
 fn unchecked(rt: &Runtime, tasks: &[Task]) {
     // SAFETY: noop and axpy tasks over live buffers of `rt`; no terminate sentinel.
@@ -249,6 +255,11 @@ fn bench(c: &mut Criterion) {
             #[cfg(feature = "phase-timing")]
             eprintln!("phases, host-fed axpy, {label}:\n{}", resident::__phases_take());
             summary.push((format!("host-fed, {label}"), noop, axpy));
+            summary.push((
+                format!("host-fed pipelined, {label}"),
+                median(|| pipelined(&rt, &w.noop), 20, 101),
+                median(|| pipelined(&rt, &w.axpy), 10, 51),
+            ));
             // Without the host's check (the device checks every slice again): pieces are
             // staged and published as they go. But `submit_unchecked` keeps results:
             // every task writes its completion record to the host, and the wait reads
