@@ -89,7 +89,8 @@ pub enum Error {
     /// image cannot serve (in words).
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// A task was refused at submit time; nothing of its batch was submitted.
+    /// A task was refused at submit time; nothing of its batch was submitted (as the
+    /// `cause` of an [`Error::PartlyRun`]: nothing from its `ran` on).
     #[error("task {index} of the batch is invalid: {reason}")]
     InvalidTask {
         /// The task's place in the batch, from 0.
@@ -107,6 +108,9 @@ pub enum Error {
         ran: usize,
         /// Why the rest was refused (an [`Error::InvalidTask`] naming the first bad task).
         cause: Box<Error>,
+        /// How the tasks that ran ended, as their ticket's wait would say: `None` if
+        /// every one succeeded, else the first failure ([`Error::TaskFailed`]).
+        ran_failed: Option<Box<Error>>,
     },
     /// The submission ring has no room for the batch (`try_submit`, which does not wait).
     #[error("the submission queue is full")]

@@ -515,12 +515,17 @@ impl Runtime {
     /// piece by piece as its check goes, so the workers start on its first tasks while
     /// the host still checks the rest, instead of after the whole batch is checked. The
     /// price is the all-or-nothing promise: a refused task fails the call with
-    /// [`Error::PartlyRun`]; the tasks before its `ran` (the pieces published before the
-    /// bad task's piece: `ran` is at most the bad task's index) have run and completed
-    /// when it returns, none from `ran` on runs (their slots run as no-ops). If nothing
-    /// ran, the error is the refusal itself, as `submit` reports it. A smaller batch is
-    /// checked whole first, as by `submit`. A panic in a task type's `declare` reaches
-    /// the caller once the published part is published.
+    /// [`Error::PartlyRun`]; its tasks before `ran` have run and completed when it
+    /// returns (how they ended: `ran_failed`), none from `ran` on runs (their slots run
+    /// as no-ops). `ran` is at most the bad task's index: the batch is checked in parts
+    /// of 1024 tasks and published in pieces (runs of up to 1024 tasks on CUDA, 4096
+    /// on the CPU backend), and what runs is the pieces that lie wholly within the parts
+    /// before the bad task's. If nothing ran, the error is the refusal itself, as
+    /// `submit` reports it. A smaller batch, or any batch on CUDA without
+    /// `RuntimeConfig::relay_publish`, is checked whole first, exactly as by `submit`.
+    /// A panic in a task type's `declare` reaches the caller once the part before it
+    /// has completed. Since a refusal waits for the part that ran, a task of it waiting
+    /// on a counter that only later work signals holds the call until it is signalled.
     pub fn submit_pipelined(&self, tasks: &[Task]) -> Result<Ticket> {
         match producer::submit_pipelined(&self.shared, tasks) {
             Ok(state) => Ok(Ticket { state, shared: self.shared.clone() }),
@@ -529,9 +534,14 @@ impl Runtime {
                 let ticket = Ticket { state: partly.ticket, shared: self.shared.clone() };
                 // The published part (and the no-ops after it) complete before the
                 // refusal is reported; a fault or shutdown meanwhile is the answer.
-                match ticket.wait() {
-                    Ok(()) | Err(Error::TaskFailed { .. }) => Err(Error::PartlyRun { ran: partly.ran, cause: Box::new(partly.cause) }),
-                    Err(e) => Err(e),
+                let ran_failed = match ticket.wait() {
+                    Ok(()) => None,
+                    Err(e @ Error::TaskFailed { .. }) => Some(Box::new(e)),
+                    Err(e) => return Err(e),
+                };
+                match partly.cause {
+                    Ok(cause) => Err(Error::PartlyRun { ran: partly.ran, cause: Box::new(cause), ran_failed }),
+                    Err(payload) => std::panic::resume_unwind(payload),
                 }
             }
         }

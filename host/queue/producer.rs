@@ -146,12 +146,13 @@ pub(crate) enum Promise {
 }
 
 /// A batch refused under [`Promise::Prefix`] after part of it was published: its
-/// tasks `..ran` run, the rest run as no-ops; `cause` is the refusal. `ticket` is the
-/// whole batch's, to wait on before the refusal is reported.
+/// tasks `..ran` run, the rest run as no-ops; `cause` is the refusal (`Err`: a panic in
+/// a task type's `declare`, to resume). `ticket` is the whole batch's, to wait on
+/// before the refusal is reported.
 pub(crate) struct PartlyRun {
     pub ticket: Arc<TicketState>,
     pub ran: usize,
-    pub cause: Error,
+    pub cause: std::result::Result<Error, Box<dyn std::any::Any + Send>>,
 }
 
 /// Validates, stages and publishes a batch as one ticket.
@@ -159,7 +160,7 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
     match submit_with(shared, src, keep_results, full, origin, Promise::AllOrNothing) {
         Ok(t) => Ok(t),
         Err(Ok(e)) => Err(e),
-        Err(Err(p)) => unreachable!("a prefix of an all-or-nothing batch ran: {}", p.cause),
+        Err(Err(p)) => unreachable!("a prefix of an all-or-nothing batch ran (from {})", p.ran),
     }
 }
 
@@ -593,8 +594,14 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 /// without room by the caller, after the pass), every piece from the first one that
 /// reaches past it runs as no-ops, and the answer is `Some((ran, cause))`, `ran` the
 /// first task that does not run (0: nothing ran, the refusal is reported as `submit`
-/// reports it, `Err`).
-fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: Promise) -> Result<Option<(usize, Error)>> {
+/// reports it, `Err`, or the panic resumed), `cause` the refusal or the panic's payload.
+#[allow(clippy::type_complexity)]
+fn check_stage_commit(
+    shared: &Shared,
+    batch: &Batch,
+    tasks: &[Task],
+    promise: Promise,
+) -> Result<Option<(usize, std::result::Result<Error, Box<dyn std::any::Any + Send>>)>> {
     let pieces = &batch.pieces;
     // The checks go in parts, independent of the pieces (which may be few:
     // `publish_chunk`); their verdict is kept from the checks themselves, so no user
@@ -679,8 +686,26 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         }
         phases::since(Phase::PassChecked, pass_start);
         if promise == Promise::Prefix {
-            // Whoever extended the prefix staged what it covers, up to a piece without
-            // room, which the caller publishes after the pass.
+            // Every part is taken: help stage what the prefix covers as it grows (its
+            // extender may be one thread with many pieces to stage), until every check
+            // is in (each is on a running thread and waits for nothing, so this ends).
+            // Pieces without room are the caller's, after the pass.
+            let mut turns = 0u32;
+            loop {
+                let all_in = checked.load(Ordering::Acquire) >= parts;
+                let upto = prefix.lock().unwrap_or_else(|e| e.into_inner()).0;
+                stage_prefix(upto, &mut done);
+                if all_in {
+                    break;
+                }
+                turns += 1;
+                if turns.is_multiple_of(64) {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+            phases::since(Phase::PassStaged, pass_start);
             phases::flush_here();
             return;
         }
@@ -728,8 +753,12 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         }
     };
     // A failed commit is the runtime's end (a fault, or shutdown): every ticket
-    // resolves with it.
+    // resolves with it. (A panic's payload not resumed is leaked, not dropped: its
+    // drop is user code.)
     if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(Bad::Panicked(payload)) = bad {
+            std::mem::forget(payload);
+        }
         return Err(e);
     }
     // The pieces kept that had no room during the pass, in order, as their room comes.
@@ -746,12 +775,18 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     phases::lap(Phase::Rest);
     let Some(bad) = bad else { return out.map(|()| None) };
     void(shared, batch, keep);
-    out?;
+    if let Err(e) = out {
+        if let Bad::Panicked(payload) = bad {
+            std::mem::forget(payload);
+        }
+        return Err(e);
+    }
     let ran = pieces.get(keep).map_or(tasks.len(), |p| (p.at - batch.first) as usize);
     match bad {
-        Bad::Panicked(payload) => std::panic::resume_unwind(payload),
+        Bad::Panicked(payload) if ran == 0 => std::panic::resume_unwind(payload),
         Bad::Refused(e) if ran == 0 => Err(e),
-        Bad::Refused(e) => Ok(Some((ran, e))),
+        Bad::Panicked(payload) => Ok(Some((ran, Err(payload)))),
+        Bad::Refused(e) => Ok(Some((ran, Ok(e)))),
     }
 }
 
@@ -989,8 +1024,9 @@ mod tests {
     /// tasks before the reported `ran` ran once, the rest not at all (0 if nothing ran).
     fn check_prefix(r: crate::Result<crate::Ticket>, bad: usize, marks: &[u32]) -> usize {
         let ran = match r {
-            Err(crate::Error::PartlyRun { ran, cause }) => {
+            Err(crate::Error::PartlyRun { ran, cause, ran_failed }) => {
                 assert!(matches!(*cause, crate::Error::InvalidTask { index, .. } if index == bad), "bad at {bad}: {cause:?}");
+                assert_eq!(ran_failed, None, "bad at {bad}");
                 assert!(ran > 0 && ran <= bad, "bad at {bad}: ran {ran}");
                 ran
             }

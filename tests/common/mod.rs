@@ -954,8 +954,9 @@ pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, ba
                                 t.wait().unwrap();
                                 sizes[b]
                             }
-                            (Err(Error::PartlyRun { ran, cause }), Some(i)) => {
+                            (Err(Error::PartlyRun { ran, cause, ran_failed }), Some(i)) => {
                                 assert!(matches!(*cause, Error::InvalidTask { index, .. } if index == i), "batch {b}: {cause:?}");
+                                assert_eq!(ran_failed, None, "batch {b}");
                                 assert!(ran > 0 && ran <= i, "batch {b}: ran {ran}, bad at {i}");
                                 ran
                             }
