@@ -14,7 +14,7 @@ use crate::cuda::backend::CudaBackend;
 use crate::lifecycle::Lifecycle;
 use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::{Notifier, Progress};
-use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
+use crate::queue::producer::{self, Bad, Origin, Producer, Refusal, Source, WhenFull};
 use crate::queue::publisher::Publisher;
 use crate::reclaim::Reclaim;
 use crate::registry::Registries;
@@ -529,19 +529,22 @@ impl Runtime {
     pub fn submit_pipelined(&self, tasks: &[Task]) -> Result<Ticket> {
         match producer::submit_pipelined(&self.shared, tasks) {
             Ok(state) => Ok(Ticket { state, shared: self.shared.clone() }),
-            Err(Ok(e)) => Err(e),
-            Err(Err(partly)) => {
-                let ticket = Ticket { state: partly.ticket, shared: self.shared.clone() };
+            Err(Refusal::Error(e)) => Err(e),
+            Err(Refusal::PartlyRun { ticket, ran, cause }) => {
+                let ticket = Ticket { state: ticket, shared: self.shared.clone() };
                 // The published part (and the no-ops after it) complete before the
                 // refusal is reported; a fault or shutdown meanwhile is the answer.
                 let ran_failed = match ticket.wait() {
                     Ok(()) => None,
                     Err(e @ Error::TaskFailed { .. }) => Some(Box::new(e)),
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        cause.leak();
+                        return Err(e);
+                    }
                 };
-                match partly.cause {
-                    Ok(cause) => Err(Error::PartlyRun { ran: partly.ran, cause: Box::new(cause), ran_failed }),
-                    Err(payload) => std::panic::resume_unwind(payload),
+                match cause {
+                    Bad::Refused(cause) => Err(Error::PartlyRun { ran, cause: Box::new(cause), ran_failed }),
+                    Bad::Panicked(payload) => std::panic::resume_unwind(payload),
                 }
             }
         }

@@ -208,34 +208,27 @@ unsafe fn copy_task(from: *const Task, to: *mut Task) {
 
 /// Copies the compact task at `from` into `to`, widened ([`CompactTask::widen`]): one
 /// 32-byte request on the GPU (lane `i` loads its 16 bytes `i % 2`), then shuffles give
-/// every lane all of it; the words a compact task leaves out are written zero. Volatile
-/// stores, as in [`copy_task`].
+/// every lane all of it. Volatile stores, as in [`copy_task`].
 ///
 /// # Safety
 /// `from` must be a published compact task, readable; `to` this lane's own. Every lane
 /// must call.
 #[inline(always)]
 unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
-    let p = from as *const u64;
-    let q = to as *mut u64;
-    // Words of the compact task: 0 the header (opcode, flags, seg), 1-3 the arguments
-    // 0-5. Words of the task: 0 the same header, 1 the counters (zero), 2-4 the
-    // arguments 0-5, 5-7 the arguments 6-11 (zero).
-    let put = |i: usize, v: u64| unsafe { core::ptr::write_volatile(q.add(i), v) };
-    if arch::WARP == 1 {
+    let c = if arch::WARP == 1 {
         // The CPU backend's one lane.
-        let w = unsafe { [p.read(), p.add(1).read(), p.add(2).read(), p.add(3).read()] };
-        for (i, v) in [w[0], 0, w[1], w[2], w[3], 0, 0, 0].into_iter().enumerate() {
-            put(i, v);
-        }
-        return;
-    }
-    let part = (arch::lane_id() % 2) as usize;
-    let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
-    let word = |v: u64, src: u32| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
-    let (w0, w1, w2, w3) = (word(a, 0), word(b, 0), word(a, 1), word(b, 1));
-    for (i, v) in [w0, 0, w1, w2, w3, 0, 0, 0].into_iter().enumerate() {
-        put(i, v);
+        unsafe { from.read() }
+    } else {
+        let p = from as *const u64;
+        let part = (arch::lane_id() % 2) as usize;
+        let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
+        let word = |v: u64, src: u32| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
+        bytemuck::cast([word(a, 0), word(b, 0), word(a, 1), word(b, 1)])
+    };
+    let words: [u64; 8] = bytemuck::cast(c.widen());
+    let q = to as *mut u64;
+    for (i, w) in words.into_iter().enumerate() {
+        unsafe { core::ptr::write_volatile(q.add(i), w) };
     }
 }
 

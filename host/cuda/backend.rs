@@ -441,13 +441,18 @@ impl CudaBackend {
         &self.ctx
     }
 
+    /// Whether `n` tasks are staged with streaming stores: runs that no host thread
+    /// reads back, more tasks than an inline batch holds (an inline batch is read back
+    /// by `publish`), which also keeps one-task pushes of a `Reservation` from paying a
+    /// fence each.
+    fn streams(&self, n: usize) -> bool {
+        self.stage_streaming && n > LL_SLOTS / 2
+    }
+
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         let base = self.staging.host_ptr() as *mut Task;
         let mask = self.capacity as u64 - 1;
-        // Streaming stores for runs that no host thread reads back: more tasks than an
-        // inline batch holds (an inline batch is read back by `publish`), which also
-        // keeps one-task pushes of a `Reservation` from paying a fence each.
-        if self.stage_streaming && tasks.len() > LL_SLOTS / 2 {
+        if self.streams(tasks.len()) {
             for (i, t) in tasks.iter().enumerate() {
                 // SAFETY: as below; slots are 64-byte records in a page-aligned ring.
                 unsafe { nt_store::write_record(base.add(((first + i as u64) & mask) as usize), place.apply(i, t)) };
@@ -489,7 +494,7 @@ impl CudaBackend {
         if self.compact_records && self.relay.runs() && slot + n <= self.capacity as usize {
             // SAFETY: within the ring (just checked): the second half of the run's slots.
             let base = unsafe { (self.staging.host_ptr() as *mut Task).add(slot).cast::<CompactTask>().add(n) };
-            let streaming = self.stage_streaming && tasks.len() > LL_SLOTS / 2;
+            let streaming = self.streams(n);
             let mut all = true;
             for (i, t) in tasks.iter().enumerate() {
                 let Some(c) = place.apply(i, t).compact() else {
@@ -498,7 +503,7 @@ impl CudaBackend {
                 };
                 // SAFETY: in the run's slots (this batch's, free: caller), 16-byte
                 // aligned (a multiple of 32 bytes into the page-aligned ring).
-                unsafe { if streaming { nt_store::write_compact(base.add(i), c) } else { base.add(i).write(c) } }
+                unsafe { if streaming { nt_store::write_record(base.add(i), c) } else { base.add(i).write(c) } }
             }
             if streaming {
                 // The records before any later store of this thread: the publication,
@@ -506,7 +511,7 @@ impl CudaBackend {
                 nt_store::fence();
             }
             if all {
-                self.compact_tasks.fetch_add(tasks.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                self.compact_tasks.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
                 return true;
             }
         }

@@ -13,59 +13,38 @@
 
 use resident_shared::{CompactTask, Task};
 
-/// Writes `t` at `dst` with streaming stores where the target has them.
+/// Writes `v` (a task record: `Task` or `CompactTask`) at `dst` with streaming stores
+/// where the target has them, 16 bytes at a time.
 ///
 /// # Safety
-/// `dst` is valid for a write of one `Task` and aligned to 16 bytes (a `Task`'s own
-/// alignment).
+/// `dst` is valid for a write of one `T` and aligned to 16 bytes.
 #[inline(always)]
-pub(crate) unsafe fn write_record(dst: *mut Task, t: Task) {
+pub(crate) unsafe fn write_record<T: Record>(dst: *mut T, v: T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
         let d = dst as *mut __m128i;
-        let s = &t as *const Task as *const __m128i;
-        // SAFETY: `Task` is 64 bytes aligned to 16 (asserted in resident-shared), so
-        // both sides are four aligned 16-byte words; `dst` is valid (caller).
-        unsafe {
-            _mm_stream_si128(d, _mm_load_si128(s));
-            _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
-            _mm_stream_si128(d.add(2), _mm_load_si128(s.add(2)));
-            _mm_stream_si128(d.add(3), _mm_load_si128(s.add(3)));
+        let s = &v as *const T as *const __m128i;
+        // SAFETY: a `Record` is a whole number of 16-byte words aligned to 16 (its
+        // alignment, asserted in resident-shared), on both sides; `dst` is valid
+        // (caller).
+        for i in 0..size_of::<T>() / 16 {
+            unsafe { _mm_stream_si128(d.add(i), _mm_load_si128(s.add(i))) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: `dst` is valid and aligned (caller).
     unsafe {
-        dst.write(t)
+        dst.write(v)
     }
 }
 
-/// Writes the compact task `c` at `dst` with streaming stores where the target has them.
-///
-/// # Safety
-/// `dst` is valid for a write of one `CompactTask` and aligned to 16 bytes (its own
-/// alignment).
-#[inline(always)]
-pub(crate) unsafe fn write_compact(dst: *mut CompactTask, c: CompactTask) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
-        let d = dst as *mut __m128i;
-        let s = &c as *const CompactTask as *const __m128i;
-        // SAFETY: `CompactTask` is 32 bytes aligned to 16 (asserted in resident-shared):
-        // two aligned 16-byte words on both sides; `dst` is valid (caller).
-        unsafe {
-            _mm_stream_si128(d, _mm_load_si128(s));
-            _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: `dst` is valid and aligned (caller).
-    unsafe {
-        dst.write(c)
-    }
-}
+/// The records [`write_record`] writes: a whole number of 16-byte words, aligned to 16.
+pub(crate) trait Record: Copy {}
+impl Record for Task {}
+impl Record for CompactTask {}
+const _: () = assert!(size_of::<Task>().is_multiple_of(16) && align_of::<Task>() == 16);
+const _: () = assert!(size_of::<CompactTask>().is_multiple_of(16) && align_of::<CompactTask>() == 16);
 
 /// Orders every streaming store of this thread before its later stores.
 #[inline(always)]

@@ -72,19 +72,25 @@ impl Helpers {
         match pool {
             // The caller runs `work` too, in place; the scope returns once the helpers'
             // copies have returned, so `work`'s borrows outlive them.
-            Some(pool) => {
-                let pass = self.passes.begin();
+            Some(pool) => self.pass(pool, k - 1, || {
                 pool.in_place_scope(|s| {
                     for _ in 1..k {
                         s.spawn(|_| work());
                     }
                     work();
-                });
-                drop(pass);
-                self.linger(pool, k - 1);
-            }
+                })
+            }),
             None => work(),
         }
+    }
+
+    /// Runs `body` (a scope of `pool`'s, with `helpers` helpers) as a pass under way
+    /// (`Passes`), then keeps those helpers awake ([`Helpers::linger`]).
+    fn pass(&self, pool: &rayon::ThreadPool, helpers: usize, body: impl FnOnce()) {
+        let pass = self.passes.begin();
+        body();
+        drop(pass);
+        self.linger(pool, helpers);
     }
 
     /// Keeps `n` helpers awake for `linger`, or until the next pass begins, or while
@@ -125,12 +131,7 @@ impl Helpers {
         let k = self.threads.min(parts);
         let pool = if k > 1 && !inside_rayon() { self.pool() } else { None };
         match pool {
-            Some(pool) => {
-                let pass = self.passes.begin();
-                pool.in_place_scope(|s| feed(&mut Jobs { scope: Some(s) }));
-                drop(pass);
-                self.linger(pool, k - 1);
-            }
+            Some(pool) => self.pass(pool, k - 1, || pool.in_place_scope(|s| feed(&mut Jobs { scope: Some(s) }))),
             None => feed(&mut Jobs { scope: None }),
         }
     }

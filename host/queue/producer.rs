@@ -145,31 +145,37 @@ pub(crate) enum Promise {
     Prefix,
 }
 
-/// A batch refused under [`Promise::Prefix`] after part of it was published: its
-/// tasks `..ran` run, the rest run as no-ops; `cause` is the refusal (`Err`: a panic in
-/// a task type's `declare`, to resume). `ticket` is the whole batch's, to wait on
-/// before the refusal is reported.
-pub(crate) struct PartlyRun {
-    pub ticket: Arc<TicketState>,
-    pub ran: usize,
-    pub cause: std::result::Result<Error, Box<dyn std::any::Any + Send>>,
+/// Why a submission failed: as any call fails, or (only under [`Promise::Prefix`])
+/// refused after part of the batch was published.
+pub(crate) enum Refusal {
+    Error(Error),
+    /// Its tasks `..ran` run, the rest run as no-ops; `cause` is the refusal or a
+    /// `declare`'s panic, to resume. `ticket` is the whole batch's, to wait on before
+    /// the refusal is reported.
+    PartlyRun {
+        ticket: Arc<TicketState>,
+        ran: usize,
+        cause: Bad,
+    },
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Self {
+        Refusal::Error(e)
+    }
 }
 
 /// Validates, stages and publishes a batch as one ticket.
 pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Arc<TicketState>> {
     match submit_with(shared, src, keep_results, full, origin, Promise::AllOrNothing) {
         Ok(t) => Ok(t),
-        Err(Ok(e)) => Err(e),
-        Err(Err(p)) => unreachable!("a prefix of an all-or-nothing batch ran (from {})", p.ran),
+        Err(Refusal::Error(e)) => Err(e),
+        Err(Refusal::PartlyRun { ran, .. }) => unreachable!("a prefix of an all-or-nothing batch ran (from {ran})"),
     }
 }
 
-/// [`submit`] of host tasks under [`Promise::Prefix`]: `Err(Err(_))` when a refusal
-/// came after part of the batch was published.
-pub(crate) fn submit_pipelined(
-    shared: &Shared,
-    tasks: &[Task],
-) -> std::result::Result<Arc<TicketState>, std::result::Result<Error, PartlyRun>> {
+/// [`submit`] of host tasks under [`Promise::Prefix`].
+pub(crate) fn submit_pipelined(shared: &Shared, tasks: &[Task]) -> std::result::Result<Arc<TicketState>, Refusal> {
     submit_with(shared, Source::Host(tasks), false, WhenFull::Wait, Origin::User, Promise::Prefix)
 }
 
@@ -180,13 +186,13 @@ fn submit_with(
     full: WhenFull,
     origin: Origin,
     promise: Promise,
-) -> std::result::Result<Arc<TicketState>, std::result::Result<Error, PartlyRun>> {
+) -> std::result::Result<Arc<TicketState>, Refusal> {
     phases::begin();
-    let batch = reserve(shared, src, keep_results, full, origin).map_err(Ok)?;
+    let batch = reserve(shared, src, keep_results, full, origin)?;
     if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
-        return match check_stage_commit(shared, &batch, tasks, promise).map_err(Ok)? {
+        return match check_stage_commit(shared, &batch, tasks, promise)? {
             None => Ok(batch.ticket),
-            Some((ran, cause)) => Err(Err(PartlyRun { ticket: batch.ticket, ran, cause })),
+            Some((ran, cause)) => Err(Refusal::PartlyRun { ticket: batch.ticket, ran, cause }),
         };
     }
     let n = src.len();
@@ -228,7 +234,7 @@ fn submit_with(
             Ok(())
         })
     };
-    out.map(|()| batch.ticket).map_err(Ok)
+    Ok(out.map(|()| batch.ticket)?)
 }
 
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
@@ -594,14 +600,8 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
 /// without room by the caller, after the pass), every piece from the first one that
 /// reaches past it runs as no-ops, and the answer is `Some((ran, cause))`, `ran` the
 /// first task that does not run (0: nothing ran, the refusal is reported as `submit`
-/// reports it, `Err`, or the panic resumed), `cause` the refusal or the panic's payload.
-#[allow(clippy::type_complexity)]
-fn check_stage_commit(
-    shared: &Shared,
-    batch: &Batch,
-    tasks: &[Task],
-    promise: Promise,
-) -> Result<Option<(usize, std::result::Result<Error, Box<dyn std::any::Any + Send>>)>> {
+/// reports it, `Err`, or the panic resumed), `cause` the refusal or the panic.
+fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: Promise) -> Result<Option<(usize, Bad)>> {
     let pieces = &batch.pieces;
     // The checks go in parts, independent of the pieces (which may be few:
     // `publish_chunk`); their verdict is kept from the checks themselves, so no user
@@ -644,7 +644,7 @@ fn check_stage_commit(
     // first without (the later ones have none either), at a failed commit, or at a
     // piece past the prefix.
     let stage_prefix = |passed: usize, done: &mut u64| {
-        let covered = (passed * PartChecks::PART).min(tasks.len());
+        let covered = checks.covered(passed);
         loop {
             let k = {
                 let mut c = claimed.lock().unwrap_or_else(|e| e.into_inner());
@@ -698,12 +698,7 @@ fn check_stage_commit(
                 if all_in {
                     break;
                 }
-                turns += 1;
-                if turns.is_multiple_of(64) {
-                    std::thread::yield_now();
-                } else {
-                    std::hint::spin_loop();
-                }
+                back_off(&mut turns);
             }
             phases::since(Phase::PassStaged, pass_start);
             phases::flush_here();
@@ -713,12 +708,7 @@ fn check_stage_commit(
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
         while checked.load(Ordering::Acquire) < parts {
-            turns += 1;
-            if turns.is_multiple_of(64) {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            back_off(&mut turns);
         }
         phases::since(Phase::PassBarrier, pass_start);
         if checks.any_bad() {
@@ -743,21 +733,19 @@ fn check_stage_commit(
     // (The pass has ended: its writes are seen here.) All or nothing: nothing of a
     // refused batch was staged or committed, its slots become no-ops, published as
     // room comes. A prefix: the pieces inside it are published, the rest voided.
+    let covered = checks.covered(prefix.into_inner().unwrap_or_else(|e| e.into_inner()).0);
     let bad = checks.take();
     let keep = match (&bad, promise) {
         (None, _) => pieces.len(),
         (Some(_), Promise::AllOrNothing) => 0,
-        (Some(_), Promise::Prefix) => {
-            let covered = (prefix.into_inner().unwrap_or_else(|e| e.into_inner()).0 * PartChecks::PART).min(tasks.len());
-            pieces.partition_point(|p| ((p.end - batch.first) as usize) <= covered)
-        }
+        (Some(_), Promise::Prefix) => pieces.partition_point(|p| ((p.end - batch.first) as usize) <= covered),
     };
     // A failed commit is the runtime's end (a fault, or shutdown): every ticket
     // resolves with it. (A panic's payload not resumed is leaked, not dropped: its
     // drop is user code.)
     if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        if let Some(Bad::Panicked(payload)) = bad {
-            std::mem::forget(payload);
+        if let Some(bad) = bad {
+            bad.leak();
         }
         return Err(e);
     }
@@ -776,17 +764,14 @@ fn check_stage_commit(
     let Some(bad) = bad else { return out.map(|()| None) };
     void(shared, batch, keep);
     if let Err(e) = out {
-        if let Bad::Panicked(payload) = bad {
-            std::mem::forget(payload);
-        }
+        bad.leak();
         return Err(e);
     }
     let ran = pieces.get(keep).map_or(tasks.len(), |p| (p.at - batch.first) as usize);
     match bad {
         Bad::Panicked(payload) if ran == 0 => std::panic::resume_unwind(payload),
         Bad::Refused(e) if ran == 0 => Err(e),
-        Bad::Panicked(payload) => Ok(Some((ran, Err(payload)))),
-        Bad::Refused(e) => Ok(Some((ran, Ok(e)))),
+        bad => Ok(Some((ran, bad))),
     }
 }
 
@@ -838,8 +823,19 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
     }
 }
 
+/// Waits a turn in a spin that other threads' work ends: a spin hint, and every 64th
+/// turn a yield.
+fn back_off(turns: &mut u32) {
+    *turns += 1;
+    if turns.is_multiple_of(64) {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
 /// What a part of a parallel check found wrong.
-enum Bad {
+pub(crate) enum Bad {
     /// A task refused (`Error::InvalidTask`, its index in the batch).
     Refused(Error),
     /// A task type's `declare` panicked (the payload, to resume on the caller).
@@ -847,6 +843,14 @@ enum Bad {
 }
 
 impl Bad {
+    /// Drops a refusal; a panic's payload, not resumed, is leaked rather than dropped:
+    /// its drop is user code too, and may panic.
+    pub(crate) fn leak(self) {
+        if let Bad::Panicked(payload) = self {
+            std::mem::forget(payload);
+        }
+    }
+
     /// A part's refusal, whose index counts from the part's first task `lo`, with its
     /// index in the batch.
     fn refused(lo: usize, e: Error) -> (usize, Bad) {
@@ -878,6 +882,11 @@ impl<'t> PartChecks<'t> {
         self.tasks.len().div_ceil(Self::PART)
     }
 
+    /// Tasks in the first `parts` parts.
+    fn covered(&self, parts: usize) -> usize {
+        (parts * Self::PART).min(self.tasks.len())
+    }
+
     /// Checks part `k`, unless a bad task before it is known (it could not change the
     /// answer): whether it passed (not if skipped). A panic in a task type's `declare`
     /// is caught; it counts at the part's first index: the part is checked in order, so
@@ -902,10 +911,9 @@ impl<'t> PartChecks<'t> {
             Some((i, _)) if *i <= at => Some(bad),
             _ => lowest.replace((at, bad)).map(|(_, b)| b),
         };
-        // A panic payload's drop is user code too, and may panic: the one not resumed
-        // is leaked, not dropped (here, under a lock, on a helper thread).
-        if let Some(Bad::Panicked(payload)) = loser {
-            std::mem::forget(payload);
+        // The one not kept (here, under a lock, on a helper thread).
+        if let Some(loser) = loser {
+            loser.leak();
         }
         false
     }
