@@ -198,8 +198,15 @@ fn bench(c: &mut Criterion) {
                 ("relay runs again", base.clone(), true, false, true),
             ]);
         }
+        // DISPATCH_HOST=pipe: the defaults only, twice (an A/B of two builds in one call).
+        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "pipe") {
+            feed = Some(vec![
+                ("relay runs (defaults)", base.clone(), true, false, false),
+                ("relay runs again", base.clone(), true, false, false),
+            ]);
+        }
         // DISPATCH_HOST=short: only those and the repeats (the rows that compare).
-        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short" && v != "feed") {
+        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short" && v != "feed" && v != "pipe") {
             v.extend([
                 ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
                 (

@@ -9,7 +9,7 @@ use resident_shared::{Collected, Task};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use crate::queue::producer::{self, Batch, Origin, Source, WhenFull};
+use crate::queue::producer::{self, Batch, Origin, Promise, Source, WhenFull};
 use crate::runtime::Shared;
 use crate::{Error, Result, Runtime, Ticket};
 
@@ -83,7 +83,7 @@ impl Runtime {
     /// slots are written as no-ops when it ends; the ring bounds both). Fails like
     /// [`Runtime::submit`] after shutdown or a fault.
     pub fn reserve(&self, len: usize) -> Result<Reservation<'_>> {
-        let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User)?;
+        let batch = producer::reserve(&self.shared, Source::InPlace(len), false, WhenFull::Wait, Origin::User, Promise::AllOrNothing)?;
         let id = &*self.shared as *const Shared as usize;
         let first = batch.first;
         OPEN.with(|o| o.borrow_mut().push((id, first)));

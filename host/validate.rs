@@ -314,4 +314,77 @@ mod timing {
         });
         println!("1024 noops: validate {v:.2} us + stage {st:.2} us; fused {fused:.2} us");
     }
+
+    /// The per-thread rate of T host threads at once, each checking and then staging
+    /// its own share of a 20,000-task batch (plain memory, no GPU, no runtime): does a
+    /// thread check and stage as fast beside seven others as alone? Separates the
+    /// host's own scaling from the pass's (s26d: ~21 ns an axpy check and ~10 ns a
+    /// staged record per thread in the pass, against ~8 and ~3.5 alone). `cargo test
+    /// --release --lib parallel_rates -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn parallel_rates() {
+        use std::sync::Barrier;
+        use std::time::Instant;
+        const N: usize = 20_000;
+        const REPS: usize = 201;
+        let set = SetInfo::of::<resident_device::Builtins>();
+        let mut reg = BufferRegistry::new();
+        let counters = CounterRegistry::new();
+        let hx = reg.register(0x1000_0000, (N * 1024) as u32, ElemType::of::<f32>()).unwrap();
+        let hy = reg.register(0x2000_0000, (N * 1024) as u32, ElemType::of::<f32>()).unwrap();
+        let noop: Vec<Task> = (0..N as u64).map(Task::noop).collect();
+        let axpy: Vec<Task> = (0..N)
+            .map(|i| Task::axpy(1.0, Slice::<f32>::new(hx, (i * 1024) as u32, 1024), Slice::<f32>::new(hy, (i * 1024) as u32, 1024)))
+            .collect();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let place = Placement::batch(N as u32, 0, 1024);
+        for (name, tasks) in [("noop", &noop), ("axpy", &axpy)] {
+            for threads in [1, 2, 4, 8, 12, 16].into_iter().filter(|&t| t <= cores) {
+                let ring = vec![Task::noop(0); N];
+                let ring_at = ring.as_ptr() as usize;
+                let barrier = Barrier::new(threads);
+                let share = N.div_ceil(threads);
+                // Per rep and thread: (check, stage) in ns.
+                let times: Vec<Vec<(f64, f64)>> = std::thread::scope(|s| {
+                    let hs: Vec<_> = (0..threads)
+                        .map(|th| {
+                            let (barrier, set, reg, counters) = (&barrier, &set, &reg, &counters);
+                            s.spawn(move || {
+                                let lo = (th * share).min(N);
+                                let hi = (lo + share).min(N);
+                                let mine = &tasks[lo..hi];
+                                let mut out = vec![];
+                                for _ in 0..REPS {
+                                    barrier.wait();
+                                    let t0 = Instant::now();
+                                    validate(mine, set, reg, counters).unwrap();
+                                    let t1 = Instant::now();
+                                    for (i, t) in mine.iter().enumerate() {
+                                        // SAFETY: each thread writes its own range of `ring`, which outlives the scope.
+                                        unsafe { (ring_at as *mut Task).add(lo + i).write(place.apply(lo + i, t)) };
+                                    }
+                                    let t2 = Instant::now();
+                                    out.push(((t1 - t0).as_nanos() as f64, (t2 - t1).as_nanos() as f64));
+                                }
+                                out
+                            })
+                        })
+                        .collect();
+                    hs.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                let med = |f: &dyn Fn(&(f64, f64)) -> f64| {
+                    let mut v: Vec<f64> = (20..REPS).flat_map(|r| times.iter().map(move |t| t[r])).map(|x| f(&x)).collect();
+                    v.sort_by(f64::total_cmp);
+                    v[v.len() / 2] / share as f64
+                };
+                println!(
+                    "{name}: {threads:2} threads: check {:.2} ns/task, stage {:.2} ns/task (per thread, median)",
+                    med(&|t| t.0),
+                    med(&|t| t.1)
+                );
+                std::hint::black_box(&ring);
+            }
+        }
+    }
 }

@@ -36,6 +36,31 @@ pub(crate) const PUBLISH_CHUNK: usize = 4096;
 /// on the first while the host writes the next.
 pub(crate) const RELAY_CHUNK: usize = 1024;
 
+/// The first piece and part of a pipelined batch (`Promise::Prefix`); the next ones
+/// double up to the full size ([`ramp_start`]). The thread that submits starts on the
+/// first part at once, while the helpers are still waking: so the workers start on
+/// the batch after one small check and one small staging, not after a full part of
+/// each (1024 axpys took ~21 µs to check and ~10 to stage per thread in a pass on the
+/// H100 machine's host, s26d, with the helpers joining 5-15 µs late).
+pub(crate) const RAMP_FIRST: usize = 128;
+
+/// Where piece or part `k` starts in a ramp of sizes `first`, `first`, `2 first`,
+/// `4 first`, ... up to `full`, then `full` each (`first <= full`).
+fn ramp_start(k: usize, first: usize, full: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    // Part 1 starts at `first`; each next one `size` later, `size` doubling from
+    // `first` until it reaches `full`.
+    let (mut at, mut size, mut i) = (first, first, 1);
+    while i < k && size < full {
+        at += size;
+        size = (size * 2).min(full);
+        i += 1;
+    }
+    at + (k - i) * size
+}
+
 /// The reservations: what the short producer lock guards.
 pub(crate) struct Producer {
     /// Sequence number of the next task to reserve.
@@ -188,7 +213,7 @@ fn submit_with(
     promise: Promise,
 ) -> std::result::Result<Arc<TicketState>, Refusal> {
     phases::begin();
-    let batch = reserve(shared, src, keep_results, full, origin)?;
+    let batch = reserve(shared, src, keep_results, full, origin, promise)?;
     if let (true, Source::Host(tasks)) = (batch.unchecked, src) {
         return match check_stage_commit(shared, &batch, tasks, promise)? {
             None => Ok(batch.ticket),
@@ -239,10 +264,17 @@ fn submit_with(
 
 /// Checks a batch (host tasks: every one; a resident list: its buffers) and reserves
 /// its sequence numbers, its list-run entries and its ticket. Nothing is published.
-pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Batch> {
+pub(crate) fn reserve(
+    shared: &Shared,
+    src: Source<'_>,
+    keep_results: bool,
+    full: WhenFull,
+    origin: Origin,
+    promise: Promise,
+) -> Result<Batch> {
     // Again from the start after waiting for a `Runtime::with_kernel_out` to end.
     loop {
-        if let Some(batch) = reserve_once(shared, src, keep_results, full, origin)? {
+        if let Some(batch) = reserve_once(shared, src, keep_results, full, origin, promise)? {
             return Ok(batch);
         }
     }
@@ -250,7 +282,14 @@ pub(crate) fn reserve(shared: &Shared, src: Source<'_>, keep_results: bool, full
 
 /// [`reserve`], once: `None` if a `Runtime::with_kernel_out` of another thread was in
 /// the way (then waited for, with no lock held).
-fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: WhenFull, origin: Origin) -> Result<Option<Batch>> {
+fn reserve_once(
+    shared: &Shared,
+    src: Source<'_>,
+    keep_results: bool,
+    full: WhenFull,
+    origin: Origin,
+    promise: Promise,
+) -> Result<Option<Batch>> {
     // A closed runtime says so first, whatever the batch (not only when a health poll
     // happens to run in this call: the answer must not depend on timing).
     if origin != Origin::Runtime {
@@ -368,7 +407,10 @@ fn reserve_once(shared: &Shared, src: Source<'_>, keep_results: bool, full: When
     // anything new is reserved, so every publication follows a launch.
     shared.ensure_resident()?;
     let first = p.next;
-    let pieces = plan(shared, &p, src, first, n, host_ring.is_some());
+    // A batch checked as it is published starts with small pieces (its parts ramp
+    // the same way: `PartChecks`).
+    let ramp = unchecked && promise == Promise::Prefix;
+    let pieces = plan(shared, &p, src, first, n, host_ring.is_some(), ramp);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -536,7 +578,14 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
 /// and at most half the ring, except where a run stops at the ring's end (its rest then
 /// ends at most half a ring later): every segment before a piece is wholly published
 /// before the producer waits for room for the next, so the wait always ends.
-fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool) -> Vec<Piece> {
+///
+/// `ramp` (a batch checked as it is published): the first pieces are smaller,
+/// [`RAMP_FIRST`] tasks doubling up to the chunk ([`ramp_start`]), so the workers start
+/// after a small part's check. They lie inside the batch's first segment or two, which
+/// may then be split across pieces; the wait always ends still, because a piece's room
+/// needs completed only tasks at least half a ring before its end (a segment is at
+/// most half the ring), all of them before this batch and published already.
+fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, ramp: bool) -> Vec<Piece> {
     let cap = shared.backend.capacity() as u64;
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
@@ -559,7 +608,12 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
-        let mut len = if at == first { first_chunk } else { chunk }.min(n - off);
+        let size = match out.len() {
+            k if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
+            0 => first_chunk,
+            _ => chunk,
+        };
+        let mut len = size.min(n - off);
         if host_ring {
             // A run is contiguous in memory: it stops at the ring's end.
             len = len.min((cap - at % cap) as usize);
@@ -605,8 +659,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     let pieces = &batch.pieces;
     // The checks go in parts, independent of the pieces (which may be few:
     // `publish_chunk`); their verdict is kept from the checks themselves, so no user
-    // code (`declare`) runs after the pass.
-    let checks = PartChecks::new(tasks);
+    // code (`declare`) runs after the pass. A prefix's parts ramp up as its pieces do
+    // (`plan`): the first is small, and the caller starts on it at once.
+    let checks = PartChecks::new(tasks, promise == Promise::Prefix);
     let parts = checks.parts();
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let error = Mutex::new(None);
@@ -802,7 +857,7 @@ fn void(shared: &Shared, batch: &Batch, from: usize) {
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
 /// lowest index) is the one reported, as a serial check would.
 fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
-    let checks = PartChecks::new(tasks);
+    let checks = PartChecks::new(tasks, false);
     let parts = checks.parts();
     let next = AtomicUsize::new(0);
     shared.helpers.run(parts, &|| {
@@ -861,11 +916,15 @@ impl Bad {
     }
 }
 
-/// A batch checked in parts of `PART` tasks on several threads: the lowest-indexed
-/// [`Bad`] found, kept from the check that found it (parts finish in any order), which
-/// is what a serial check would report, with no user code run again to name it.
+/// A batch checked in parts of `PART` tasks on several threads (after a ramp of
+/// smaller ones from [`RAMP_FIRST`], for a batch checked as it is published): the
+/// lowest-indexed [`Bad`] found, kept from the check that found it (parts finish in any
+/// order), which is what a serial check would report, with no user code run again to
+/// name it.
 struct PartChecks<'t> {
     tasks: &'t [Task],
+    /// The size of part 0 (doubling up to `PART`).
+    first: usize,
     /// The lowest bad index seen so far: parts after it are skipped.
     first_bad: AtomicUsize,
     lowest: Mutex<Option<(usize, Bad)>>,
@@ -874,17 +933,23 @@ struct PartChecks<'t> {
 impl<'t> PartChecks<'t> {
     const PART: usize = 1024;
 
-    fn new(tasks: &'t [Task]) -> Self {
-        Self { tasks, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
+    fn new(tasks: &'t [Task], ramp: bool) -> Self {
+        let first = if ramp { RAMP_FIRST } else { Self::PART };
+        Self { tasks, first, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
     }
 
     fn parts(&self) -> usize {
-        self.tasks.len().div_ceil(Self::PART)
+        (0..).find(|&k| self.start(k) >= self.tasks.len()).unwrap_or(0)
+    }
+
+    /// Where part `k` starts (the batch's length past its last).
+    fn start(&self, k: usize) -> usize {
+        ramp_start(k, self.first, Self::PART).min(self.tasks.len())
     }
 
     /// Tasks in the first `parts` parts.
     fn covered(&self, parts: usize) -> usize {
-        (parts * Self::PART).min(self.tasks.len())
+        self.start(parts)
     }
 
     /// Checks part `k`, unless a bad task before it is known (it could not change the
@@ -892,11 +957,11 @@ impl<'t> PartChecks<'t> {
     /// is caught; it counts at the part's first index: the part is checked in order, so
     /// no bad task of another part lies between.
     fn check(&self, k: usize, shared: &Shared, reg: &Registries) -> bool {
-        let lo = k * Self::PART;
+        let lo = self.start(k);
         if lo >= self.first_bad.load(Ordering::Relaxed) {
             return false;
         }
-        let part = &self.tasks[lo..(lo + Self::PART).min(self.tasks.len())];
+        let part = &self.tasks[lo..self.start(k + 1)];
         let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
         }));
@@ -1047,13 +1112,15 @@ mod tests {
     }
 
     /// `submit_pipelined` of a batch with a refused task: the pieces before the bad
-    /// task's (4096 tasks each on the CPU backend) ran once, nothing from there on, the
-    /// batch's sequence numbers are spent (no hole); a bad task in the first piece
-    /// reports the plain refusal.
+    /// task's part ran once, nothing from there on, the batch's sequence numbers are
+    /// spent (no hole); a bad task in the first part reports the plain refusal. On the
+    /// CPU backend the pieces ramp 128, 128, 256, 512, 1024, 2048, then 4096 each; the
+    /// parts the same up to 1024 each.
     #[test]
     fn pipelined_refusal_runs_the_prefix_only() {
         let rt = runtime();
-        for (bad, want) in [(0, 0), (3000, 0), (4096, 4096), (5000, 4096), (8191, 4096), (12_000, 8192)] {
+        let cases = [(0, 0), (127, 0), (128, 128), (300, 256), (3000, 2048), (4096, 4096), (5000, 4096), (8191, 4096), (12_000, 8192)];
+        for (bad, want) in cases {
             let marks = rt.buffer_from(&vec![0u32; 12_288]).unwrap();
             let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
             let mut batch: Vec<Task> = (0..12_288).map(|k| Task::mark(marks.all(), k)).collect();
@@ -1070,9 +1137,10 @@ mod tests {
         rt.close().unwrap();
     }
 
-    /// The prefix waits for its slowest part: with part 0 checked last, a refusal in
-    /// part 1 still reports that nothing ran (nothing was published), and a batch
-    /// that passes runs whole.
+    /// The prefix waits for its slowest part: with part 0 checked last (slowly), the
+    /// parts after it pass and a later one refuses at once, but nothing is published
+    /// before part 0 passes, and then only the parts before the refused one (tasks
+    /// ..1024: the ramp's parts 0-3); a batch that passes runs whole.
     #[test]
     fn pipelined_prefix_waits_for_its_first_part() {
         let rt = runtime();
@@ -1085,11 +1153,13 @@ mod tests {
         let r = rt.submit_pipelined(&batch);
         rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
         let mut got = marks.read().unwrap();
-        got[9] = 0;
-        assert_eq!(check_prefix(r, 2000, &got), 0);
+        // Task 9 is the slow noop, not a mark: as if marked when the prefix ran it.
+        got[9] = u32::from(matches!(&r, Err(crate::Error::PartlyRun { ran, .. }) if *ran > 9));
+        assert_eq!(check_prefix(r, 2000, &got), 1024);
         let good: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
         rt.submit_pipelined(&good).unwrap().wait().unwrap();
-        assert!(marks.read().unwrap().iter().enumerate().all(|(i, &m)| m == 1 || i == 9 && m == 0));
+        // Once each, and once more where the prefix ran (task 9 was the noop there).
+        assert!(marks.read().unwrap().iter().enumerate().all(|(i, &m)| m == 1 + u32::from(i < 1024 && i != 9)));
         rt.close().unwrap();
     }
 
@@ -1111,6 +1181,18 @@ mod tests {
         let wrong: Vec<_> = got.iter().enumerate().filter(|&(i, &m)| m != u32::from(i < 8192)).take(5).collect();
         assert!(wrong.is_empty(), "marks (index, count): {wrong:?}");
         rt.close().unwrap();
+    }
+
+    /// The ramp of a pipelined batch's pieces and parts: sizes `first`, `first`,
+    /// doubling up to `full`, then `full` each; without a ramp, `full` each.
+    #[test]
+    fn ramp_starts() {
+        let starts: Vec<usize> = (0..8).map(|k| super::ramp_start(k, 128, 1024)).collect();
+        assert_eq!(starts, [0, 128, 256, 512, 1024, 2048, 3072, 4096]);
+        let cpu: Vec<usize> = (0..9).map(|k| super::ramp_start(k, 128, 4096)).collect();
+        assert_eq!(cpu, [0, 128, 256, 512, 1024, 2048, 4096, 8192, 12_288]);
+        assert!((0..50).all(|k| super::ramp_start(k, 1024, 1024) == k * 1024));
+        assert!((0..50).all(|k| super::ramp_start(k, 64, 64) == k * 64));
     }
 
     /// A refusal in a lower part wins over a panic in a higher one, whichever part's
