@@ -202,7 +202,7 @@ fn bench(c: &mut Criterion) {
         if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "pipe") {
             feed = Some(vec![
                 ("relay runs (defaults)", base.clone(), true, false, false),
-                ("relay runs again", base.clone(), true, false, false),
+                ("relay runs again", base.clone(), true, false, true),
             ]);
         }
         // DISPATCH_HOST=short: only those and the repeats (the rows that compare).

@@ -11,7 +11,7 @@
 //! What it does not own: the memory (`Buffer`, `host/reclaim.rs`) and the device's copy
 //! of the buffer table (the backend), which the callers write under the same lock.
 
-use resident_shared::{BufferEntry, BufferHandle, CounterId, ElemType, MAX_BUFFERS, MAX_COUNTERS};
+use resident_shared::{BufSlice, BufferEntry, BufferHandle, CounterId, ElemType, MAX_BUFFERS, MAX_COUNTERS};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -96,6 +96,13 @@ impl BufferRegistry {
     /// Index `index`, retired, is free for a new buffer.
     pub fn release(&mut self, index: usize) {
         self.free.push(index as u16);
+    }
+
+    /// Whether `slice` names a live buffer of `elem` and lies within it (the check of
+    /// a task's declared slice, with no entry copied out).
+    #[inline(always)]
+    pub fn holds(&self, slice: BufSlice, elem: ElemType) -> bool {
+        self.entries.get(slice.handle.index()).is_some_and(|e| e.names(slice, elem) && e.contains(slice))
     }
 
     /// The live entry a handle names, if its generation matches.

@@ -94,6 +94,16 @@ fn check_in(
     }
     not_reserved(t)?;
     verdict(t, collect(t, c))?;
+    // The common case first: every item passes, told by a test per item with no
+    // rejection built or copied (about half of an axpy's check, by instruction count).
+    // Otherwise the items again, to name the first bad one.
+    if let Some(items) = c.items()
+        && items.iter().all(|a| passes(a, set, reg, counters))
+    {
+        let mut d = Declared::default();
+        items.iter().for_each(|a| d.note(a));
+        return if d.unchecked { Err(Rejection::RequiresUnchecked(t.id())) } else { Ok(d) };
+    }
     let mut slices = 0;
     let mut first_bad = None;
     let mut one = |a: Access| {
@@ -160,6 +170,17 @@ fn item(a: Access, slices: &mut usize, set: &SetInfo, reg: &BufferRegistry, coun
         Access::Counter(c) if !counters.is_live(c) => Some(Rejection::BadCounter(c.index)),
         Access::Spawns(id) if !set.ids.contains(&id) => Some(Rejection::UnknownChild(id)),
         _ => None,
+    }
+}
+
+/// Whether item `a` passes [`item`] (the same test, without its rejection).
+#[inline(always)]
+fn passes(a: &Access, set: &SetInfo, reg: &BufferRegistry, counters: &CounterRegistry) -> bool {
+    match *a {
+        Access::Slice { slice, elem, .. } => reg.holds(slice, elem),
+        Access::Counter(c) => counters.is_live(c),
+        Access::Spawns(id) => set.ids.contains(&id),
+        Access::Unchecked => true,
     }
 }
 
@@ -276,6 +297,7 @@ mod timing {
         let place = Placement::batch(20_000, 0, 1024);
         println!("validate noop {:.1} us", med(|| validate(&noop, &set, &reg, &counters).unwrap()));
         println!("validate axpy {:.1} us", med(|| validate(&axpy, &set, &reg, &counters).unwrap()));
+        println!("validate 1024 axpys (in cache) {:.2} us", med(|| validate(&axpy[..1024], &set, &reg, &counters).unwrap()));
         println!(
             "stage {:.1} us",
             med(|| {
