@@ -66,6 +66,76 @@ fn reserved(rt: &Runtime, tasks: &[Task]) {
     r.commit().unwrap().wait().unwrap();
 }
 
+/// DISPATCH_HOST=timeline: when the tasks of one 20k batch complete, as the host sees
+/// it. An observer thread reads `Runtime::completed` without pause while the batch runs
+/// and notes when it first passes each mark (tasks of the batch done, in order); the
+/// medians over the runs, from just before the submit. With the time the submit call
+/// returned and the wait ended: whether the device waits for the host's pieces (the
+/// marks follow the pieces' publication) or the host waits for the device.
+fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime, &[Task]) -> resident::Ticket + Sync)) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const MARKS: [usize; 10] = [128, 512, 1024, 2048, 4096, 8192, 12_288, 16_384, 19_456, TASKS];
+    let (warm, runs) = (10, 41);
+    let mut at: Vec<Vec<f64>> = vec![vec![]; MARKS.len()];
+    let (mut returned, mut done) = (vec![], vec![]);
+    for r in 0..warm + runs {
+        let base = rt.completed();
+        let (ready, go) = (AtomicBool::new(false), AtomicBool::new(false));
+        let start = std::sync::OnceLock::new();
+        let seen = std::thread::scope(|s| {
+            let observer = s.spawn(|| {
+                ready.store(true, Ordering::Release);
+                while !go.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                let t0: Instant = *start.get().unwrap();
+                let mut seen = vec![0.0; MARKS.len()];
+                let mut next = 0;
+                while next < MARKS.len() {
+                    let c = (rt.completed() - base) as usize;
+                    let t = t0.elapsed().as_secs_f64() * 1e6;
+                    while next < MARKS.len() && c >= MARKS[next] {
+                        seen[next] = t;
+                        next += 1;
+                    }
+                }
+                seen
+            });
+            while !ready.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            let t0 = Instant::now();
+            start.set(t0).unwrap();
+            go.store(true, Ordering::Release);
+            let ticket = submit(rt, tasks);
+            let back = t0.elapsed().as_secs_f64() * 1e6;
+            ticket.wait().unwrap();
+            let end = t0.elapsed().as_secs_f64() * 1e6;
+            if r >= warm {
+                returned.push(back);
+                done.push(end);
+            }
+            observer.join().unwrap()
+        });
+        if r >= warm {
+            for (k, t) in seen.into_iter().enumerate() {
+                at[k].push(t);
+            }
+        }
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let marks: Vec<String> = MARKS.iter().zip(&mut at).map(|(m, v)| format!("{m}: {:.1}", med(v))).collect();
+    println!(
+        "timeline {label}: submit returned {:.1} us, wait ended {:.1} us; tasks done by (us): {}",
+        med(&mut returned),
+        med(&mut done),
+        marks.join(", ")
+    );
+}
+
 fn config(claim: u32) -> RuntimeConfig {
     // 64 Ki slots: a 20k batch fits whole; a resident list goes in as one run.
     RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
@@ -113,6 +183,18 @@ fn bench(c: &mut Criterion) {
 
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     let base = config(1);
+    if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "timeline") {
+        let rt = Runtime::with_config(base).unwrap();
+        eprintln!("{}", rt.backend());
+        let w = work(&rt);
+        let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
+        for (name, tasks, list) in [("noop", &w.noop, &noop_list), ("axpy", &w.axpy, &axpy_list)] {
+            timeline(&rt, tasks, &format!("{name}, submit"), &|rt, t| rt.submit(t).unwrap());
+            timeline(&rt, tasks, &format!("{name}, submit_pipelined"), &|rt, t| rt.submit_pipelined(t).unwrap());
+            timeline(&rt, tasks, &format!("{name}, resident list"), &|rt, _| rt.submit_list(list).unwrap());
+        }
+        return;
+    }
     // (label, config, host-fed variants too, criterion groups too, baselines after).
     // The default first; then one change each, summary medians only.
     let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
