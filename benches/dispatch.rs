@@ -184,7 +184,10 @@ fn bench(c: &mut Criterion) {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     let base = config(1);
     if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "timeline") {
-        let rt = Runtime::with_config(base).unwrap();
+        // DISPATCH_SPIN_US: how long the submit helpers linger after a pass.
+        let spin = std::env::var("DISPATCH_SPIN_US").ok().and_then(|v| v.parse().ok()).map(Duration::from_micros);
+        let rt = Runtime::with_config(RuntimeConfig { submit_spin: spin.or(base.submit_spin), ..base }).unwrap();
+        eprintln!("submit_spin {spin:?}");
         eprintln!("{}", rt.backend());
         let w = work(&rt);
         let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
@@ -282,8 +285,11 @@ fn bench(c: &mut Criterion) {
         }
         // DISPATCH_HOST=pipe: the defaults only, twice (an A/B of two builds in one call).
         if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "pipe") {
+            let linger = |us| RuntimeConfig { submit_spin: Some(Duration::from_micros(us)), ..base.clone() };
             feed = Some(vec![
                 ("relay runs (defaults)", base.clone(), true, false, false),
+                ("relay runs, helpers linger 200 us", linger(200), true, false, false),
+                ("relay runs, helpers linger 1 ms", linger(1000), true, false, false),
                 ("relay runs again", base.clone(), true, false, true),
             ]);
         }
