@@ -7,6 +7,7 @@ pub(crate) mod helpers;
 pub(crate) mod notifier;
 pub(crate) mod phases;
 pub(crate) mod placement;
+pub(crate) mod prefix;
 pub(crate) mod producer;
 pub(crate) mod publisher;
 pub(crate) mod ticket_state;

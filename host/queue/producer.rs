@@ -21,6 +21,7 @@ use std::time::Instant;
 use super::helpers::PARALLEL_MIN;
 use super::phases::{self, Phase};
 use super::placement::Placement;
+use super::prefix::Prefix;
 use super::publisher::{How, Publication};
 use super::ticket_state::TicketState;
 use crate::registry::Registries;
@@ -664,14 +665,18 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     let checks = PartChecks::new(tasks, promise == Promise::Prefix);
     let parts = checks.parts();
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-    let error = Mutex::new(None);
+    // A failed commit (the runtime's end): the first error, and a flag read before
+    // every piece.
+    let (error, failed) = (Mutex::new(None), AtomicBool::new(false));
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     // `Promise::Prefix`: the parts that passed, and how many from the first on did
-    // (one lock: whoever's part extends the prefix sees every part before it).
-    let prefix = Mutex::new((0usize, vec![false; parts]));
+    // (no lock: host/queue/prefix.rs; with parts of 256, a lock would be taken 80
+    // times a 20k batch by eight threads).
+    let prefix = Prefix::new(parts);
     // `Promise::Prefix`: the pieces taken (to stage, or to leave to the caller for
-    // want of room), in order: `claimed` counts them.
-    let claimed = Mutex::new(0usize);
+    // want of room), in order: `claimed` counts them (a piece is taken once: the
+    // compare-exchange).
+    let claimed = AtomicUsize::new(0);
     let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
     let pass_start = phases::stamp();
     // Stages and commits piece `k` if its room is there (as `done`, the completions
@@ -691,6 +696,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         staged[k].store(true, Ordering::Relaxed);
         if let Err(e) = batch.commit(shared, &pieces[k], compact) {
             error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            failed.store(true, Ordering::Relaxed);
         }
         true
     };
@@ -700,18 +706,20 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     // piece past the prefix.
     let stage_prefix = |passed: usize, done: &mut u64| {
         let covered = checks.covered(passed);
+        let mut k = claimed.load(Ordering::Relaxed);
         loop {
-            let k = {
-                let mut c = claimed.lock().unwrap_or_else(|e| e.into_inner());
-                if *c >= pieces.len() || (pieces[*c].end - batch.first) as usize > covered {
-                    return;
-                }
-                *c += 1;
-                *c - 1
-            };
-            if error.lock().unwrap_or_else(|e| e.into_inner()).is_some() || !stage_commit(k, done) {
+            if k >= pieces.len() || (pieces[k].end - batch.first) as usize > covered {
                 return;
             }
+            // Relaxed: the count hands out pieces (each once), it publishes nothing.
+            if let Err(now) = claimed.compare_exchange_weak(k, k + 1, Ordering::Relaxed, Ordering::Relaxed) {
+                k = now;
+                continue;
+            }
+            if failed.load(Ordering::Relaxed) || !stage_commit(k, done) {
+                return;
+            }
+            k = claimed.load(Ordering::Relaxed);
         }
     };
     shared.helpers.run(parts.max(pieces.len()), &|| {
@@ -725,15 +733,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
             }
             let passed = checks.check(k, shared, &reg);
             if promise == Promise::Prefix && passed {
-                let upto = {
-                    let mut p = prefix.lock().unwrap_or_else(|e| e.into_inner());
-                    p.1[k] = true;
-                    while p.0 < parts && p.1[p.0] {
-                        p.0 += 1;
-                    }
-                    p.0
-                };
-                stage_prefix(upto, &mut done);
+                stage_prefix(prefix.mark(k), &mut done);
             }
             // Release: this part's verdict (`PartChecks::first_bad`) before the count
             // that says it is in; pairs with the acquire below.
@@ -748,8 +748,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
             let mut turns = 0u32;
             loop {
                 let all_in = checked.load(Ordering::Acquire) >= parts;
-                let upto = prefix.lock().unwrap_or_else(|e| e.into_inner()).0;
-                stage_prefix(upto, &mut done);
+                stage_prefix(prefix.get(), &mut done);
                 if all_in {
                     break;
                 }
@@ -775,7 +774,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         done = shared.tracker.advance(&shared.backend);
         loop {
             let k = to_stage.fetch_add(1, Ordering::Relaxed);
-            if k >= pieces.len() || error.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            if k >= pieces.len() || failed.load(Ordering::Relaxed) {
                 phases::since(Phase::PassStaged, pass_start);
                 phases::flush_here();
                 return;
@@ -788,7 +787,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     // (The pass has ended: its writes are seen here.) All or nothing: nothing of a
     // refused batch was staged or committed, its slots become no-ops, published as
     // room comes. A prefix: the pieces inside it are published, the rest voided.
-    let covered = checks.covered(prefix.into_inner().unwrap_or_else(|e| e.into_inner()).0);
+    let covered = checks.covered(prefix.get());
     let bad = checks.take();
     let keep = match (&bad, promise) {
         (None, _) => pieces.len(),
