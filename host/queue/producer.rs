@@ -38,7 +38,7 @@ pub(crate) const PUBLISH_CHUNK: usize = 4096;
 pub(crate) const RELAY_CHUNK: usize = 1024;
 
 /// The first piece and part of a pipelined batch (`Promise::Prefix`); the next ones
-/// double up to the full size ([`ramp_start`]: 1024 a piece, 256 a part). The thread that submits starts on the
+/// double up to the full size ([`ramp_start`]: 1024 a piece, 512 a part). The thread that submits starts on the
 /// first part at once, while the helpers are still waking: so the workers start on
 /// the batch after one small check and one small staging, not after a full part of
 /// each (1024 axpys took ~21 µs to check and ~10 to stage per thread in a pass on the
@@ -670,8 +670,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     let (error, failed) = (Mutex::new(None), AtomicBool::new(false));
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     // `Promise::Prefix`: the parts that passed, and how many from the first on did
-    // (no lock: host/queue/prefix.rs; with parts of 256, a lock would be taken 80
-    // times a 20k batch by eight threads).
+    // (no lock: host/queue/prefix.rs; with small parts, a lock would be taken 40-80
+    // times a 20k batch by eight threads, though no gain from leaving it was measured:
+    // s27f).
     let prefix = Prefix::new(parts);
     // `Promise::Prefix`: the pieces taken (to stage, or to leave to the caller for
     // want of room), in order: `claimed` counts them (a piece is taken once: the
@@ -933,11 +934,13 @@ struct PartChecks<'t> {
 impl<'t> PartChecks<'t> {
     const PART: usize = 1024;
 
-    /// Parts of a batch checked as it is published (`ramp`): 128, 128, then 256 each.
-    /// Small parts let the passed prefix grow smoothly: with parts of 1024, eight
-    /// threads' parts passed at about the same time, in waves, and the first 4096
-    /// axpys of a 20k batch completed 20 µs later than a resident list's (s27d).
-    const PREFIX_PART: usize = 256;
+    /// Parts of a batch checked as it is published (`ramp`): 128, 128, 256, then 512
+    /// each. Small parts let the passed prefix grow smoothly: with parts of 1024, the
+    /// eight threads' parts passed at about the same time, in waves, and the first
+    /// 4096 axpys of a 20k batch completed 20 µs later than a resident list's (s27d).
+    /// Measured against 256 and 1024 in one call (s27g, H100, medians of 8 rows): the
+    /// 20k noop batch 68.5 µs (256: 71.1, 1024: 70.2), axpy 73% of copy (74.5, 71).
+    const PREFIX_PART: usize = 512;
 
     fn new(tasks: &'t [Task], ramp: bool) -> Self {
         let (first, full) = if ramp { (RAMP_FIRST, Self::PREFIX_PART) } else { (Self::PART, Self::PART) };
@@ -1121,7 +1124,7 @@ mod tests {
     /// task's part ran once, nothing from there on, the batch's sequence numbers are
     /// spent (no hole); a bad task in the first part reports the plain refusal. On the
     /// CPU backend the pieces ramp 128, 128, 256, 512, 1024, 2048, then 4096 each; the
-    /// parts are 128, 128, then 256 each.
+    /// parts 128, 128, 256, then 512 each.
     #[test]
     fn pipelined_refusal_runs_the_prefix_only() {
         let rt = runtime();
