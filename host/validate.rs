@@ -33,9 +33,27 @@ pub(crate) fn validate_set<S: resident_device::TaskSet>(
     reg: &BufferRegistry,
     counters: &CounterRegistry,
 ) -> Result<(), Error> {
+    validate_ahead::<S, PREFETCH_AHEAD>(tasks, set, reg, counters)
+}
+
+/// [`validate_set`] with tasks fetched `AHEAD` tasks ahead (0: none); other distances
+/// only in the timing tests.
+#[inline(always)]
+fn validate_ahead<S: resident_device::TaskSet, const AHEAD: usize>(
+    tasks: &[Task],
+    set: &SetInfo,
+    reg: &BufferRegistry,
+    counters: &CounterRegistry,
+) -> Result<(), Error> {
     let mut c = Collected::new();
+    if AHEAD > 0 {
+        // The first tasks too (a batch's first `AHEAD` are not fetched by the loop).
+        tasks.iter().take(AHEAD).for_each(|t| prefetch(Some(t)));
+    }
     for (index, t) in tasks.iter().enumerate() {
-        prefetch(tasks.get(index + PREFETCH_AHEAD));
+        if AHEAD > 0 {
+            prefetch(tasks.get(index + AHEAD));
+        }
         check_in(t, set, reg, counters, &mut c, |t, c| S::declare(t, &mut resident_shared::Declare::collect(c)))
             .map_err(|reason| Error::InvalidTask { index, reason })?;
     }
@@ -46,8 +64,10 @@ pub(crate) fn validate_set<S: resident_device::TaskSet>(
 /// the user's memory is usually not in the host's caches: one thread then checked a
 /// noop in 9.4 ns on the H100 machine's host, against 4 ns for tasks in cache (s24c,
 /// `phase-timing`); the check's branches keep the hardware prefetcher from running far
-/// enough ahead.
-const PREFETCH_AHEAD: usize = 16;
+/// enough ahead. 64 (4 KB ahead), not 16: batches of 1024 noops streamed cold from
+/// 128 MB checked in 6.76 µs against 7.98 (H100 machine's host, s28b; 5.2-5.4 against
+/// 5.6-6.0 on the CI-class host; `timing::cold_stream`), 32 in between.
+const PREFETCH_AHEAD: usize = 64;
 
 /// Asks the CPU to bring `t`'s cache line in (x86-64; elsewhere, nothing).
 #[inline(always)]
@@ -407,6 +427,99 @@ mod timing {
                 );
                 std::hint::black_box(&ring);
             }
+        }
+    }
+
+    /// A stream of batches of 1024 noops from a 128 MB vector (not in cache, as the
+    /// streaming bench's), checked with tasks fetched 0 to 64 ahead, then staged as
+    /// compact records with streaming stores into a 2 MB ring; and one fused pass
+    /// that checks each task and stages it at once. Microseconds a batch, median of
+    /// the stream's batches. `cargo test --release --lib cold_stream -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn cold_stream() {
+        use resident_shared::CompactTask;
+        use std::time::Instant;
+        const N: usize = 1 << 21;
+        const B: usize = 1024;
+        let set = SetInfo::of::<resident_device::Builtins>();
+        let reg = BufferRegistry::new();
+        let counters = CounterRegistry::new();
+        let tasks: Vec<Task> = (0..N as u64).map(Task::noop).collect();
+        let mut ring = vec![<CompactTask as bytemuck::Zeroable>::zeroed(); 1 << 16];
+        let place = Placement::batch(B as u32, 0, 1024);
+        type S = resident_device::Builtins;
+        let mut run = |name: &str, f: &mut dyn FnMut(&[Task], &mut [CompactTask])| {
+            let mut v = vec![];
+            for (k, b) in tasks.chunks(B).enumerate() {
+                let at = (k * B) % ring.len();
+                let t0 = Instant::now();
+                f(b, &mut ring[at..at + B]);
+                v.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+            v.sort_by(f64::total_cmp);
+            println!("{name}: {:.2} us a batch of {B} (median of {})", v[v.len() / 2], v.len());
+        };
+        let stage = |b: &[Task], r: &mut [CompactTask]| {
+            for (i, t) in b.iter().enumerate() {
+                let c = place.apply(i, t).compact().unwrap();
+                // SAFETY: in `r`, 16-byte aligned.
+                unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
+            }
+            crate::cuda::nt_store::fence();
+        };
+        for _ in 0..2 {
+            let run256 = |name: &str, f: &dyn Fn(&[Task])| {
+                let mut v = vec![];
+                for b in tasks.chunks(256) {
+                    let t0 = Instant::now();
+                    f(b);
+                    v.push(t0.elapsed().as_secs_f64() * 1e6);
+                }
+                v.sort_by(f64::total_cmp);
+                println!("{name}: {:.2} us a batch of 256 (median of {})", v[v.len() / 2], v.len());
+            };
+            run256("check, ahead 16", &|b| validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap());
+            run256("check, ahead 64 (now)", &|b| validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap());
+            run("check, ahead 0", &mut |b, _| validate_ahead::<S, 0>(b, &set, &reg, &counters).unwrap());
+            run("check, ahead 16 (before)", &mut |b, _| validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap());
+            run("check, ahead 32", &mut |b, _| validate_ahead::<S, 32>(b, &set, &reg, &counters).unwrap());
+            run("check, ahead 64 (now)", &mut |b, _| validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap());
+            run("stage only (cold)", &mut |b, r| stage(b, r));
+            run("check (16) then stage", &mut |b, r| {
+                validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap();
+                stage(b, r)
+            });
+            run("check (32) then stage", &mut |b, r| {
+                validate_ahead::<S, 32>(b, &set, &reg, &counters).unwrap();
+                stage(b, r)
+            });
+            run("check (64) then stage", &mut |b, r| {
+                validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap();
+                stage(b, r)
+            });
+            run("fused check + stage, ahead 64", &mut |b, r| {
+                let mut c = Collected::new();
+                for (i, t) in b.iter().enumerate() {
+                    prefetch(b.get(i + 64));
+                    check_with(t, &set, &reg, &counters, &mut c).unwrap();
+                    let c = place.apply(i, t).compact().unwrap();
+                    // SAFETY: in `r`, 16-byte aligned.
+                    unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
+                }
+                crate::cuda::nt_store::fence();
+            });
+            run("fused check + stage, ahead 16", &mut |b, r| {
+                let mut c = Collected::new();
+                for (i, t) in b.iter().enumerate() {
+                    prefetch(b.get(i + 16));
+                    check_with(t, &set, &reg, &counters, &mut c).unwrap();
+                    let c = place.apply(i, t).compact().unwrap();
+                    // SAFETY: in `r`, 16-byte aligned.
+                    unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
+                }
+                crate::cuda::nt_store::fence();
+            });
         }
     }
 }

@@ -7,8 +7,12 @@
 use bytemuck::{Pod, Zeroable};
 
 /// Entries in the table; run `r` (counted from 0 by the host) uses entry `r % LIST_RUNS`.
-/// One per lane of a warp: a worker reads the whole table with one load per lane.
-pub const LIST_RUNS: usize = 32;
+/// Two per lane of a warp: a worker scans the table with two loads per lane, in flight
+/// together (only when the run it cached does not hold its slot). 64, not 32: four
+/// producers with eight batches of 256 in flight each (the streaming bench) hold up
+/// to 36 runs, and with 32 entries each waited for an entry as for room (0.89 µs a
+/// batch against 0.09 for one producer, `phase-timing`, H100 2026-11-26, s28a).
+pub const LIST_RUNS: usize = 64;
 
 /// Set in a run's `addr` when its tasks lie in host memory (the host ring, mapped
 /// pinned memory): a worker then reads each task whole, with one round trip over PCIe,

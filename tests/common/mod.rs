@@ -989,13 +989,14 @@ pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, ba
 ///
 /// A wait on a later task lies outside the no-deadlock promise (docs/protocol.md,
 /// "Dependencies"); what this checks is that nothing holds a piece back beyond its own
-/// room. On CUDA a piece's room includes one of the 32 run-table entries (a run of up
-/// to 1024 tasks each), so the ring given here holds at most 32 runs: at most 16Ki
-/// tasks. Both submissions run on a thread of their own: if one of them is stuck, the
-/// timeout closes the runtime, which ends its wait for room.
+/// room. On CUDA a piece's room includes one of the `LIST_RUNS` (64) run-table
+/// entries (a run of up to 1024 tasks each), so the ring given here holds at most
+/// 16Ki tasks: 16 runs, within the table. Both submissions run on a thread of their
+/// own: if one of them is stuck, the timeout closes the runtime, which ends its wait
+/// for room.
 pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
     let cap = rt.capacity();
-    assert!(cap <= 1 << 14, "a ring of at most 32 runs of 1024 (CUDA's run table)");
+    assert!(cap <= 1 << 14, "a ring of at most 16 runs of 1024 (within CUDA's run table)");
     let c = rt.counter().unwrap();
     let waiter = rt.submit(&[Task::noop(0).after(c.id(), 1)]).unwrap();
     let filler = vec![Task::noop(0); cap / 2];

@@ -16,7 +16,7 @@ use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::thread;
 use resident_shared::lists::{holds, pack};
 
-/// Entries in the modelled table (the runtime has `LIST_RUNS` = 32): two, so that the
+/// Entries in the modelled table (the runtime has `LIST_RUNS` = 64): two, so that the
 /// third run reuses entry 0 while a worker of the second run scans both.
 const ENTRIES: usize = 2;
 /// Runs of one task each: seq 0 in entry 0, seq 1 in entry 1, seq 2 in entry 0 again.
