@@ -63,6 +63,11 @@ impl Helpers {
         Self { threads, pool: OnceLock::new(), linger, passes: Arc::default() }
     }
 
+    /// Threads a pass runs on, the caller's included.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Runs `work` on up to `parts` threads at once (the caller's among them) and
     /// returns when every one has returned. Without helpers (one thread, or a pool that
     /// could not start), on the caller alone.

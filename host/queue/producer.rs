@@ -37,12 +37,14 @@ pub(crate) const PUBLISH_CHUNK: usize = 4096;
 /// on the first while the host writes the next.
 pub(crate) const RELAY_CHUNK: usize = 1024;
 
-/// The first piece and part of a pipelined batch (`Promise::Prefix`); the next ones
-/// double up to the full size ([`ramp_start`]: 1024 a piece, 512 a part). The thread that submits starts on the
-/// first part at once, while the helpers are still waking: so the workers start on
-/// the batch after one small check and one small staging, not after a full part of
-/// each (1024 axpys took ~21 µs to check and ~10 to stage per thread in a pass on the
-/// H100 machine's host, s26d, with the helpers joining 5-15 µs late).
+/// The first piece and part of a pipelined batch (`Promise::Prefix`); the next pieces
+/// double up to the full size ([`ramp_start`]: 1024 a piece), the parts double once a
+/// round, a part for each thread of the pass ([`round_start`]: 512 a part). The thread
+/// that submits starts on the first part at once, while the helpers are still waking:
+/// so the workers start on the batch after one small check and one small staging, not
+/// after a full part of each (1024 axpys took ~21 µs to check and ~10 to stage per
+/// thread in a pass on the H100 machine's host, s26d, with the helpers joining 5-15 µs
+/// late).
 pub(crate) const RAMP_FIRST: usize = 128;
 
 /// Where piece or part `k` starts in a ramp of sizes `first`, `first`, `2 first`,
@@ -60,6 +62,21 @@ fn ramp_start(k: usize, first: usize, full: usize) -> usize {
         i += 1;
     }
     at + (k - i) * size
+}
+
+/// Where part `k` starts when the parts go in rounds of `per_round` (one a thread of the
+/// pass), of size `first` in the first round, doubling each round up to `full`, then
+/// `full` each (`first <= full`, `per_round >= 1`). Every thread's first part is small,
+/// so the passed prefix grows from the start at the pace of all threads, not one.
+fn round_start(k: usize, per_round: usize, first: usize, full: usize) -> usize {
+    let (mut at, mut size, mut left) = (0, first, k);
+    while left > 0 && size < full {
+        let n = left.min(per_round);
+        at += n * size;
+        left -= n;
+        size = (size * 2).min(full);
+    }
+    at + left * size
 }
 
 /// The reservations: what the short producer lock guards.
@@ -662,7 +679,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     // `publish_chunk`); their verdict is kept from the checks themselves, so no user
     // code (`declare`) runs after the pass. A prefix's parts are small (its first
     // pieces too: `plan`), and the caller starts on the first at once.
-    let checks = PartChecks::new(tasks, promise == Promise::Prefix);
+    let checks = PartChecks::new(tasks, (promise == Promise::Prefix).then(|| shared.helpers.threads()));
     let parts = checks.parts();
     let (to_check, checked, to_stage) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     // A failed commit (the runtime's end): the first error, and a flag read before
@@ -857,7 +874,7 @@ fn void(shared: &Shared, batch: &Batch, from: usize) {
 /// Validates a large batch on the helper threads, in parts; the first bad task (the
 /// lowest index) is the one reported, as a serial check would.
 fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
-    let checks = PartChecks::new(tasks, false);
+    let checks = PartChecks::new(tasks, None);
     let parts = checks.parts();
     let next = AtomicUsize::new(0);
     shared.helpers.run(parts, &|| {
@@ -916,16 +933,18 @@ impl Bad {
     }
 }
 
-/// A batch checked in parts of `PART` tasks on several threads (of `PREFIX_PART` after
-/// a part of [`RAMP_FIRST`], for a batch checked as it is published): the
+/// A batch checked in parts of `PART` tasks on several threads (for a batch checked as
+/// it is published, of `PREFIX_PART` after a ramp from [`RAMP_FIRST`]: [`round_start`]): the
 /// lowest-indexed [`Bad`] found, kept from the check that found it (parts finish in any
 /// order), which is what a serial check would report, with no user code run again to
 /// name it.
 struct PartChecks<'t> {
     tasks: &'t [Task],
-    /// The size of part 0, and of the parts from the ramp's end on.
+    /// The size of the first round's parts, and of the parts from the ramp's end on;
+    /// parts a round (the pass's threads).
     first: usize,
     full: usize,
+    per_round: usize,
     /// The lowest bad index seen so far: parts after it are skipped.
     first_bad: AtomicUsize,
     lowest: Mutex<Option<(usize, Bad)>>,
@@ -934,17 +953,24 @@ struct PartChecks<'t> {
 impl<'t> PartChecks<'t> {
     const PART: usize = 1024;
 
-    /// Parts of a batch checked as it is published (`ramp`): 128, 128, 256, then 512
-    /// each. Small parts let the passed prefix grow smoothly: with parts of 1024, the
-    /// eight threads' parts passed at about the same time, in waves, and the first
-    /// 4096 axpys of a 20k batch completed 20 µs later than a resident list's (s27d).
-    /// Measured against 256 and 1024 in one call (s27g, H100, medians of 8 rows): the
-    /// 20k noop batch 68.5 µs (256: 71.1, 1024: 70.2), axpy 73% of copy (74.5, 71).
+    /// Parts of a batch checked as it is published (`ramp`, the pass's threads `t`):
+    /// `t` parts of 128, `t` of 256, then 512 each (eight threads: 1024 tasks in parts
+    /// checked side by side at once, 2048 more in the second round). Small parts let the
+    /// passed prefix grow smoothly: with parts of 1024, the eight threads' parts passed
+    /// at about the same time, in waves, and the first 4096 axpys of a 20k batch
+    /// completed 20 µs later than a resident list's (s27d). Parts of 512 after 128, 128
+    /// and 256 (session 27) were measured against 256 and 1024 in one call (s27g, H100,
+    /// medians of 8 rows): the 20k noop batch 68.5 µs (256: 71.1, 1024: 70.2), axpy 73%
+    /// of copy (74.5, 71); there, one thread's part of 512 (10 µs of axpy checks) still
+    /// gated the first 1024 tasks, which completed 10 µs after the list's (s28a).
     const PREFIX_PART: usize = 512;
 
-    fn new(tasks: &'t [Task], ramp: bool) -> Self {
-        let (first, full) = if ramp { (RAMP_FIRST, Self::PREFIX_PART) } else { (Self::PART, Self::PART) };
-        Self { tasks, first, full, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
+    fn new(tasks: &'t [Task], ramp: Option<usize>) -> Self {
+        let (first, full, per_round) = match ramp {
+            Some(threads) => (RAMP_FIRST, Self::PREFIX_PART, threads.max(1)),
+            None => (Self::PART, Self::PART, 1),
+        };
+        Self { tasks, first, full, per_round, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
     }
 
     fn parts(&self) -> usize {
@@ -953,7 +979,7 @@ impl<'t> PartChecks<'t> {
 
     /// Where part `k` starts (the batch's length past its last).
     fn start(&self, k: usize) -> usize {
-        ramp_start(k, self.first, self.full).min(self.tasks.len())
+        round_start(k, self.per_round, self.first, self.full).min(self.tasks.len())
     }
 
     /// Tasks in the first `parts` parts.
@@ -1124,7 +1150,7 @@ mod tests {
     /// task's part ran once, nothing from there on, the batch's sequence numbers are
     /// spent (no hole); a bad task in the first part reports the plain refusal. On the
     /// CPU backend the pieces ramp 128, 128, 256, 512, 1024, 2048, then 4096 each; the
-    /// parts 128, 128, 256, then 512 each.
+    /// parts (four threads) 128 four times, 256 four times, then 512 each.
     #[test]
     fn pipelined_refusal_runs_the_prefix_only() {
         let rt = runtime();
@@ -1202,6 +1228,14 @@ mod tests {
         assert_eq!(cpu, [0, 128, 256, 512, 1024, 2048, 4096, 8192, 12_288]);
         assert!((0..50).all(|k| super::ramp_start(k, 1024, 1024) == k * 1024));
         assert!((0..50).all(|k| super::ramp_start(k, 64, 64) == k * 64));
+        // Parts in rounds: four threads, then eight, then one.
+        let four: Vec<usize> = (0..11).map(|k| super::round_start(k, 4, 128, 512)).collect();
+        assert_eq!(four, [0, 128, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560]);
+        let eight: Vec<usize> = [0, 8, 9, 16, 17].iter().map(|&k| super::round_start(k, 8, 128, 512)).collect();
+        assert_eq!(eight, [0, 1024, 1280, 3072, 3584]);
+        let one: Vec<usize> = (0..5).map(|k| super::round_start(k, 1, 128, 512)).collect();
+        assert_eq!(one, [0, 128, 384, 896, 1408]);
+        assert!((0..50).all(|k| super::round_start(k, 3, 1024, 1024) == k * 1024));
     }
 
     /// A refusal in a lower part wins over a panic in a higher one, whichever part's
