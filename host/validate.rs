@@ -449,19 +449,35 @@ mod timing {
         let mut ring = vec![<CompactTask as bytemuck::Zeroable>::zeroed(); 1 << 16];
         let place = Placement::batch(B as u32, 0, 1024);
         type S = resident_device::Builtins;
-        let mut run = |name: &str, f: &mut dyn FnMut(&[Task], &mut [CompactTask])| {
+        // Median µs of `f` over the stream's batches of `b`, each staged at its place.
+        let mut run = |name: &str, b: usize, f: &mut dyn FnMut(&[Task], &mut [CompactTask])| {
             let mut v = vec![];
-            for (k, b) in tasks.chunks(B).enumerate() {
-                let at = (k * B) % ring.len();
+            for (k, batch) in tasks.chunks(b).enumerate() {
+                let at = (k * b) % ring.len();
                 let t0 = Instant::now();
-                f(b, &mut ring[at..at + B]);
+                f(batch, &mut ring[at..at + b]);
                 v.push(t0.elapsed().as_secs_f64() * 1e6);
             }
             v.sort_by(f64::total_cmp);
-            println!("{name}: {:.2} us a batch of {B} (median of {})", v[v.len() / 2], v.len());
+            println!("{name}: {:.2} us a batch of {b} (median of {})", v[v.len() / 2], v.len());
         };
-        let stage = |b: &[Task], r: &mut [CompactTask]| {
-            for (i, t) in b.iter().enumerate() {
+        // Checks (`check`), or stages (`stage`), or both, `ahead` tasks fetched ahead:
+        // in two passes, or fused into one.
+        let pass = |b: &[Task], r: &mut [CompactTask], check: bool, stage: bool, fused: bool, ahead: usize| {
+            let ok = match (check, fused, ahead) {
+                (false, ..) | (true, true, _) => Ok(()),
+                (true, false, 0) => validate_ahead::<S, 0>(b, &set, &reg, &counters),
+                (true, false, 16) => validate_ahead::<S, 16>(b, &set, &reg, &counters),
+                (true, false, 32) => validate_ahead::<S, 32>(b, &set, &reg, &counters),
+                (true, false, _) => validate_ahead::<S, 64>(b, &set, &reg, &counters),
+            };
+            ok.unwrap();
+            let mut c = Collected::new();
+            for (i, t) in b.iter().enumerate().filter(|_| stage) {
+                if fused {
+                    prefetch(b.get(i + ahead));
+                    check_with(t, &set, &reg, &counters, &mut c).unwrap();
+                }
                 let c = place.apply(i, t).compact().unwrap();
                 // SAFETY: in `r`, 16-byte aligned.
                 unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
@@ -469,57 +485,18 @@ mod timing {
             crate::cuda::nt_store::fence();
         };
         for _ in 0..2 {
-            let run256 = |name: &str, f: &dyn Fn(&[Task])| {
-                let mut v = vec![];
-                for b in tasks.chunks(256) {
-                    let t0 = Instant::now();
-                    f(b);
-                    v.push(t0.elapsed().as_secs_f64() * 1e6);
-                }
-                v.sort_by(f64::total_cmp);
-                println!("{name}: {:.2} us a batch of 256 (median of {})", v[v.len() / 2], v.len());
-            };
-            run256("check, ahead 16", &|b| validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap());
-            run256("check, ahead 64 (now)", &|b| validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap());
-            run("check, ahead 0", &mut |b, _| validate_ahead::<S, 0>(b, &set, &reg, &counters).unwrap());
-            run("check, ahead 16 (before)", &mut |b, _| validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap());
-            run("check, ahead 32", &mut |b, _| validate_ahead::<S, 32>(b, &set, &reg, &counters).unwrap());
-            run("check, ahead 64 (now)", &mut |b, _| validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap());
-            run("stage only (cold)", &mut |b, r| stage(b, r));
-            run("check (16) then stage", &mut |b, r| {
-                validate_ahead::<S, 16>(b, &set, &reg, &counters).unwrap();
-                stage(b, r)
-            });
-            run("check (32) then stage", &mut |b, r| {
-                validate_ahead::<S, 32>(b, &set, &reg, &counters).unwrap();
-                stage(b, r)
-            });
-            run("check (64) then stage", &mut |b, r| {
-                validate_ahead::<S, 64>(b, &set, &reg, &counters).unwrap();
-                stage(b, r)
-            });
-            run("fused check + stage, ahead 64", &mut |b, r| {
-                let mut c = Collected::new();
-                for (i, t) in b.iter().enumerate() {
-                    prefetch(b.get(i + 64));
-                    check_with(t, &set, &reg, &counters, &mut c).unwrap();
-                    let c = place.apply(i, t).compact().unwrap();
-                    // SAFETY: in `r`, 16-byte aligned.
-                    unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
-                }
-                crate::cuda::nt_store::fence();
-            });
-            run("fused check + stage, ahead 16", &mut |b, r| {
-                let mut c = Collected::new();
-                for (i, t) in b.iter().enumerate() {
-                    prefetch(b.get(i + 16));
-                    check_with(t, &set, &reg, &counters, &mut c).unwrap();
-                    let c = place.apply(i, t).compact().unwrap();
-                    // SAFETY: in `r`, 16-byte aligned.
-                    unsafe { crate::cuda::nt_store::write_record(&mut r[i], c) };
-                }
-                crate::cuda::nt_store::fence();
-            });
+            run("check, ahead 16", 256, &mut |b, r| pass(b, r, true, false, false, 16));
+            run("check, ahead 64 (now)", 256, &mut |b, r| pass(b, r, true, false, false, 64));
+            for ahead in [0, 16, 32, 64] {
+                run(&format!("check, ahead {ahead}"), B, &mut |b, r| pass(b, r, true, false, false, ahead));
+            }
+            run("stage only (cold)", B, &mut |b, r| pass(b, r, false, true, false, 0));
+            for ahead in [16, 32, 64] {
+                run(&format!("check ({ahead}) then stage"), B, &mut |b, r| pass(b, r, true, true, false, ahead));
+            }
+            for ahead in [64, 16] {
+                run(&format!("fused check + stage, ahead {ahead}"), B, &mut |b, r| pass(b, r, true, true, true, ahead));
+            }
         }
     }
 }
