@@ -47,21 +47,11 @@ pub(crate) const RELAY_CHUNK: usize = 1024;
 /// late).
 pub(crate) const RAMP_FIRST: usize = 128;
 
-/// Where piece or part `k` starts in a ramp of sizes `first`, `first`, `2 first`,
-/// `4 first`, ... up to `full`, then `full` each (`first <= full`).
+/// Where piece `k` starts in a ramp of sizes `first`, `first`, `2 first`, `4 first`,
+/// ... up to `full`, then `full` each (`first <= full`): a piece of `first`, then
+/// rounds of one piece each.
 fn ramp_start(k: usize, first: usize, full: usize) -> usize {
-    if k == 0 {
-        return 0;
-    }
-    // Part 1 starts at `first`; each next one `size` later, `size` doubling from
-    // `first` until it reaches `full`.
-    let (mut at, mut size, mut i) = (first, first, 1);
-    while i < k && size < full {
-        at += size;
-        size = (size * 2).min(full);
-        i += 1;
-    }
-    at + (k - i) * size
+    if k == 0 { 0 } else { first + round_start(k - 1, 1, first, full) }
 }
 
 /// Where part `k` starts when the parts go in rounds of `per_round` (one a thread of the
