@@ -49,6 +49,12 @@ pub(crate) struct Lifecycle {
     leak: AtomicBool,
     /// The first fault; sticks.
     fault: Mutex<Option<Error>>,
+    /// A fault is recorded (set under `fault`'s lock, after it): the check every
+    /// submission and poll makes reads this flag, a cache line nobody writes while the
+    /// runtime is healthy, and takes the lock only to clone a recorded fault. With the
+    /// lock every time, four producers passed its line around twice a batch (`pre`:
+    /// 0.52 µs a batch against 0.23 for one producer, `phase-timing`, s28c).
+    faulted: AtomicBool,
     phase: Mutex<Phase>,
     ended: Condvar,
 }
@@ -64,6 +70,12 @@ enum Phase {
 impl Lifecycle {
     /// The recorded fault, if any.
     pub fn fault(&self) -> Result<()> {
+        // SeqCst, with the store in `record_fault`: a reader ordered after the record
+        // (by any means) sees it, as it would through the lock; one not ordered after it
+        // may miss it, as it could have taken the lock just before.
+        if !self.faulted.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         match &*self.fault.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(e) => Err(e.clone()),
             None => Ok(()),
@@ -75,7 +87,11 @@ impl Lifecycle {
     pub fn record_fault(&self, e: Error) -> (Error, bool) {
         let mut f = self.fault.lock().unwrap_or_else(|e| e.into_inner());
         let first = f.is_none();
-        (f.get_or_insert(e).clone(), first)
+        let e = f.get_or_insert(e).clone();
+        // After the fault is in place (a reader that sees the flag finds it), before
+        // the lock is released (and before the caller resolves any ticket with it).
+        self.faulted.store(true, Ordering::SeqCst);
+        (e, first)
     }
 
     /// Asks to close. The first caller gets [`CloseTurn::Drain`] and must call
@@ -145,6 +161,18 @@ impl Lifecycle {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// The first fault sticks and every later check reports it, from any thread; none
+    /// is reported before one is recorded.
+    #[test]
+    fn the_first_fault_sticks() {
+        let life = Lifecycle::default();
+        assert_eq!(life.fault(), Ok(()));
+        assert_eq!(life.record_fault(Error::Timeout), (Error::Timeout, true));
+        assert_eq!(life.record_fault(Error::ShutDown), (Error::Timeout, false));
+        assert_eq!(life.fault(), Err(Error::Timeout));
+        std::thread::scope(|s| s.spawn(|| assert_eq!(life.fault(), Err(Error::Timeout))).join().unwrap());
+    }
 
     /// Closers racing: one drains, the others return only once it has finished, with
     /// its outcome; a later one gets it at once.
