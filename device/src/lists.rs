@@ -111,7 +111,8 @@ impl ListTable {
     /// line: the loop's register budget.
     #[inline(never)]
     unsafe fn scan(&self, seq: u32) -> RunCache {
-        // One entry per lane on the GPU; the CPU's one lane reads them all.
+        // `LIST_RUNS / 32` entries a lane on the GPU (two: a lane keeps at most one match,
+        // since only the live run's entry holds `seq`); the CPU's one lane reads them all.
         let mut found = RunCache::EMPTY;
         let mut i = arch::lane_id() as usize;
         while i < LIST_RUNS {

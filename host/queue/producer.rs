@@ -57,7 +57,9 @@ fn ramp_start(k: usize, first: usize, full: usize) -> usize {
 /// Where part `k` starts when the parts go in rounds of `per_round` (one a thread of the
 /// pass), of size `first` in the first round, doubling each round up to `full`, then
 /// `full` each (`first <= full`, `per_round >= 1`). Every thread's first part is small,
-/// so the passed prefix grows from the start at the pace of all threads, not one.
+/// so the passed prefix grows from the start at the pace of all threads, not one. (With
+/// a thread count that is not a power of two, part ends need not fall on piece ends: a
+/// piece then waits for the part that covers its end, which costs pace, not order.)
 fn round_start(k: usize, per_round: usize, first: usize, full: usize) -> usize {
     let (mut at, mut size, mut left) = (0, first, k);
     while left > 0 && size < full {
