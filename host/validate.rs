@@ -383,8 +383,10 @@ mod timing {
         let place = Placement::batch(N as u32, 0, 1024);
         for (name, tasks) in [("noop", &noop), ("axpy", &axpy)] {
             for threads in [1, 2, 4, 8, 12, 16].into_iter().filter(|&t| t <= cores) {
-                let ring = vec![Task::noop(0); N];
-                let ring_at = ring.as_ptr() as usize;
+                let mut ring = vec![Task::noop(0); N];
+                // Written through this pointer only (not `as_ptr`: a shared borrow's
+                // pointer may not be written through).
+                let ring_at = ring.as_mut_ptr() as usize;
                 let barrier = Barrier::new(threads);
                 let share = N.div_ceil(threads);
                 // Per rep and thread: (check, stage) in ns.

@@ -244,8 +244,9 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
 }
 
 /// Mailbox entries polled per poll: lane `k` reads the `span` of the entry of the
-/// `k`-th run after the last one taken (32 bytes over PCIe, where all 32 entries (of the 32 there were then) were
-/// 256 bytes: a one-task round trip was about 0.5 µs slower with those, H100 2026-11-25).
+/// `k`-th run after the last one taken: 32 bytes over PCIe. Reading the whole table
+/// (then 32 entries, 256 bytes) made a one-task round trip about 0.5 µs slower (H100,
+/// 2026-11-25).
 const RUNS_PER_POLL: u32 = 4;
 
 /// The table entry of the run `k` after the `taken` runs published so far.
