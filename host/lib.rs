@@ -66,6 +66,7 @@ mod residency;
 mod runtime;
 mod shutdown;
 pub mod stream;
+mod striped;
 mod sync;
 mod task_list;
 mod task_set;

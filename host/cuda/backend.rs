@@ -114,7 +114,7 @@ pub(crate) struct CudaBackend {
     /// `RuntimeConfig::compact_records`.
     compact_records: bool,
     /// Tasks staged in the compact form so far (`Runtime::compact_tasks`).
-    compact_tasks: std::sync::atomic::AtomicU64,
+    compact_tasks: crate::striped::StripedCounter,
     /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy; off
     /// for good once the transfer stream refuses one (a lent stream may, where the
     /// probe's stream did not).
@@ -511,7 +511,7 @@ impl CudaBackend {
                 nt_store::fence();
             }
             if all {
-                self.compact_tasks.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                self.compact_tasks.add(n as u64);
                 return true;
             }
         }
@@ -522,7 +522,7 @@ impl CudaBackend {
 
     /// Tasks staged in the compact form so far.
     pub fn compact_tasks(&self) -> u64 {
-        self.compact_tasks.load(std::sync::atomic::Ordering::Relaxed)
+        self.compact_tasks.sum()
     }
 
     /// Whether a batch of `n` tasks goes inline through the relay.

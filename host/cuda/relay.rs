@@ -58,6 +58,10 @@ pub(crate) struct Relay {
     /// ring and resident lists (`RuntimeConfig::relay_publish`).
     runs: bool,
     state: Mutex<State>,
+    /// `State::poisoned_at` as last stored, read with no lock by run commits: a run
+    /// commit takes the state's lock only when a rewrite is due (once in
+    /// `POISON_EVERY` tasks), not per run (a line every producer would write).
+    poisoned_hint: AtomicU64,
 }
 
 struct State {
@@ -85,6 +89,7 @@ impl Relay {
             max_batch,
             runs,
             state: Mutex::new(State { relayed_end: None, copy_pending: false, poisoned_at: 0 }),
+            poisoned_hint: AtomicU64::new(0),
         };
         // Zeroed words carry stamp 0, task 0's: poison before the relay starts.
         this.poison(0);
@@ -200,7 +205,9 @@ impl Relay {
     /// too), and stays live until they complete.
     pub unsafe fn commit(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         assert!(entry < LIST_RUNS);
-        {
+        // Relaxed: `poisoned_at` only grows, and commits come in sequence order, so a
+        // hint that lags only sends this commit to the lock, which decides.
+        if first.saturating_sub(self.poisoned_hint.load(Ordering::Relaxed)) >= POISON_EVERY {
             let mut s = self.state.lock().unwrap();
             self.maybe_poison(&mut s, first)?;
         }
@@ -326,6 +333,7 @@ impl Relay {
             }
             self.poison(first);
             s.poisoned_at = first;
+            self.poisoned_hint.store(first, Ordering::Relaxed);
         }
         Ok(())
     }

@@ -15,6 +15,7 @@ use crate::sync::Mutex;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::registrations::Registrations;
 use super::ticket_state::TicketState;
 use crate::Error;
 use crate::backend::Backend;
@@ -29,10 +30,10 @@ const OUT_OF_ORDER_BUDGET: usize = 64;
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
     /// Tickets registered since the last scan took them, in sequence order: producers
-    /// register here, under a lock of its own that a scan holds only to take them, so
-    /// a registration (under the producer lock) never waits for a scan under way.
-    /// Lock order: `scan`, then `incoming`.
-    incoming: Mutex<Incoming>,
+    /// push there with no lock (host/queue/registrations.rs), and a scan takes them
+    /// under `scan`, so a registration never waits for a scan under way, and a poll
+    /// with nothing registered reads one word.
+    incoming: Registrations,
     /// Every task before this sequence number has completed and its record was read;
     /// its ring slot (and completion slot) may be reused.
     completed: AtomicU64,
@@ -40,16 +41,6 @@ pub(crate) struct CompletionTracker {
     segment: u32,
     /// Slots in the ring.
     capacity: u64,
-}
-
-/// Registrations not yet taken by a scan.
-struct Incoming {
-    tickets: Vec<Arc<TicketState>>,
-    /// Set by [`CompletionTracker::fail_all`]: a ticket registered afterwards (a
-    /// producer that checked for a fault just before it was recorded) fails at once,
-    /// so no ticket is ever left unresolved (modelled in tests/loom/tickets.rs; the
-    /// shipped code in `loom_tracker` below).
-    closed: Option<Error>,
 }
 
 struct Scan {
@@ -66,19 +57,18 @@ struct Scan {
 }
 
 impl Scan {
-    /// Moves `incoming`'s registrations to the end of the tickets (the caller holds
-    /// both locks).
-    fn take(&mut self, incoming: &mut Incoming) {
-        if incoming.tickets.is_empty() {
+    /// Appends tickets just taken from the registrations (the caller holds `scan`).
+    fn extend(&mut self, taken: Vec<Arc<TicketState>>) {
+        if taken.is_empty() {
             return;
         }
         if self.tickets.is_empty() {
             self.moved_at = Instant::now();
         }
-        for t in incoming.tickets.drain(..) {
+        self.tickets.extend(taken.into_iter().map(|t| {
             let first = t.first;
-            self.tickets.push_back((t, first));
-        }
+            (t, first)
+        }));
     }
 }
 
@@ -88,7 +78,7 @@ impl CompletionTracker {
     pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
             scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0 }),
-            incoming: Mutex::new(Incoming { tickets: Vec::new(), closed: None }),
+            incoming: Registrations::default(),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
             capacity: capacity as u64,
@@ -105,19 +95,19 @@ impl CompletionTracker {
     /// Into `incoming`, which every reader of the scan's tickets takes first
     /// ([`Self::take_incoming`]): a ticket not taken yet holds back `completed` all the
     /// same, since the scan moves `completed` only through tickets it has.
-    pub fn register(&self, t: Arc<TicketState>) {
-        let mut incoming = self.incoming.lock().unwrap();
-        if let Some(e) = &incoming.closed {
-            t.fail(e.clone());
-            return;
-        }
-        incoming.tickets.push(t);
+    pub fn register(&self, t: &Arc<TicketState>) {
+        self.incoming.push(t);
     }
 
     /// Moves the registrations since the last call to the end of the scan's tickets
     /// (the caller holds the scan's lock).
     fn take_incoming(&self, scan: &mut Scan) {
-        scan.take(&mut self.incoming.lock().unwrap());
+        if self.incoming.is_empty() {
+            return;
+        }
+        let mut taken = Vec::new();
+        self.incoming.take_into(&mut taken);
+        scan.extend(taken);
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
@@ -252,13 +242,11 @@ impl CompletionTracker {
     /// registered from now on: no waiter hangs. The first error sticks.
     pub fn fail_all(&self, error: &Error) {
         let mut scan = self.scan.lock().unwrap();
-        {
-            // Closed under the lock registrations take, in the same hold as the last
-            // take: a registration after it fails at once, one before it is taken here.
-            let mut incoming = self.incoming.lock().unwrap();
-            incoming.closed.get_or_insert_with(|| error.clone());
-            scan.take(&mut incoming);
-        }
+        // Closed under the scan's lock (which every take holds): a registration after
+        // the close fails at once, one before it is taken here.
+        let mut taken = Vec::new();
+        self.incoming.close(error, &mut taken);
+        scan.extend(taken);
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());
         }
@@ -358,13 +346,13 @@ mod loom_tracker {
         loom::model(|| {
             let tracker = Arc::new(CompletionTracker::new(64, 32));
             let early = Arc::new(TicketState::new(0, 1, false, false));
-            tracker.register(early.clone());
+            tracker.register(&early);
             let late = Arc::new(TicketState::new(1, 2, false, false));
             let h = {
                 let tracker = tracker.clone();
                 loom::thread::spawn(move || tracker.fail_all(&Error::ShutDown))
             };
-            tracker.register(late.clone());
+            tracker.register(&late);
             h.join().unwrap();
             for t in [&early, &late] {
                 assert!(t.is_done(), "a ticket left unresolved");

@@ -10,4 +10,5 @@ pub(crate) mod placement;
 pub(crate) mod prefix;
 pub(crate) mod producer;
 pub(crate) mod publisher;
+pub(crate) mod registrations;
 pub(crate) mod ticket_state;

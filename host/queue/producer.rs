@@ -440,7 +440,7 @@ fn reserve_once(
     let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
     phases::lap(Phase::Reserve);
     // In reservation order: the tracker's tickets are in sequence order.
-    shared.tracker.register(ticket.clone());
+    shared.tracker.register(&ticket);
     phases::lap(Phase::Register);
     drop(p);
     drop(reg);

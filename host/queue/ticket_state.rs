@@ -1,7 +1,7 @@
 //! What a ticket knows: its range of sequence numbers and, once done, its outcome.
 
 use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use resident_shared::Status;
 
 use crate::Error;
@@ -26,13 +26,16 @@ pub(crate) struct TicketState {
     pub express: bool,
     done: AtomicBool,
     pub outcome: Mutex<Outcome>,
+    /// The ticket registered before it, while both wait in the tracker's
+    /// registrations (host/queue/registrations.rs, which alone touches it).
+    pub(super) next: AtomicPtr<TicketState>,
 }
 
 impl TicketState {
     pub fn new(first: u64, end: u64, keep_results: bool, express: bool) -> Self {
         let results = if keep_results { Vec::with_capacity((end - first) as usize) } else { Vec::new() };
         let outcome = Mutex::new(Outcome { results, ..Outcome::default() });
-        Self { first, end, keep_results, express, done: AtomicBool::new(false), outcome }
+        Self { first, end, keep_results, express, done: AtomicBool::new(false), outcome, next: AtomicPtr::new(std::ptr::null_mut()) }
     }
 
     pub fn is_done(&self) -> bool {
