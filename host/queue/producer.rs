@@ -559,8 +559,14 @@ impl Batch {
 
 /// One publication on the backend (by whichever producer's turn it is).
 fn publish(shared: &Shared, p: &Publication) -> Result<()> {
-    // A producer may publish another's piece: the context must be this thread's.
-    shared.bind()?;
+    // A producer may publish another's piece: the context must be this thread's for a
+    // driver call. A run that the relay passes on is stores into the mailbox, with no
+    // driver call (CUDA's `publish_run` when runs go over the host ring): no bind,
+    // which is a driver call of its own (`cuCtxGetCurrent`) in every commit.
+    let relayed_run = matches!(p.how, How::Run { .. }) && shared.backend.host_ring().is_some();
+    if !relayed_run {
+        shared.bind()?;
+    }
     let published = match p.how {
         // SAFETY: the slots and the entry are free (the piece's producer waited for
         // them before it staged); for a resident list `from..` lies in the list (the
