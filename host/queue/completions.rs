@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::registrations::Registrations;
@@ -34,6 +34,8 @@ pub(crate) struct CompletionTracker {
     /// under `scan`, so a registration never waits for a scan under way, and a poll
     /// with nothing registered reads one word.
     incoming: Registrations,
+    /// A thread holds `scan` in [`advance`](Self::advance) (a hint for the others).
+    scanning: AtomicBool,
     /// Every task before this sequence number has completed and its record was read;
     /// its ring slot (and completion slot) may be reused.
     completed: AtomicU64,
@@ -79,6 +81,7 @@ impl CompletionTracker {
         Self {
             scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0 }),
             incoming: Registrations::default(),
+            scanning: AtomicBool::new(false),
             completed: AtomicU64::new(0),
             segment: resident_shared::segment::segment_size(capacity).min(max_segment),
             capacity: capacity as u64,
@@ -133,7 +136,24 @@ impl CompletionTracker {
     /// per poll; after it, `OUT_OF_ORDER_BUDGET` tickets behind it a call, round robin).
     /// `completed`, which frees ring slots, still moves only in order.
     pub fn advance(&self, backend: &Backend) -> u64 {
+        // A scan under way: its result, as a failed `try_lock` would give, with a load
+        // of a line the scanner writes twice a scan instead of an RMW on the lock's
+        // line by every waiter at every poll (test and test-and-set). Relaxed: a hint;
+        // nothing is read through it.
+        if self.scanning.load(Ordering::Relaxed) {
+            return self.completed();
+        }
         let Ok(mut scan) = self.scan.try_lock() else { return self.completed() };
+        // Cleared on the way out, by unwinding too: a flag left set would stop every
+        // scan but `advance_all`'s.
+        struct Scanning<'a>(&'a AtomicBool);
+        impl Drop for Scanning<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Relaxed);
+            }
+        }
+        self.scanning.store(true, Ordering::Relaxed);
+        let _scanning = Scanning(&self.scanning);
         self.scan_locked(backend, &mut scan)
     }
 
@@ -183,8 +203,12 @@ impl CompletionTracker {
             scan.tickets.pop_front();
             scan.moved_at = Instant::now();
         }
-        // Release: see `completed`.
-        self.completed.store(scan.prefix, Ordering::Release);
+        // Release: see `completed`. Stored only when it moved (this scan is its only
+        // writer): every producer reads the line for room, and a store of the same
+        // value would take it from all of them.
+        if self.completed.load(Ordering::Relaxed) != scan.prefix {
+            self.completed.store(scan.prefix, Ordering::Release);
+        }
         scan.prefix
     }
 

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::helpers::PARALLEL_MIN;
+use super::helpers::{MID_MIN, PARALLEL_MIN};
 use super::phases::{self, Phase};
 use super::placement::Placement;
 use super::prefix::Prefix;
@@ -166,6 +166,18 @@ pub(crate) struct Batch {
     /// Its host tasks are still to be checked: a large batch is checked after its
     /// reservation, in the pass that stages it ([`check_stage_commit`]).
     unchecked: bool,
+}
+
+/// How a batch is cut into pieces ([`plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// Pieces of the publication chunk.
+    Even,
+    /// A batch checked as it is published: small pieces first ([`ramp_start`]).
+    Ramp,
+    /// A mid-size batch checked and staged on two threads: a piece each, at most the
+    /// chunk.
+    Halves,
 }
 
 /// What a submission promises about a batch with a refused task.
@@ -363,7 +375,22 @@ fn reserve_once(
     // are: a buffer dropped before the check is refused by it, and one dropped after
     // it is kept until everything reserved before the drop read `next` has completed
     // (host/reclaim.rs).
-    let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
+    //
+    // A mid-size one (`MID_MIN..PARALLEL_MIN`) too, in halves on two threads, but only
+    // while a helper is awake (spinning after a pass: `Helpers::awake`): waking one
+    // from sleep costs more than the batch's serial check and staging (15-23 µs, s25j).
+    // One that finds none awake goes serially and wakes one for the next, so that a
+    // stream of them runs in halves from its second batch on.
+    let mid = wait
+        && matches!(src, Source::Host(_))
+        && (MID_MIN..PARALLEL_MIN).contains(&n)
+        && origin == Origin::User
+        && helpers_may_commit(shared, host_ring)
+        && shared.helpers.lingers();
+    let unchecked = (parallel || (mid && shared.helpers.awake())) && origin == Origin::User && helpers_may_commit(shared, host_ring);
+    if mid && !unchecked {
+        shared.helpers.wake(1);
+    }
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -390,6 +417,10 @@ fn reserve_once(
         _ => {}
     }
     phases::lap(Phase::Check);
+    // Allocated before the lock, which every producer waits for: the ticket (its place
+    // in the sequence is set under the lock) and room for the pieces.
+    let mut ticket = Arc::new(TicketState::new(0, n as u64, keep_results, express));
+    let mut pieces = Vec::with_capacity(n / RAMP_FIRST + 2);
     // The reservation: sequence numbers, table entries, the ticket.
     let mut p = match shared.producer.try_lock() {
         Ok(p) => p,
@@ -419,8 +450,12 @@ fn reserve_once(
     let first = p.next;
     // A batch checked as it is published starts with small pieces (and is checked in
     // small parts: `PartChecks`).
-    let ramp = unchecked && promise == Promise::Prefix;
-    let pieces = plan(shared, &p, src, first, n, host_ring.is_some(), ramp);
+    let shape = match (unchecked, promise) {
+        (true, Promise::Prefix) => Shape::Ramp,
+        (true, Promise::AllOrNothing) if n < PARALLEL_MIN => Shape::Halves,
+        _ => Shape::Even,
+    };
+    plan(shared, &p, src, first, n, host_ring.is_some(), shape, &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -437,7 +472,11 @@ fn reserve_once(
             p.run_ends[e] = piece.end;
         }
     }
-    let ticket = Arc::new(TicketState::new(first, first + n as u64, keep_results, express));
+    {
+        // Not shared yet: registered just below.
+        let t = Arc::get_mut(&mut ticket).expect("a ticket not registered yet has one owner");
+        (t.first, t.end) = (first, first + n as u64);
+    }
     phases::lap(Phase::Reserve);
     // In reservation order: the tracker's tickets are in sequence order.
     shared.tracker.register(&ticket);
@@ -587,7 +626,7 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
     })
 }
 
-/// The pieces a batch is published in. Host tasks go in pieces of `publish_chunk`
+/// The pieces a batch is published in, into `out`. Host tasks go in pieces of `publish_chunk`
 /// so the workers start early; a resident list is neither staged nor copied, so it
 /// goes in as few runs as the ring allows (or `list_chunk` tasks per run). Pieces are
 /// multiples of the segment size (powers of two, the segment at most half the ring)
@@ -601,7 +640,8 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
 /// may then be split across pieces; the wait always ends still, because a piece's room
 /// needs completed only tasks at least half a ring before its end (a segment is at
 /// most half the ring), all of them before this batch and published already.
-fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, ramp: bool) -> Vec<Piece> {
+#[allow(clippy::too_many_arguments)]
+fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, shape: Shape, out: &mut Vec<Piece>) {
     let cap = shared.backend.capacity() as u64;
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
@@ -613,6 +653,8 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
                 0 => PUBLISH_CHUNK,
                 c => piece(c),
             };
+            // Halves: a mid-size batch staged on two threads, a piece each.
+            let c = if shape == Shape::Halves { c.min(n.div_ceil(2).next_power_of_two()) } else { c };
             (c.min(cap as usize / 2), c.min(cap as usize / 2))
         }
         Source::Resident { .. } => {
@@ -620,12 +662,12 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
             (if shared.config.list_first_piece == 0 { rest } else { piece(shared.config.list_first_piece) }, rest)
         }
     };
-    let mut out: Vec<Piece> = vec![];
+    out.clear();
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
         let size = match out.len() {
-            k if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
+            k if shape == Shape::Ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
             0 => first_chunk,
             _ => chunk,
         };
@@ -647,7 +689,6 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
         out.push(Piece { at, end, entry, entry_end });
         at = end;
     }
-    out
 }
 
 /// A large host batch reserved unchecked (see `reserve_once`), in one pass of the
@@ -966,6 +1007,11 @@ impl<'t> PartChecks<'t> {
     fn new(tasks: &'t [Task], ramp: Option<usize>) -> Self {
         let (first, full, per_round) = match ramp {
             Some(threads) => (RAMP_FIRST, Self::PREFIX_PART, threads.max(1)),
+            // A mid-size batch: two parts, one a thread (`Shape::Halves`).
+            None if tasks.len() < PARALLEL_MIN => {
+                let half = tasks.len().div_ceil(2).next_power_of_two().min(Self::PART);
+                (half, half, 1)
+            }
             None => (Self::PART, Self::PART, 1),
         };
         Self { tasks, first, full, per_round, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
@@ -1123,6 +1169,57 @@ mod tests {
             assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "at {at}: a hole in the sequence");
             assert!(marks.read().unwrap().iter().all(|&m| m == 0), "at {at}: a task of the voided batch ran");
         }
+        rt.close().unwrap();
+    }
+
+    /// Mid-size batches (`MID_MIN..PARALLEL_MIN`) streamed with helpers that linger,
+    /// so that all but the first go in halves on two threads: every task of every
+    /// accepted batch runs once; a refused one (a bad task in either half) runs none
+    /// and reports its lowest bad index, as a serial check would; one whose check
+    /// panics voids its numbers and the next batch runs.
+    #[test]
+    fn mid_size_batches_in_halves_exactly_once() {
+        let mut image = KernelImage::builtin();
+        image.set.validate = validate;
+        image.set.declare_collect = declare_collect;
+        let rt = Runtime::with_config(RuntimeConfig {
+            capacity: 1 << 14,
+            cpu_workers: 2,
+            submit_threads: 4,
+            submit_spin: Some(Duration::from_millis(20)),
+            image,
+            ..RuntimeConfig::cpu()
+        })
+        .unwrap();
+        let n_max = 4095;
+        let marks = rt.buffer_from(&vec![0u32; n_max]).unwrap();
+        let mut runs = vec![0u32; n_max];
+        for (i, n) in [1024usize, 1500, 2048, 3000, 4095, 1024, 1025, 2047].into_iter().cycle().take(40).enumerate() {
+            let mut batch: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
+            match i % 5 {
+                // Two bad tasks, one in each half: the lower one is reported.
+                3 => {
+                    let bad = Task::mark(marks.all(), n_max as u32 + 7);
+                    batch[n - 1] = bad;
+                    batch[n / 3] = bad;
+                    match rt.submit(&batch) {
+                        Err(crate::Error::InvalidTask { index, .. }) => assert_eq!(index, n / 3, "batch {i} of {n}"),
+                        other => panic!("batch {i} of {n}: {other:?}"),
+                    }
+                }
+                4 => {
+                    batch[n / 2 + 1] = Task::noop(PANICS);
+                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit(&batch)));
+                    assert!(caught.is_err(), "batch {i} of {n}: the panic reaches the caller");
+                }
+                _ => {
+                    rt.submit(&batch).unwrap().wait_timeout(Duration::from_secs(10)).unwrap();
+                    runs[..n].iter_mut().for_each(|r| *r += 1);
+                }
+            }
+        }
+        rt.submit(&[Task::noop(0)]).unwrap().wait_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(marks.read().unwrap(), runs, "a task lost or run twice");
         rt.close().unwrap();
     }
 
