@@ -10,13 +10,6 @@ use std::time::{Duration, Instant};
 /// Tasks from which a batch is validated and staged on several threads.
 pub(crate) const PARALLEL_MIN: usize = 4096;
 
-/// Tasks from which a batch is validated and staged in halves on two threads, when a
-/// helper is awake ([`Helpers::awake`]). One thread checks and stages a batch of 1024
-/// cold noops in 12-14 µs on the H100 machine's host, bound by that core's memory
-/// bandwidth (the check reads 64 KB, the staging writes 32 KB: s28b, s28c), so one
-/// producer could not reach 100 M tasks/s in batches of 1024 alone.
-pub(crate) const MID_MIN: usize = 1024;
-
 /// How long helpers stay awake after a pass where spinning is allowed (`Helpers::new`).
 pub(crate) const LINGER: Duration = Duration::from_micros(50);
 
@@ -32,10 +25,6 @@ pub(crate) struct Helpers {
     /// pass begins or while one is under way (another producer's, whose jobs may wait
     /// for this thread), so that its thread takes that pass's work at once.
     passes: Arc<Passes>,
-    /// Until when (nanoseconds from `epoch`) the helpers last told to linger spin: a
-    /// hint for [`Helpers::awake`].
-    awake_until: AtomicU64,
-    epoch: Instant,
 }
 
 #[derive(Default)]
@@ -71,34 +60,7 @@ impl Helpers {
             n => n,
         };
         let linger = linger.unwrap_or(if spin_ok && cores >= threads.saturating_mul(2) { LINGER } else { Duration::ZERO });
-        Self { threads, pool: OnceLock::new(), linger, passes: Arc::default(), awake_until: AtomicU64::new(0), epoch: Instant::now() }
-    }
-
-    /// Whether helpers linger (spin) after a pass at all.
-    pub fn lingers(&self) -> bool {
-        !self.linger.is_zero() && self.threads > 1 && !inside_rayon()
-    }
-
-    /// Whether a helper is likely awake now: told to linger, with at least a fifth of
-    /// its linger left (so that it is still spinning when the pass's job reaches the
-    /// pool), or in a pass under way (it lingers again after it). A hint: a pass that
-    /// finds every helper asleep still completes, on the caller if need be, only later.
-    pub fn awake(&self) -> bool {
-        // Relaxed: hints only (see `linger`).
-        let until = self.awake_until.load(Ordering::Relaxed);
-        let now = self.epoch.elapsed().as_nanos() as u64;
-        now + (self.linger.as_nanos() as u64) / 5 < until || self.passes.running.load(Ordering::Relaxed) > 0
-    }
-
-    /// Keeps `n` helpers awake for the linger time, with no pass: for the next batch
-    /// (a mid-size one that found none awake). Returns at once.
-    pub fn wake(&self, n: usize) {
-        if !self.lingers() {
-            return;
-        }
-        if let Some(pool) = self.pool() {
-            self.linger(pool, n.min(self.threads - 1));
-        }
+        Self { threads, pool: OnceLock::new(), linger, passes: Arc::default() }
     }
 
     /// Threads a pass runs on, the caller's included.
@@ -150,7 +112,6 @@ impl Helpers {
         let seen = self.passes.begun.load(Ordering::Relaxed);
         // (At most 1 s: `RuntimeConfig::validate`.)
         let Some(until) = Instant::now().checked_add(self.linger) else { return };
-        self.awake_until.store((until - self.epoch).as_nanos() as u64, Ordering::Relaxed);
         for _ in 0..n {
             let passes = self.passes.clone();
             pool.spawn(move || {

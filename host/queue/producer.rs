@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::helpers::{MID_MIN, PARALLEL_MIN};
+use super::helpers::PARALLEL_MIN;
 use super::phases::{self, Phase};
 use super::placement::Placement;
 use super::prefix::Prefix;
@@ -166,18 +166,6 @@ pub(crate) struct Batch {
     /// Its host tasks are still to be checked: a large batch is checked after its
     /// reservation, in the pass that stages it ([`check_stage_commit`]).
     unchecked: bool,
-}
-
-/// How a batch is cut into pieces ([`plan`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Shape {
-    /// Pieces of the publication chunk.
-    Even,
-    /// A batch checked as it is published: small pieces first ([`ramp_start`]).
-    Ramp,
-    /// A mid-size batch checked and staged on two threads: a piece each, at most the
-    /// chunk.
-    Halves,
 }
 
 /// What a submission promises about a batch with a refused task.
@@ -375,22 +363,7 @@ fn reserve_once(
     // are: a buffer dropped before the check is refused by it, and one dropped after
     // it is kept until everything reserved before the drop read `next` has completed
     // (host/reclaim.rs).
-    //
-    // A mid-size one (`MID_MIN..PARALLEL_MIN`) too, in halves on two threads, but only
-    // while a helper is awake (spinning after a pass: `Helpers::awake`): waking one
-    // from sleep costs more than the batch's serial check and staging (15-23 µs, s25j).
-    // One that finds none awake goes serially and wakes one for the next, so that a
-    // stream of them runs in halves from its second batch on.
-    let mid = wait
-        && matches!(src, Source::Host(_))
-        && (MID_MIN..PARALLEL_MIN).contains(&n)
-        && origin == Origin::User
-        && helpers_may_commit(shared, host_ring)
-        && shared.helpers.lingers();
-    let unchecked = (parallel || (mid && shared.helpers.awake())) && origin == Origin::User && helpers_may_commit(shared, host_ring);
-    if mid && !unchecked {
-        shared.helpers.wake(1);
-    }
+    let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -450,12 +423,8 @@ fn reserve_once(
     let first = p.next;
     // A batch checked as it is published starts with small pieces (and is checked in
     // small parts: `PartChecks`).
-    let shape = match (unchecked, promise) {
-        (true, Promise::Prefix) => Shape::Ramp,
-        (true, Promise::AllOrNothing) if n < PARALLEL_MIN => Shape::Halves,
-        _ => Shape::Even,
-    };
-    plan(shared, &p, src, first, n, host_ring.is_some(), shape, &mut pieces);
+    let ramp = unchecked && promise == Promise::Prefix;
+    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -641,7 +610,7 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
 /// needs completed only tasks at least half a ring before its end (a segment is at
 /// most half the ring), all of them before this batch and published already.
 #[allow(clippy::too_many_arguments)]
-fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, shape: Shape, out: &mut Vec<Piece>) {
+fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, ramp: bool, out: &mut Vec<Piece>) {
     let cap = shared.backend.capacity() as u64;
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
@@ -653,8 +622,6 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
                 0 => PUBLISH_CHUNK,
                 c => piece(c),
             };
-            // Halves: a mid-size batch staged on two threads, a piece each.
-            let c = if shape == Shape::Halves { c.min(n.div_ceil(2).next_power_of_two()) } else { c };
             (c.min(cap as usize / 2), c.min(cap as usize / 2))
         }
         Source::Resident { .. } => {
@@ -667,7 +634,7 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     while at < first + n as u64 {
         let off = (at - first) as usize;
         let size = match out.len() {
-            k if shape == Shape::Ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
+            k if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
             0 => first_chunk,
             _ => chunk,
         };
@@ -1007,11 +974,6 @@ impl<'t> PartChecks<'t> {
     fn new(tasks: &'t [Task], ramp: Option<usize>) -> Self {
         let (first, full, per_round) = match ramp {
             Some(threads) => (RAMP_FIRST, Self::PREFIX_PART, threads.max(1)),
-            // A mid-size batch: two parts, one a thread (`Shape::Halves`).
-            None if tasks.len() < PARALLEL_MIN => {
-                let half = tasks.len().div_ceil(2).next_power_of_two().min(Self::PART);
-                (half, half, 1)
-            }
             None => (Self::PART, Self::PART, 1),
         };
         Self { tasks, first, full, per_round, first_bad: AtomicUsize::new(usize::MAX), lowest: Mutex::new(None) }
@@ -1169,57 +1131,6 @@ mod tests {
             assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "at {at}: a hole in the sequence");
             assert!(marks.read().unwrap().iter().all(|&m| m == 0), "at {at}: a task of the voided batch ran");
         }
-        rt.close().unwrap();
-    }
-
-    /// Mid-size batches (`MID_MIN..PARALLEL_MIN`) streamed with helpers that linger,
-    /// so that all but the first go in halves on two threads: every task of every
-    /// accepted batch runs once; a refused one (a bad task in either half) runs none
-    /// and reports its lowest bad index, as a serial check would; one whose check
-    /// panics voids its numbers and the next batch runs.
-    #[test]
-    fn mid_size_batches_in_halves_exactly_once() {
-        let mut image = KernelImage::builtin();
-        image.set.validate = validate;
-        image.set.declare_collect = declare_collect;
-        let rt = Runtime::with_config(RuntimeConfig {
-            capacity: 1 << 14,
-            cpu_workers: 2,
-            submit_threads: 4,
-            submit_spin: Some(Duration::from_millis(20)),
-            image,
-            ..RuntimeConfig::cpu()
-        })
-        .unwrap();
-        let n_max = 4095;
-        let marks = rt.buffer_from(&vec![0u32; n_max]).unwrap();
-        let mut runs = vec![0u32; n_max];
-        for (i, n) in [1024usize, 1500, 2048, 3000, 4095, 1024, 1025, 2047].into_iter().cycle().take(40).enumerate() {
-            let mut batch: Vec<Task> = (0..n).map(|k| Task::mark(marks.all(), k as u32)).collect();
-            match i % 5 {
-                // Two bad tasks, one in each half: the lower one is reported.
-                3 => {
-                    let bad = Task::mark(marks.all(), n_max as u32 + 7);
-                    batch[n - 1] = bad;
-                    batch[n / 3] = bad;
-                    match rt.submit(&batch) {
-                        Err(crate::Error::InvalidTask { index, .. }) => assert_eq!(index, n / 3, "batch {i} of {n}"),
-                        other => panic!("batch {i} of {n}: {other:?}"),
-                    }
-                }
-                4 => {
-                    batch[n / 2 + 1] = Task::noop(PANICS);
-                    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit(&batch)));
-                    assert!(caught.is_err(), "batch {i} of {n}: the panic reaches the caller");
-                }
-                _ => {
-                    rt.submit(&batch).unwrap().wait_timeout(Duration::from_secs(10)).unwrap();
-                    runs[..n].iter_mut().for_each(|r| *r += 1);
-                }
-            }
-        }
-        rt.submit(&[Task::noop(0)]).unwrap().wait_timeout(Duration::from_secs(10)).unwrap();
-        assert_eq!(marks.read().unwrap(), runs, "a task lost or run twice");
         rt.close().unwrap();
     }
 
