@@ -51,7 +51,7 @@ impl<T: Element> Buffer<T> {
         let born = shared.publisher.published();
         // The entry is in the device's table before any producer can see the handle
         // (the write lock), so before any task naming it is published.
-        let mut r = shared.registries.write().unwrap_or_else(|e| e.into_inner());
+        let mut r = shared.registries.write();
         let handle = r.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
         if let Err(e) = shared.backend.set_buffer_entry(handle.index(), r.registry.entry(handle).unwrap()) {
             r.registry.unregister(handle);
@@ -204,7 +204,7 @@ impl<T: Element> Drop for Buffer<T> {
         // memory and the table entry stay for those tasks (host/reclaim.rs): the drop
         // never waits.
         let target = {
-            let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
+            let mut r = self.shared.registries.write();
             r.registry.retire(self.handle);
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };

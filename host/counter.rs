@@ -45,7 +45,7 @@ impl Counter {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         shared.usable()?;
         shared.reclaim();
-        let mut p = shared.registries.write().unwrap_or_else(|e| e.into_inner());
+        let mut p = shared.registries.write();
         let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
         // Zero, and not dropped, before any task that names it can be published: the
         // copies complete before this returns, under the registries' write lock.
@@ -80,7 +80,7 @@ impl Drop for Counter {
         // dropped flag, which they poll, `resident_device::deps`); the id is free again
         // once every task before the drop has completed (host/reclaim.rs). Never waits.
         let target = {
-            let mut r = self.shared.registries.write().unwrap_or_else(|e| e.into_inner());
+            let mut r = self.shared.registries.write();
             r.counters.retire(self.id);
             self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
         };

@@ -59,6 +59,7 @@ pub mod nccl;
 mod partition;
 mod peer_link;
 mod queue;
+mod read_mostly;
 mod reclaim;
 mod registry;
 mod reservation;

@@ -73,7 +73,7 @@ impl Shared {
             return;
         }
         let _ = self.bind();
-        let mut r = self.registries.write().unwrap_or_else(|e| e.into_inner());
+        let mut r = self.registries.write();
         for held in free {
             match held {
                 Held::Buffer { index, mem } => {

@@ -1,6 +1,7 @@
 //! The registries: which buffers and counters are live, as tasks are checked against
 //! them (`host/validate.rs`) and as the device's tables say. Read by producers (under
-//! the runtime's `RwLock`, from validation until the reservation), written when a
+//! the runtime's read-mostly lock, host/read_mostly.rs, from validation until the
+//! reservation), written when a
 //! buffer or counter is made, retired by a drop, or released (`host/reclaim.rs`).
 //!
 //! Identity across the process: a buffer handle (index, generation) is handed out once

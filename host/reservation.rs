@@ -137,7 +137,7 @@ impl Reservation<'_> {
         }
         let shared = &self.rt.shared;
         {
-            let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            let reg = shared.registries.read();
             for (index, t) in tasks.iter().enumerate() {
                 crate::validate::check_with(t, &shared.set, &reg.registry, &reg.counters, &mut self.checks)
                     .map_err(|reason| Error::InvalidTask { index, reason })?;

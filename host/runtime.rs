@@ -36,7 +36,7 @@ pub(crate) struct Shared {
     /// The reservations (sequence numbers, list-run entries): a short lock per batch.
     pub producer: Mutex<Producer>,
     /// The live buffers and counters that tasks are checked against.
-    pub registries: std::sync::RwLock<Registries>,
+    pub registries: crate::read_mostly::ReadMostly<Registries>,
     /// Publication in sequence order, handed from producer to producer.
     pub publisher: Publisher,
     pub tracker: CompletionTracker,
@@ -359,7 +359,7 @@ impl Runtime {
                 set: config.image.set,
                 config,
                 producer: Mutex::new(Producer::new()),
-                registries: std::sync::RwLock::new(Registries::new()),
+                registries: crate::read_mostly::ReadMostly::new(Registries::new()),
                 publisher: Publisher::default(),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
@@ -424,7 +424,7 @@ impl Runtime {
     /// runtime is measured against.
     pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
         {
-            let r = self.shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            let r = self.shared.registries.read();
             crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &r.registry, &r.counters)?;
         }
         Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })

@@ -6,15 +6,16 @@ use crossbeam::utils::CachePadded;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Stripes: producers seldom exceed this; two threads on one stripe are still correct.
-const STRIPES: usize = 8;
+pub(crate) const STRIPES: usize = 8;
 
 #[derive(Default)]
 pub(crate) struct StripedCounter {
     stripes: [CachePadded<AtomicU64>; STRIPES],
 }
 
-/// This thread's stripe: threads take stripes round robin when they first add.
-fn stripe() -> usize {
+/// This thread's stripe (of [`STRIPES`]): threads take stripes round robin, the first
+/// time they ask.
+pub(crate) fn stripe() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;

@@ -10,3 +10,22 @@
 pub(crate) use loom::sync::{Condvar, Mutex, atomic};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, atomic};
+
+#[cfg(loom)]
+pub(crate) use loom::sync::MutexGuard;
+#[cfg(not(loom))]
+pub(crate) use std::sync::MutexGuard;
+
+/// One turn of a wait for another thread: spins first, then yields, then sleeps
+/// (50 µs). Under loom, a yield, so that the model runs the other threads.
+pub(crate) fn back_off(turns: &mut u32) {
+    *turns = turns.saturating_add(1);
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    match *turns {
+        0..64 => std::hint::spin_loop(),
+        64..1024 => std::thread::yield_now(),
+        _ => std::thread::sleep(std::time::Duration::from_micros(50)),
+    }
+}

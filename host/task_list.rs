@@ -35,7 +35,7 @@ impl TaskList {
     pub(crate) fn upload(shared: &Arc<Shared>, tasks: &[Task]) -> Result<Self> {
         shared.usable()?;
         {
-            let r = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+            let r = shared.registries.read();
             crate::validate::validate(tasks, &shared.set, &r.registry, &r.counters)?;
         }
         // Every buffer and counter the tasks name, re-checked at each submission.

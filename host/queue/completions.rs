@@ -56,18 +56,22 @@ struct Scan {
     /// Where the next out-of-order scan starts among the tickets behind the first
     /// unfinished one.
     rotor: usize,
+    /// Room for the tickets a scan takes from the registrations (kept: no allocation
+    /// per take).
+    taken: Vec<Arc<TicketState>>,
 }
 
 impl Scan {
-    /// Appends tickets just taken from the registrations (the caller holds `scan`).
-    fn extend(&mut self, taken: Vec<Arc<TicketState>>) {
+    /// Moves the tickets just taken into `taken` to the end of the scan's (the caller
+    /// holds `scan`); `taken` is left empty, its room kept for the next take.
+    fn extend(&mut self, taken: &mut Vec<Arc<TicketState>>) {
         if taken.is_empty() {
             return;
         }
         if self.tickets.is_empty() {
             self.moved_at = Instant::now();
         }
-        self.tickets.extend(taken.into_iter().map(|t| {
+        self.tickets.extend(taken.drain(..).map(|t| {
             let first = t.first;
             (t, first)
         }));
@@ -79,7 +83,7 @@ impl CompletionTracker {
     /// tasks (and at most half the ring: `segment::segment_size`).
     pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
-            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0 }),
+            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0, taken: Vec::new() }),
             incoming: Registrations::default(),
             scanning: AtomicBool::new(false),
             completed: AtomicU64::new(0),
@@ -108,9 +112,10 @@ impl CompletionTracker {
         if self.incoming.is_empty() {
             return;
         }
-        let mut taken = Vec::new();
+        let mut taken = std::mem::take(&mut scan.taken);
         self.incoming.take_into(&mut taken);
-        scan.extend(taken);
+        scan.extend(&mut taken);
+        scan.taken = taken;
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
@@ -270,7 +275,7 @@ impl CompletionTracker {
         // the close fails at once, one before it is taken here.
         let mut taken = Vec::new();
         self.incoming.close(error, &mut taken);
-        scan.extend(taken);
+        scan.extend(&mut taken);
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());
         }

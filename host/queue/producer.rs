@@ -370,10 +370,9 @@ fn reserve_once(
     // checked one by one as they are written: `Reservation`.)
     phases::lap(Phase::Pre);
     let reg = match shared.registries.try_read() {
-        Ok(r) => r,
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) if !wait => return Err(Error::WouldBlock),
-        Err(std::sync::TryLockError::WouldBlock) => shared.registries.read().unwrap_or_else(|e| e.into_inner()),
+        Some(r) => r,
+        None if !wait => return Err(Error::WouldBlock),
+        None => shared.registries.read(),
     };
     phases::lap(Phase::ReadLock);
     match src {
@@ -701,7 +700,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     // want of room), in order: `claimed` counts them (a piece is taken once: the
     // compare-exchange).
     let claimed = AtomicUsize::new(0);
-    let reg = shared.registries.read().unwrap_or_else(|e| e.into_inner());
+    let reg = shared.registries.read();
     let pass_start = phases::stamp();
     // Stages and commits piece `k` if its room is there (as `done`, the completions
     // seen, says, or once more after a scan); false if not (left to the caller).

@@ -75,28 +75,29 @@ impl Registrations {
     }
 
     /// Appends every ticket pushed so far to `out`, in push order.
-    pub fn take_into(&self, out: &mut impl Extend<Arc<TicketState>>) {
+    pub fn take_into(&self, out: &mut Vec<Arc<TicketState>>) {
         if self.is_empty() {
             return;
         }
         // Acquire: pairs with the pushes' exchanges (release sequence through each
         // later exchange of `head`): every taken ticket's `next` and fields are seen.
         let mut p = self.head.swap(ptr::null_mut(), Ordering::Acquire);
-        let mut taken = Vec::new();
+        let start = out.len();
         while !p.is_null() {
             // SAFETY: `p` came from a push's `Arc::into_raw` and was unlinked by the
             // swap above: this call owns its strong count now, and reads its `next`
             // (written before its push) before giving the count to the `Arc`.
             let next = unsafe { (*p).next.load(Ordering::Relaxed) };
-            taken.push(unsafe { Arc::from_raw(p) });
+            out.push(unsafe { Arc::from_raw(p) });
             p = next;
         }
-        out.extend(taken.into_iter().rev());
+        // Newest first as taken: push order is the reverse.
+        out[start..].reverse();
     }
 
     /// Closes with `error` (the first close's error sticks) and appends every ticket
     /// pushed before to `out`; every later push fails its ticket itself.
-    pub fn close(&self, error: &Error, out: &mut impl Extend<Arc<TicketState>>) {
+    pub fn close(&self, error: &Error, out: &mut Vec<Arc<TicketState>>) {
         {
             let mut e = self.error.lock().unwrap_or_else(|e| e.into_inner());
             e.get_or_insert_with(|| error.clone());
