@@ -107,9 +107,10 @@ impl Ticket {
         let deadline = timeout.and_then(crate::deadline::after);
         crate::queue::phases::begin();
         // A ticket another thread's scan resolved needs no scan of this one (each takes
-        // the scanner's lock, which every waiter and producer contends for).
+        // the scanner's lock, which every waiter and producer contends for), nor one
+        // whose own records say it is done (`settle_own`).
         self.shared.wait_until(deadline, || {
-            self.state.is_done() || {
+            self.state.is_done() || self.shared.tracker.settle_own(&self.shared.backend, &self.state) || {
                 self.shared.tracker.advance(&self.shared.backend);
                 self.state.is_done()
             }

@@ -27,6 +27,11 @@ const OUT_OF_ORDER_AFTER: Duration = Duration::from_micros(200);
 /// Most tickets behind a stuck one that one scan reads (round robin over calls).
 const OUT_OF_ORDER_BUDGET: usize = 64;
 
+/// Most segments of a ticket whose waiter reads its records itself
+/// ([`CompletionTracker::settle_own`]): a larger one leaves it to the scan, which reads
+/// each record once as it completes, not at every poll.
+const OWN_SEGMENTS: u64 = 4;
+
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
     /// Tickets registered since the last scan took them, in sequence order: producers
@@ -254,6 +259,37 @@ impl CompletionTracker {
             t.finish();
         }
         seg
+    }
+
+    /// Whether ticket `t` is done as its own segment records say, marking it done if
+    /// so: for its waiter, which then needs no scan (no scanner's lock, and none of
+    /// the records of the tickets before it: under four producers a wait cost 0.53 µs
+    /// a batch against 0.18 for one, s29c, `phase-timing`). Only for a ticket whose
+    /// records need nothing read but their stamps: a few segments, no inline results,
+    /// not express, and no failure (a failed segment is left to the scan, which names
+    /// the task). The scan still reads these records, to move `completed` in order;
+    /// it finds the ticket done.
+    pub fn settle_own(&self, backend: &Backend, t: &TicketState) -> bool {
+        if t.keep_results || t.express || t.end - t.first > OWN_SEGMENTS * self.segment as u64 {
+            return false;
+        }
+        // Segments are cut from the ticket's start (`scan_ticket`).
+        let mut seg = t.first;
+        while seg < t.end {
+            let d = backend.segment_done(seg);
+            // SAFETY: the record of a segment of this published ticket, in the live
+            // ring; the device writes it, so it is read as an atomic and volatile, never
+            // through references. Acquire: pairs as in `scan_ticket` (the finishing
+            // worker's fence.acq_rel.sys + stamp), so `failed` and every write of the
+            // segment's tasks are visible after it.
+            let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
+            if stamp != stamp_for(seg as u32) || unsafe { std::ptr::read_volatile(&raw const (*d).failed) } != 0 {
+                return false;
+            }
+            seg += self.segment as u64;
+        }
+        t.finish();
+        true
     }
 
     /// Whether every ticket that holds a task of `from..to` is done (as far as the scans
