@@ -226,6 +226,14 @@ impl CompletionTracker {
     /// record), resolving it once all are; returns the new cursor. `prefix`: what the
     /// scans had seen complete in order before this call.
     fn scan_ticket(&self, backend: &Backend, prefix: u64, t: &TicketState, cursor: &mut u64) -> u64 {
+        // Settled by its waiter from the same records, all complete and none failed
+        // (`settle_own`): nothing to read. `is_done`'s acquire pairs with the waiter's
+        // release in `finish`, after its acquires of the records, so what the device
+        // wrote before them is visible here too, for the `completed` this scan stores.
+        if t.is_done() && t.clean.load(Ordering::Relaxed) {
+            *cursor = t.end;
+            return t.end;
+        }
         // Only once the slot's previous task (`first - capacity`) has completed, as the
         // prefix says: its record may be written until then (a plain store, which this
         // load must not race), and this ticket is not published yet.
@@ -288,6 +296,8 @@ impl CompletionTracker {
             }
             seg += self.segment as u64;
         }
+        // Relaxed: published by `finish`'s release, which the scan acquires.
+        t.clean.store(true, Ordering::Relaxed);
         t.finish();
         true
     }

@@ -25,6 +25,10 @@ pub(crate) struct TicketState {
     /// is written (`CompletionTracker::advance`), before its segment's.
     pub express: bool,
     done: AtomicBool,
+    /// Set by its waiter, before `done`, when it settled the ticket from its segment
+    /// records (`CompletionTracker::settle_own`): every segment completed with no
+    /// failure, so the scan need not read them again.
+    pub clean: AtomicBool,
     pub outcome: Mutex<Outcome>,
     /// The ticket registered before it, while both wait in the tracker's
     /// registrations (host/queue/registrations.rs, which alone touches it).
@@ -35,7 +39,16 @@ impl TicketState {
     pub fn new(first: u64, end: u64, keep_results: bool, express: bool) -> Self {
         let results = if keep_results { Vec::with_capacity((end - first) as usize) } else { Vec::new() };
         let outcome = Mutex::new(Outcome { results, ..Outcome::default() });
-        Self { first, end, keep_results, express, done: AtomicBool::new(false), outcome, next: AtomicPtr::new(std::ptr::null_mut()) }
+        Self {
+            first,
+            end,
+            keep_results,
+            express,
+            done: AtomicBool::new(false),
+            clean: AtomicBool::new(false),
+            outcome,
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        }
     }
 
     pub fn is_done(&self) -> bool {
