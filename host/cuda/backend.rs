@@ -570,6 +570,11 @@ impl CudaBackend {
     pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         assert!(entry < LIST_RUNS);
         if self.relay.runs() {
+            // The caller binds no context for a relayed run (host/queue/producer.rs,
+            // `publish`): the rare commit that rewrites the slots may make driver calls.
+            if self.relay.poison_due(first) {
+                self.context().bind()?;
+            }
             // SAFETY: the caller's contract is the commit's (backend.rs, publish_run).
             return unsafe { self.relay.commit(first, end, from, entry) };
         }

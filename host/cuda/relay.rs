@@ -192,6 +192,14 @@ impl Relay {
         unsafe { (*self.mailbox()).host_ring = addr };
     }
 
+    /// Whether a commit at `first` rewrites the slots first (`maybe_poison`), which may
+    /// wait on the relay and query a stream: a driver call, for which the caller binds
+    /// the context (a run commit otherwise makes none).
+    pub fn poison_due(&self, first: u64) -> bool {
+        // Relaxed: as in `commit`; a lagging hint only says yes once more.
+        first.saturating_sub(self.poisoned_hint.load(Ordering::Relaxed)) >= POISON_EVERY
+    }
+
     /// Commits run `first..end` (step 7): its tasks lie at `from` (device address, in
     /// a resident list, or with `lists::IN_HOST` in the host ring at the slots of
     /// `first..end`), described by mailbox entry `entry`, which the relay copies into
@@ -207,7 +215,7 @@ impl Relay {
         assert!(entry < LIST_RUNS);
         // Relaxed: `poisoned_at` only grows, and commits come in sequence order, so a
         // hint that lags only sends this commit to the lock, which decides.
-        if first.saturating_sub(self.poisoned_hint.load(Ordering::Relaxed)) >= POISON_EVERY {
+        if self.poison_due(first) {
             let mut s = self.state.lock().unwrap();
             self.maybe_poison(&mut s, first)?;
         }

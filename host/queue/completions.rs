@@ -64,6 +64,8 @@ struct Scan {
     /// Room for the tickets a scan takes from the registrations (kept: no allocation
     /// per take).
     taken: Vec<Arc<TicketState>>,
+    /// `fail_all` has run: tickets taken from now on were pushed after the close.
+    closed: bool,
 }
 
 impl Scan {
@@ -88,7 +90,14 @@ impl CompletionTracker {
     /// tasks (and at most half the ring: `segment::segment_size`).
     pub fn new(capacity: u32, max_segment: u32) -> Self {
         Self {
-            scan: Mutex::new(Scan { prefix: 0, tickets: VecDeque::new(), moved_at: Instant::now(), rotor: 0, taken: Vec::new() }),
+            scan: Mutex::new(Scan {
+                prefix: 0,
+                tickets: VecDeque::new(),
+                moved_at: Instant::now(),
+                rotor: 0,
+                taken: Vec::new(),
+                closed: false,
+            }),
             incoming: Registrations::default(),
             scanning: AtomicBool::new(false),
             completed: AtomicU64::new(0),
@@ -119,6 +128,12 @@ impl CompletionTracker {
         }
         let mut taken = std::mem::take(&mut scan.taken);
         self.incoming.take_into(&mut taken);
+        if scan.closed {
+            // Pushed after the close, and failed by their pushers
+            // (`Registrations::push`): nothing to track (their tasks may never
+            // complete, and a scan must not finish a ticket its pusher fails).
+            taken.clear();
+        }
         scan.extend(&mut taken);
         scan.taken = taken;
     }
@@ -275,8 +290,8 @@ impl CompletionTracker {
     /// a batch against 0.18 for one, s29c, `phase-timing`). Only for a ticket whose
     /// records need nothing read but their stamps: a few segments, no inline results,
     /// not express, and no failure (a failed segment is left to the scan, which names
-    /// the task). The scan still reads these records, to move `completed` in order;
-    /// it finds the ticket done.
+    /// the task). The scan still passes the ticket in order, to move `completed`; it
+    /// skips the records of a ticket settled so (`clean`).
     pub fn settle_own(&self, backend: &Backend, t: &TicketState) -> bool {
         if t.keep_results || t.express || t.end - t.first > OWN_SEGMENTS * self.segment as u64 {
             return false;
@@ -290,15 +305,18 @@ impl CompletionTracker {
             // through references. Acquire: pairs as in `scan_ticket` (the finishing
             // worker's fence.acq_rel.sys + stamp), so `failed` and every write of the
             // segment's tasks are visible after it.
+            // `failed` as an atomic too: once a scan has passed this ticket the slot may
+            // be reused and written under this read (then `clean` only lands on a
+            // ticket already resolved, which nothing reads again).
             let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
-            if stamp != stamp_for(seg as u32) || unsafe { std::ptr::read_volatile(&raw const (*d).failed) } != 0 {
+            if stamp != stamp_for(seg as u32)
+                || unsafe { AtomicU32::from_ptr(&raw const (*d).failed as *mut u32) }.load(Ordering::Relaxed) != 0
+            {
                 return false;
             }
             seg += self.segment as u64;
         }
-        // Relaxed: published by `finish`'s release, which the scan acquires.
-        t.clean.store(true, Ordering::Relaxed);
-        t.finish();
+        t.settle_clean();
         true
     }
 
@@ -322,6 +340,7 @@ impl CompletionTracker {
         let mut taken = Vec::new();
         self.incoming.close(error, &mut taken);
         scan.extend(&mut taken);
+        scan.closed = true;
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());
         }

@@ -392,7 +392,9 @@ fn reserve_once(
     // Allocated before the lock, which every producer waits for: the ticket (its place
     // in the sequence is set under the lock) and room for the pieces.
     let mut ticket = Arc::new(TicketState::new(0, n as u64, keep_results, express));
-    let mut pieces = Vec::with_capacity(n / RAMP_FIRST + 2);
+    // (At most 64 ahead: a large batch's pieces are few unless it ramps, and then the
+    // list grows under the lock once, rarely.)
+    let mut pieces = Vec::with_capacity((n / RAMP_FIRST + 2).min(64));
     // The reservation: sequence numbers, table entries, the ticket.
     let mut p = match shared.producer.try_lock() {
         Ok(p) => p,

@@ -45,7 +45,8 @@ impl Default for Registrations {
 
 impl Registrations {
     /// Registers `t` (in sequence order: the caller serializes pushes). Once closed,
-    /// fails it with the close's error instead of leaving it to a scan.
+    /// also fails it with the close's error: it stays on the stack, and the scan that
+    /// takes it after the close drops it (`CompletionTracker::take_incoming`).
     pub fn push(&self, t: &Arc<TicketState>) {
         let p = Arc::into_raw(t.clone()) as *mut TicketState;
         let mut head = self.head.load(Ordering::Relaxed);

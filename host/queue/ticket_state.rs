@@ -60,16 +60,66 @@ impl TicketState {
         self.done.store(true, Ordering::Release);
     }
 
+    /// Resolves a not-yet-finished ticket as completed with no failure, its records
+    /// read by its waiter (`CompletionTracker::settle_own`); whether this call did.
+    /// Under the outcome's lock, which [`fail`](Self::fail) takes too: a fault's
+    /// `fail_all` racing this either resolves the ticket first (it stays failed) or
+    /// finds it done, never both, so a waiter's `Ok` is never overwritten after it
+    /// returned (found in review; `loom_settle_clean_beside_fail`).
+    pub fn settle_clean(&self) -> bool {
+        let _o = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
+        if self.is_done() {
+            return false;
+        }
+        // Relaxed: published by `finish`'s release, which the scan acquires.
+        self.clean.store(true, Ordering::Relaxed);
+        self.finish();
+        true
+    }
+
     /// Resolves a not-yet-finished ticket with `error`.
     pub fn fail(&self, error: Error) {
         if self.is_done() {
             return;
         }
         let mut o = self.outcome.lock().unwrap();
+        // Again under the lock: `CompletionTracker::settle_own` finishes a ticket
+        // under it too, with no other lock that `fail`'s callers hold.
+        if self.is_done() {
+            return;
+        }
         if o.error.is_none() {
             o.error = Some(error);
         }
-        drop(o);
+        // Before the lock is released: a `settle_clean` after it finds the ticket done.
         self.finish();
+        drop(o);
+    }
+}
+
+/// loom: a waiter settling its ticket clean races a fault failing it: one of the two
+/// wins, and the outcome a waiter saw never changes after (a settle that returned true
+/// leaves no error; one that lost sees the error).
+#[cfg(all(test, loom))]
+mod loom_ticket_state {
+    use super::*;
+    use loom::sync::Arc;
+
+    #[test]
+    fn loom_settle_clean_beside_fail() {
+        loom::model(|| {
+            let t = Arc::new(TicketState::new(0, 1, false, false));
+            let h = {
+                let t = t.clone();
+                loom::thread::spawn(move || t.fail(Error::ShutDown))
+            };
+            let settled = t.settle_clean();
+            let seen = t.outcome.lock().unwrap().error.clone();
+            h.join().unwrap();
+            let after = t.outcome.lock().unwrap().error.clone();
+            assert!(t.is_done());
+            assert_eq!(seen, after, "the outcome changed after the waiter read it");
+            assert_eq!(settled, after.is_none());
+        });
     }
 }
