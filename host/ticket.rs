@@ -115,6 +115,8 @@ impl Ticket {
                 self.state.is_done()
             }
         })?;
+        // Settled by this thread, perhaps with no scan: keep `completed` from lagging.
+        self.shared.tracker.nudge(&self.shared.backend, self.state.end);
         crate::queue::phases::lap(crate::queue::phases::Phase::Wait);
         self.outcome()
     }
