@@ -563,7 +563,9 @@ impl Runtime {
 
     fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
         let state = producer::submit(&self.shared, Source::Host(tasks), keep, full, Origin::User)?;
-        Ok(Ticket { state, shared: self.shared.clone() })
+        let ticket = Ticket { state, shared: self.shared.clone() };
+        crate::queue::phases::lap(crate::queue::phases::Phase::Ticket);
+        Ok(ticket)
     }
 
     /// Submits without the host-side check: the tasks reach the device as they are, and

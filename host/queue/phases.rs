@@ -33,6 +33,13 @@ pub(crate) enum Phase {
     Rest,
     /// A blocking `Ticket::wait`.
     Wait,
+    /// From the last phase of `submit` to the ticket made (`Runtime::submit`: its
+    /// `Arc<Shared>` clone).
+    Ticket,
+    /// From the end of a blocking wait to this thread's next `submit`: the waited
+    /// ticket's drop, and the caller's own work between (the streaming bench: its
+    /// queue of tickets).
+    Between,
     /// In a large batch's pass, from its start (on the caller) to when a thread of it
     /// (the caller or a helper) began: the pool's wake-up. One lap per thread.
     PassJoined,
@@ -65,6 +72,8 @@ mod imp {
         "pass",
         "rest",
         "wait",
+        "ticket",
+        "between",
         "pass_joined",
         "pass_checked",
         "pass_barrier",
@@ -84,18 +93,27 @@ mod imp {
     }
 
     thread_local! {
+        /// When this thread's last wait ended (`Phase::Between`).
+        static WAITED: Cell<Option<Instant>> = const { Cell::new(None) };
         static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
         static LOCAL: RefCell<Local> = const { RefCell::new(Local([0; N], [0; N], 0)) };
     }
 
     pub(crate) fn begin() {
-        LAST.set(Some(Instant::now()));
+        let now = Instant::now();
+        if let Some(w) = WAITED.take() {
+            add(Phase::Between, now - w);
+        }
+        LAST.set(Some(now));
     }
 
     pub(crate) fn lap(p: Phase) {
         let now = Instant::now();
         let Some(last) = LAST.replace(Some(now)) else { return };
         add(p, now - last);
+        if matches!(p, Phase::Wait) {
+            WAITED.set(Some(now));
+        }
     }
 
     /// A moment to measure from (`since`), on any thread.
