@@ -569,15 +569,17 @@ impl CudaBackend {
 
     pub unsafe fn publish_run(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         assert!(entry < LIST_RUNS);
+        // The caller binds no context for a run (host/queue/producer.rs, `publish`):
+        // bound here where a driver call follows. A relayed commit makes one only when
+        // it rewrites the slots first (once in 2^30 tasks).
         if self.relay.runs() {
-            // The caller binds no context for a relayed run (host/queue/producer.rs,
-            // `publish`): the rare commit that rewrites the slots may make driver calls.
             if self.relay.poison_due(first) {
                 self.context().bind()?;
             }
             // SAFETY: the caller's contract is the commit's (backend.rs, publish_run).
             return unsafe { self.relay.commit(first, end, from, entry) };
         }
+        self.context().bind()?;
         // The relay must be done with its inline batches before `tail` moves by a copy.
         self.relay.before_copy(first)?;
         let e = size_of::<ListRun>();

@@ -196,7 +196,9 @@ impl Relay {
     /// wait on the relay and query a stream: a driver call, for which the caller binds
     /// the context (a run commit otherwise makes none).
     pub fn poison_due(&self, first: u64) -> bool {
-        // Relaxed: as in `commit`; a lagging hint only says yes once more.
+        // Relaxed: `poisoned_at` only grows, and commits come in sequence order, so a
+        // hint that lags only says yes once more, and the lock in `maybe_poison`'s
+        // callers decides.
         first.saturating_sub(self.poisoned_hint.load(Ordering::Relaxed)) >= POISON_EVERY
     }
 
@@ -213,8 +215,6 @@ impl Relay {
     /// too), and stays live until they complete.
     pub unsafe fn commit(&self, first: u64, end: u64, from: u64, entry: usize) -> Result<()> {
         assert!(entry < LIST_RUNS);
-        // Relaxed: `poisoned_at` only grows, and commits come in sequence order, so a
-        // hint that lags only sends this commit to the lock, which decides.
         if self.poison_due(first) {
             let mut s = self.state.lock().unwrap();
             self.maybe_poison(&mut s, first)?;

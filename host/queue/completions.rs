@@ -76,15 +76,21 @@ struct Scan {
 
 impl Scan {
     /// Moves the tickets just taken into `taken` to the end of the scan's (the caller
-    /// holds `scan`); `taken` is left empty, its room kept for the next take.
-    fn extend(&mut self, taken: &mut Vec<Arc<TicketState>>) {
-        if taken.is_empty() {
+    /// holds `scan`), keeping `taken`'s room for the next take. After the close they
+    /// were pushed after it and failed by their pushers (`Registrations::push`):
+    /// nothing to track (their tasks may never complete, and a scan must not finish a
+    /// ticket its pusher fails).
+    fn append_taken(&mut self) {
+        if self.closed {
+            self.taken.clear();
+        }
+        if self.taken.is_empty() {
             return;
         }
         if self.tickets.is_empty() {
             self.moved_at = Instant::now();
         }
-        self.tickets.extend(taken.drain(..).map(|t| {
+        self.tickets.extend(self.taken.drain(..).map(|t| {
             let first = t.first;
             (t, first)
         }));
@@ -129,19 +135,8 @@ impl CompletionTracker {
     /// Moves the registrations since the last call to the end of the scan's tickets
     /// (the caller holds the scan's lock).
     fn take_incoming(&self, scan: &mut Scan) {
-        if self.incoming.is_empty() {
-            return;
-        }
-        let mut taken = std::mem::take(&mut scan.taken);
-        self.incoming.take_into(&mut taken);
-        if scan.closed {
-            // Pushed after the close, and failed by their pushers
-            // (`Registrations::push`): nothing to track (their tasks may never
-            // complete, and a scan must not finish a ticket its pusher fails).
-            taken.clear();
-        }
-        scan.extend(&mut taken);
-        scan.taken = taken;
+        self.incoming.take_into(&mut scan.taken);
+        scan.append_taken();
     }
 
     /// The first unfinished task and how long ago the oldest unfinished work last made
@@ -307,13 +302,12 @@ impl CompletionTracker {
         while seg < t.end {
             let d = backend.segment_done(seg);
             // SAFETY: the record of a segment of this published ticket, in the live
-            // ring; the device writes it, so it is read as an atomic and volatile, never
-            // through references. Acquire: pairs as in `scan_ticket` (the finishing
-            // worker's fence.acq_rel.sys + stamp), so `failed` and every write of the
-            // segment's tasks are visible after it.
-            // `failed` as an atomic too: once a scan has passed this ticket the slot may
-            // be reused and written under this read (then `clean` only lands on a
-            // ticket already resolved, which nothing reads again).
+            // ring; the device writes it, so both words are read as atomics, never
+            // through references (`failed` too: once a scan has passed this ticket its
+            // slot may be reused and written under this read; then `clean` only lands
+            // on a ticket already resolved, which nothing reads again). Acquire: pairs
+            // as in `scan_ticket` (the finishing worker's fence.acq_rel.sys + stamp), so
+            // `failed` and every write of the segment's tasks are visible after it.
             let stamp = unsafe { AtomicU32::from_ptr(&raw const (*d).stamp as *mut u32) }.load(Ordering::Acquire);
             if stamp != stamp_for(seg as u32)
                 || unsafe { AtomicU32::from_ptr(&raw const (*d).failed as *mut u32) }.load(Ordering::Relaxed) != 0
@@ -356,9 +350,8 @@ impl CompletionTracker {
         let mut scan = self.scan.lock().unwrap();
         // Closed under the scan's lock (which every take holds): a registration after
         // the close fails at once, one before it is taken here.
-        let mut taken = Vec::new();
-        self.incoming.close(error, &mut taken);
-        scan.extend(&mut taken);
+        self.incoming.close(error, &mut scan.taken);
+        scan.append_taken();
         scan.closed = true;
         for (t, _) in scan.tickets.drain(..) {
             t.fail(error.clone());

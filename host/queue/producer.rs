@@ -569,11 +569,10 @@ impl Batch {
 /// One publication on the backend (by whichever producer's turn it is).
 fn publish(shared: &Shared, p: &Publication) -> Result<()> {
     // A producer may publish another's piece: the context must be this thread's for a
-    // driver call. A run that the relay passes on is stores into the mailbox, with no
-    // driver call (CUDA's `publish_run` when runs go over the host ring): no bind,
-    // which is a driver call of its own (`cuCtxGetCurrent`) in every commit.
-    let relayed_run = matches!(p.how, How::Run { .. }) && shared.backend.host_ring().is_some();
-    if !relayed_run {
+    // driver call. A run binds in the backend, only where it makes one: a run the
+    // relay passes on is stores into the mailbox, and a bind is a driver call of its
+    // own (`cuCtxGetCurrent`) in every commit.
+    if p.how == How::Tail {
         shared.bind()?;
     }
     let published = match p.how {
@@ -777,7 +776,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
                 if all_in {
                     break;
                 }
-                back_off(&mut turns);
+                crate::sync::back_off(&mut turns);
             }
             phases::since(Phase::PassStaged, pass_start);
             phases::flush_here();
@@ -787,7 +786,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
         while checked.load(Ordering::Acquire) < parts {
-            back_off(&mut turns);
+            crate::sync::back_off(&mut turns);
         }
         phases::since(Phase::PassBarrier, pass_start);
         if checks.any_bad() {
@@ -899,17 +898,6 @@ fn validate_parallel(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<
         Some(Bad::Refused(e)) => Err(e),
         Some(Bad::Panicked(payload)) => std::panic::resume_unwind(payload),
         None => Ok(()),
-    }
-}
-
-/// Waits a turn in a spin that other threads' work ends: a spin hint, and every 64th
-/// turn a yield.
-fn back_off(turns: &mut u32) {
-    *turns += 1;
-    if turns.is_multiple_of(64) {
-        std::thread::yield_now();
-    } else {
-        std::hint::spin_loop();
     }
 }
 

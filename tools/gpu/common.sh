@@ -60,3 +60,13 @@ beside_hold() {
   python3 tools/gpu/neighbour.py 3 "$3"
   wait $pid; tail -1 /tmp/hold.log
 }
+
+# `stream_run NAME BIN ROWS`: one streaming-bench run of BIN on the criterion rows
+# matching ROWS, logged as NAME, printing criterion's throughputs and the bench's
+# own table (medians of 7 passes), M tasks/s.
+stream_run() {
+  local name=$1 b=$2 rows=$3
+  step 90 "$name" "$b" --bench --noplot "$rows"
+  echo "$name crit: $(grep -A2 -E '^stream_noop/persistent' "$L/$name.log" | grep thrpt | grep -v '%' | awk '{printf "%s ", $4}')"
+  echo "$name table: $(grep -E '^persistent' "$L/$name.log" | awk '{printf "%s ", $(NF-2)}')"
+}

@@ -10,9 +10,7 @@ ROWS='persistent_(1_threads/(256|1024)|4_threads/256)$'
 for i in 1 2 3 4; do
   for v in prev new; do
     b=.gpu/baseline/streaming-$v; [ $v = new ] && b=$(bin .gpu/benches/streaming)
-    step 90 streaming-$v-$i $b --bench --noplot "$ROWS"
-    echo "$v-$i crit: $(grep -A2 -E '^stream_noop/persistent' $L/streaming-$v-$i.log | grep thrpt | grep -v '%' | awk '{printf "%s ", $4}')"
-    echo "$v-$i table: $(grep -E '^persistent' $L/streaming-$v-$i.log | awk '{printf "%s ", $(NF-2)}')"
+    stream_run streaming-$v-$i $b "$ROWS"
   done
 done
 step 90 phases-new .gpu/baseline/streaming-phases-new --bench --noplot "$ROWS"

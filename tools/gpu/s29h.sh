@@ -10,9 +10,7 @@ i=0
 for v in prev new new prev prev new; do
   i=$((i+1))
   b=.gpu/baseline/streaming-$v; [ $v = new ] && b=$(bin .gpu/benches/streaming)
-  step 90 streaming-$i-$v $b --bench --noplot "$ROWS"
-  echo "$i $v crit: $(grep -A2 -E '^stream_noop/persistent' $L/streaming-$i-$v.log | grep thrpt | grep -v '%' | awk '{printf "%s ", $4}')"
-  echo "$i $v table: $(grep -E '^persistent' $L/streaming-$i-$v.log | awk '{printf "%s ", $(NF-2)}')"
+  stream_run streaming-$i-$v $b "$ROWS"
 done
 step 60 phases-new .gpu/baseline/streaming-phases-new --bench --noplot "$ROWS"
 grep -E "^phases|^  [a-z_]+ +[0-9]+ laps" $L/phases-new.log | grep -A10 -E "x 256:"
