@@ -54,10 +54,15 @@ fn bench(c: &mut Criterion) {
     // STREAMING_FULL_RECORDS=1: 64-byte records only (`compact_records` off: the
     // behaviour before session 26).
     let compact_records = std::env::var_os("STREAMING_FULL_RECORDS").is_none();
-    let rt =
-        Runtime::with_config(RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, compact_records, ..RuntimeConfig::default() })
-            .unwrap();
-    eprintln!("{} (relay publishes runs: {relay_publish}; compact records: {compact_records})", rt.backend());
+    // STREAMING_PARTNERS=n: `submit_partners` (0: none, the behaviour before session 30).
+    let submit_partners = std::env::var("STREAMING_PARTNERS").ok().and_then(|v| v.parse().ok());
+    let config =
+        RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, compact_records, submit_partners, ..RuntimeConfig::default() };
+    let rt = Runtime::with_config(config).unwrap();
+    eprintln!(
+        "{} (relay publishes runs: {relay_publish}; compact records: {compact_records}; partners: {submit_partners:?})",
+        rt.backend()
+    );
     // The CPU backend (no GPU here) streams a sixteenth as many.
     let tiny = if cuda { TINY } else { TINY / 16 };
     let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();

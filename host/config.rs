@@ -113,6 +113,14 @@ pub struct RuntimeConfig {
     /// has at least twice as many cores as a pass has threads, else none (spinning
     /// threads would take cores from the CPU backend's workers or the application).
     pub submit_spin: Option<Duration>,
+    /// Partner threads for mid-size host batches (512 to 4095 tasks, runs over the host
+    /// ring, or the CPU backend): a partner checks and stages the second half of a
+    /// batch beside the submitting thread, handed the job through a word of its own
+    /// on which it spins (`submit_spin` after its last job, then it parks; a caller
+    /// never waits for one to wake). `None` (the default): a quarter of the cores, at
+    /// most 4, where the helpers spin (`submit_spin`'s default rule), else none.
+    /// `Some(0)`: none.
+    pub submit_partners: Option<usize>,
     /// How long the first poll of a ticket's future ([`crate::Ticket::wait_async`])
     /// spins for the ticket before it registers with the runtime's notifier thread
     /// and returns `Pending`: a short task is then awaited as fast as a blocking wait,
@@ -183,6 +191,7 @@ impl Default for RuntimeConfig {
             publish_chunk: 0,
             submit_threads: 0,
             submit_spin: None,
+            submit_partners: None,
             async_spin: Duration::from_micros(30),
             image: KernelImage::builtin(),
             task_deadline: None,
@@ -220,6 +229,9 @@ impl RuntimeConfig {
         }
         if self.submit_spin.is_some_and(|d| d > Duration::from_secs(1)) {
             return bad("submit_spin must be at most 1 s");
+        }
+        if self.submit_partners.is_some_and(|n| n > 64) {
+            return bad("submit_partners must be at most 64");
         }
         if !self.claim.is_power_of_two() || self.claim > 32 {
             return bad("claim must be a power of two no larger than 32");

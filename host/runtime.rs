@@ -43,6 +43,7 @@ pub(crate) struct Shared {
     pub notifier: Notifier,
     /// Threads that validate and stage large batches beside the submitting one.
     pub helpers: crate::queue::helpers::Helpers,
+    pub partners: crate::queue::partners::Partners,
     /// Running, closing, stopped; the fault (host/lifecycle.rs).
     pub life: Lifecycle,
     /// What drops left for tasks in flight (host/reclaim.rs).
@@ -349,6 +350,8 @@ impl Runtime {
         // Helpers may spin after a pass only where no worker threads of the runtime's
         // own need the host's cores (CUDA; the CPU backend's workers are host threads).
         let (submit_spin, spin_ok) = (config.submit_spin, info.kind == BackendKind::Cuda);
+        let helpers = crate::queue::helpers::Helpers::new(submit_threads, submit_spin, spin_ok);
+        let partners = crate::queue::partners::Partners::configured(config.submit_partners, submit_spin, helpers.lingers_for());
         let deadline = config.task_deadline;
         let residency = config.residency;
         let segment = config.segment_tasks;
@@ -363,7 +366,8 @@ impl Runtime {
                 publisher: Publisher::default(),
                 tracker: CompletionTracker::new(capacity, segment),
                 notifier: Notifier::default(),
-                helpers: crate::queue::helpers::Helpers::new(submit_threads, submit_spin, spin_ok),
+                helpers,
+                partners,
                 life: Lifecycle::default(),
                 reclaim: Reclaim::default(),
                 last_health: AtomicU64::new(0),

@@ -13,8 +13,12 @@ pub(crate) use std::sync::{Condvar, Mutex, atomic};
 
 #[cfg(loom)]
 pub(crate) use loom::sync::MutexGuard;
+#[cfg(loom)]
+pub(crate) use loom::thread;
 #[cfg(not(loom))]
 pub(crate) use std::sync::MutexGuard;
+#[cfg(not(loom))]
+pub(crate) use std::thread;
 
 /// One turn of a wait for another thread: spins first, then yields, then sleeps
 /// (50 µs). Under loom, a yield, so that the model runs the other threads.

@@ -205,6 +205,25 @@ fn large_batches_exactly_once_or_refused() {
 }
 
 #[test]
+fn halved_batches_exactly_once_or_refused() {
+    // Mid-size batches in halves on partner threads (the CPU backend has none by
+    // default; these spin 2 ms after each job, so that most batches find one awake),
+    // and without partners: the same outcomes.
+    for partners in [Some(2), Some(0)] {
+        let config = RuntimeConfig {
+            capacity: 1 << 14,
+            submit_partners: partners,
+            submit_spin: Some(Duration::from_millis(2)),
+            ..RuntimeConfig::cpu()
+        };
+        let rt = Runtime::with_config(config).unwrap();
+        common::halved_batches_exactly_once_or_refused(&rt, 3, 12);
+        // A refused batch takes no sequence numbers (checked before its reservation).
+        common::large_batches_exactly_once_or_refused(&rt, 3_000, 4, false);
+    }
+}
+
+#[test]
 fn compact_and_full_runs_exactly_once() {
     // The CPU backend has no host ring: every run in full, the same results.
     let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, ..RuntimeConfig::cpu() }).unwrap();

@@ -232,6 +232,15 @@ gpu_test!(large_batches_exactly_once_or_refused, {
     common::large_batches_exactly_once_or_refused(&gpu(1 << 16), 20_000, 20, true);
     common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 3_000, 20, false);
 });
+// Mid-size batches in halves (partner threads by default where the host has the cores;
+// the call says how many) and without partners.
+gpu_test!(halved_batches_exactly_once_or_refused, {
+    for partners in [None, Some(0)] {
+        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, submit_partners: partners, ..RuntimeConfig::default() }).unwrap();
+        common::halved_batches_exactly_once_or_refused(&rt, 4, 40);
+        drop(rt);
+    }
+});
 gpu_test!(large_unchecked_batches_exactly_once, common::large_unchecked_batches_exactly_once(&gpu(1 << 14), 3, 4));
 gpu_test!(large_batches_beside_drops, common::large_batches_beside_drops(&gpu(1 << 14)));
 gpu_test!(large_batch_signal_releases_a_waiter, common::large_batch_signal_releases_a_waiter(&gpu(1 << 14)));

@@ -63,6 +63,11 @@ impl Helpers {
         Self { threads, pool: OnceLock::new(), linger, passes: Arc::default() }
     }
 
+    /// How long helpers stay awake after a pass (zero: they do not spin).
+    pub fn lingers_for(&self) -> Duration {
+        self.linger
+    }
+
     /// Threads a pass runs on, the caller's included.
     pub fn threads(&self) -> usize {
         self.threads

@@ -5,6 +5,7 @@
 pub(crate) mod completions;
 pub(crate) mod helpers;
 pub(crate) mod notifier;
+pub(crate) mod partners;
 pub(crate) mod phases;
 pub(crate) mod placement;
 pub(crate) mod prefix;

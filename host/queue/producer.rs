@@ -32,6 +32,10 @@ use crate::{Error, Result};
 /// the copy engine moves the next; large enough that driver calls stay few.
 pub(crate) const PUBLISH_CHUNK: usize = 4096;
 
+/// Tasks from which a batch smaller than [`PARALLEL_MIN`] is checked and staged in
+/// halves, the second on a partner thread (host/queue/partners.rs).
+pub(crate) const HALVES_MIN: usize = 512;
+
 /// Slots per list run of a host batch read in place from the host ring: a run costs
 /// the relay one read of the host's table, so runs can be small, and the workers start
 /// on the first while the host writes the next.
@@ -166,6 +170,9 @@ pub(crate) struct Batch {
     /// Its host tasks are still to be checked: a large batch is checked after its
     /// reservation, in the pass that stages it ([`check_stage_commit`]).
     unchecked: bool,
+    /// A mid-size batch checked in halves, and planned so that its second half is
+    /// pieces of its own, staged on a partner ([`stage_halves`]).
+    halves: bool,
 }
 
 /// What a submission promises about a batch with a refused task.
@@ -248,7 +255,9 @@ fn submit_with(
     let commit = |piece: &Piece, compact: bool| batch.commit(shared, piece, compact);
     // A failure after the reservation is the runtime's end (a fault, an abort, or
     // shutdown's own deadline): every ticket resolves with it, this one too.
-    let out = if parallel && batch.pieces.len() > 1 {
+    let out = if batch.halves {
+        stage_halves(shared, &batch, &room, &stage, &commit)
+    } else if parallel && batch.pieces.len() > 1 {
         publish_parallel(
             shared,
             &batch.pieces,
@@ -364,6 +373,19 @@ fn reserve_once(
     // it is kept until everything reserved before the drop read `next` has completed
     // (host/reclaim.rs).
     let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
+    // A mid-size user batch is checked and staged in halves, the second on a partner
+    // thread where one is free (host/queue/partners.rs): in two pieces, each staged
+    // where its half was checked (its tasks in that core's caches), committed in order
+    // by the caller. Not where a piece is a copy of its own (the CUDA copy path), nor
+    // for a batch over half the ring (its pieces' room is waited for before either is
+    // staged, which needs every piece's room to depend on earlier batches only).
+    let halves = wait
+        && origin == Origin::User
+        && matches!(src, Source::Host(_))
+        && (HALVES_MIN..PARALLEL_MIN).contains(&n)
+        && n as u64 * 2 <= cap
+        && shared.partners.count() > 0
+        && helpers_may_commit(shared, host_ring);
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -379,6 +401,8 @@ fn reserve_once(
         Source::Host(tasks) if origin == Origin::User && !unchecked => {
             if parallel {
                 validate_parallel(shared, tasks, &reg)?;
+            } else if halves {
+                validate_halves(shared, tasks, &reg)?;
             } else {
                 crate::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
             }
@@ -425,7 +449,7 @@ fn reserve_once(
     // A batch checked as it is published starts with small pieces (and is checked in
     // small parts: `PartChecks`).
     let ramp = unchecked && promise == Promise::Prefix;
-    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, &mut pieces);
+    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves, &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -457,7 +481,72 @@ fn reserve_once(
         WhenFull::Until(d) => Some(d),
         _ => None,
     };
-    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked }))
+    Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked, halves }))
+}
+
+/// A batch planned in halves (`Batch::halves`): the room of every piece first (each
+/// depends on earlier batches only, since the batch lies within half a ring: `plan`),
+/// then the second half's pieces staged on a partner while this thread stages the
+/// first's, then every piece committed here, in order. The partner's stores (streaming,
+/// fenced before it says DONE) come before the commits through the join's handshake
+/// (host/queue/partners.rs), and the commits publish them as any staged piece.
+fn stage_halves(
+    shared: &Shared,
+    batch: &Batch,
+    room: &dyn Fn(&Piece) -> Result<()>,
+    stage: &(dyn Fn(&Piece) -> bool + Sync),
+    commit: &dyn Fn(&Piece, bool) -> Result<()>,
+) -> Result<()> {
+    for piece in &batch.pieces {
+        room(piece)?;
+    }
+    phases::lap(Phase::Room);
+    let n = batch.pieces.last().map_or(0, |p| p.end - batch.first);
+    let mid = batch.first + n.div_ceil(2);
+    let (lo, hi) = batch.pieces.split_at(batch.pieces.iter().position(|p| p.at >= mid).unwrap_or(batch.pieces.len()));
+    // Which pieces went compact, a bit each (a half is at most two pieces: `plan`).
+    let stage_all = |ps: &[Piece]| ps.iter().enumerate().fold(0u64, |m, (i, p)| m | (u64::from(stage(p)) << i));
+    let (hi_compact, lo_compact) = shared.partners.join(|| stage_all(hi), || stage_all(lo));
+    phases::lap(Phase::Stage);
+    for (ps, compact) in [(lo, lo_compact), (hi, hi_compact)] {
+        for (i, piece) in ps.iter().enumerate() {
+            commit(piece, compact >> i & 1 == 1)?;
+        }
+    }
+    phases::lap(Phase::Commit);
+    Ok(())
+}
+
+/// A mid-size batch's check in halves, the second on a partner where one is free: the
+/// verdict a serial check gives (the lower half's refusal or panic first; a panic's
+/// payload is resumed here, one not resumed is leaked, as [`Bad::leak`] says).
+fn validate_halves(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
+    let h = tasks.len() / 2;
+    let check = |lo: usize, part: &[Task]| -> Option<Bad> {
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::validate::validate(part, &shared.set, &p.registry, &p.counters)
+        }));
+        match checked {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(Bad::refused(lo, e).1),
+            Err(payload) => Some(Bad::Panicked(payload)),
+        }
+    };
+    let (hi, lo) = shared.partners.join(|| check(h, &tasks[h..]), || check(0, &tasks[..h]));
+    let bad = match (lo, hi) {
+        (Some(bad), hi) => {
+            if let Some(hi) = hi {
+                hi.leak();
+            }
+            Some(bad)
+        }
+        (None, hi) => hi,
+    };
+    match bad {
+        Some(Bad::Refused(e)) => Err(e),
+        Some(Bad::Panicked(payload)) => std::panic::resume_unwind(payload),
+        None => Ok(()),
+    }
 }
 
 /// Whether helper threads may commit a batch's pieces: no driver call on the way (the
@@ -610,7 +699,17 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
 /// needs completed only tasks at least half a ring before its end (a segment is at
 /// most half the ring), all of them before this batch and published already.
 #[allow(clippy::too_many_arguments)]
-fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, host_ring: bool, ramp: bool, out: &mut Vec<Piece>) {
+fn plan(
+    shared: &Shared,
+    p: &Producer,
+    src: Source<'_>,
+    first: u64,
+    n: usize,
+    host_ring: bool,
+    ramp: bool,
+    halves: bool,
+    out: &mut Vec<Piece>,
+) {
     let cap = shared.backend.capacity() as u64;
     let seg = shared.tracker.segment_size() as usize;
     let piece = |c: u32| (c as usize).clamp(seg, cap as usize / 2);
@@ -634,6 +733,11 @@ fn plan(shared: &Shared, p: &Producer, src: Source<'_>, first: u64, n: usize, ho
     while at < first + n as u64 {
         let off = (at - first) as usize;
         let size = match out.len() {
+            // (`halves`: at most half the ring, and its second half may be any size:
+            // the room argument above holds for any piece of a batch within half a
+            // ring.)
+            _ if halves && off < n.div_ceil(2) => n.div_ceil(2) - off,
+            _ if halves => n - off,
             k if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
             0 => first_chunk,
             _ => chunk,

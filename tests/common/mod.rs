@@ -926,6 +926,73 @@ pub fn large_batches_exactly_once_or_refused(rt: &Runtime, n: usize, rounds: usi
     }
 }
 
+/// Mid-size batches (512-4095 tasks: checked and staged in halves where the runtime
+/// has partner threads) from `threads` threads at once, `rounds` each, fresh random
+/// sizes; three in four refused, with one or two bad tasks anywhere (either half, or
+/// both): a refused batch names its lowest bad index and runs nothing, a good one runs
+/// every task exactly once. In a third of the batches every seventh task is an axpy
+/// (a full record among compact ones), so that the halves' runs differ in form.
+pub fn halved_batches_exactly_once_or_refused(rt: &Runtime, threads: usize, rounds: usize) {
+    let mut rng = rand::rng();
+    let sizes: Vec<usize> = (0..threads * rounds).map(|_| rng.random_range(512..4096)).collect();
+    let bads: Vec<Vec<usize>> = sizes
+        .iter()
+        .map(|&n| match rng.random_range(0..4) {
+            0 => vec![rng.random_range(0..n / 2)],
+            1 => vec![rng.random_range(n / 2..n)],
+            2 => vec![rng.random_range(0..n / 2), rng.random_range(n / 2..n)],
+            _ => vec![],
+        })
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let marks = rt.buffer_from(&vec![0u32; total]).unwrap();
+    let ones = rt.buffer_from(&vec![1.0f32; total]).unwrap();
+    let ys = rt.buffer_from(&vec![0.0f32; total]).unwrap();
+    let starts: Vec<usize> = sizes.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+    let axpy = |b: usize, k: usize| b.is_multiple_of(3) && k.is_multiple_of(7);
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let (marks, ones, ys, sizes, bads, starts) = (&marks, &ones, &ys, &sizes, &bads, &starts);
+            s.spawn(move || {
+                let mut tickets = vec![];
+                for b in th * rounds..(th + 1) * rounds {
+                    let (at, n) = (starts[b], sizes[b]);
+                    let mut tasks: Vec<Task> = (at..at + n)
+                        .map(|k| {
+                            if axpy(b, k) {
+                                Task::axpy(1.0, ones.slice(k..k + 1), ys.slice(k..k + 1))
+                            } else {
+                                Task::mark(marks.all(), k as u32)
+                            }
+                        })
+                        .collect();
+                    for &i in &bads[b] {
+                        tasks[i] = Task::mark(marks.slice(0..1), 5);
+                    }
+                    match (rt.submit(&tasks), bads[b].iter().min()) {
+                        (Ok(t), None) => tickets.push(t),
+                        (Err(Error::InvalidTask { index, reason: Rejection::IndexOutOfRange { .. } }), Some(&lo)) => {
+                            assert_eq!(index, lo, "batch {b} of {n}: the lowest bad index")
+                        }
+                        (other, want) => panic!("batch {b} of {n}: bad at {want:?}, got {other:?}"),
+                    }
+                    if tickets.len() > 8 {
+                        tickets.remove(0).wait().unwrap();
+                    }
+                }
+                tickets.into_iter().for_each(|t| t.wait().unwrap());
+            });
+        }
+    });
+    let (got, ys) = (marks.read().unwrap(), ys.read().unwrap());
+    for (b, (&at, &n)) in starts.iter().zip(&sizes).enumerate() {
+        let want = u32::from(bads[b].is_empty());
+        let wrong: Vec<_> =
+            (at..at + n).map(|k| (k - at, if axpy(b, k) { ys[k] as u32 } else { got[k] })).filter(|&(_, v)| v != want).take(10).collect();
+        assert!(wrong.is_empty(), "batch {b} of {n} (bad at {:?}): tasks not run {want} times (index, count): {wrong:?}", bads[b]);
+    }
+}
+
 /// `submit_pipelined` from `threads` threads at once, `batches` each of 4096-20,000
 /// marks (fresh random sizes), half of them with a refused task at a random place: a
 /// batch that passes runs whole, exactly once; a refused one ran exactly its tasks

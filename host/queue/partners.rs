@@ -1,0 +1,479 @@
+//! Partners: threads that each take half of a mid-size batch (its check, then its
+//! staging) beside the thread that submits it.
+//!
+//! The helpers' rayon pass splits large batches well, but each pass costs about 7 µs of
+//! job injection and wake-ups on the submitting thread (s29b), more than half of a
+//! 1024-task batch's own work there. A partner is a thread with one word of its own
+//! ([`Slot`]), on which it spins for a while after its last job and then parks. A
+//! caller hands it a job with one compare-and-swap on that word, does its own half
+//! meanwhile, and then either takes the job back (the partner had not started it: a
+//! parked or descheduled partner costs the caller nothing but its own work) or waits
+//! for the partner to finish it. A caller never waits for a partner to wake.
+//!
+//! The word, and who moves it (every move but the partner's two stores is a CAS or a
+//! swap, so exactly one thread owns each step):
+//!
+//! ```text
+//! IDLE    --caller CAS, Release-->   job    --partner CAS, Acquire--> RUNNING
+//! RUNNING --partner store, Release--> DONE  --caller store, Release--> IDLE
+//! job     --caller CAS (take back)--> IDLE
+//! IDLE    --partner CAS-->          PARKED  --caller CAS, Release--> job (then unpark)
+//! any     --drop swap-->            STOP
+//! ```
+//!
+//! Ordering: the caller's Release CAS that posts a job pairs with the partner's Acquire
+//! CAS that takes it, so what the job captures (written before the post) is visible to
+//! the partner. The partner's Release store of `DONE` pairs with the caller's Acquire
+//! load that sees it, so the job's writes (its output, the slots it staged) are visible
+//! to the caller, and through the caller to whatever it publishes next. Between `job`
+//! and `IDLE`/`DONE` the job belongs to one thread: the partner that took it, or the
+//! caller that took it back. The caller owns the slot from its post until it stores
+//! `IDLE`, so no other caller's job can be mistaken for its own.
+
+use crossbeam::utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use super::helpers::LINGER;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{back_off, thread};
+
+const IDLE: usize = 0;
+const PARKED: usize = 1;
+const STOP: usize = 2;
+const RUNNING: usize = 3;
+const DONE: usize = 4;
+// Any other value: a posted job, the address of its `Header` (aligned to 8, so never
+// one of the above).
+
+/// A partner's word.
+struct Slot {
+    word: CachePadded<AtomicUsize>,
+}
+
+/// What a posted job's address points at: the first field of a `Job`.
+#[repr(C)]
+struct Header {
+    /// Runs the job whose header this is (`run::<A, R>`).
+    run: unsafe fn(*const Header),
+}
+
+#[repr(C)]
+struct Job<A, R> {
+    header: Header,
+    work: UnsafeCell<Option<A>>,
+    out: UnsafeCell<Option<std::thread::Result<R>>>,
+}
+
+/// Runs the job at `h` once, keeping its result or its panic.
+///
+/// # Safety
+/// `h` is the header of a live `Job<A, R>` owned by the calling thread for the call:
+/// the partner that took it by its CAS, or the caller that took it back.
+unsafe fn run<A: FnOnce() -> R, R>(h: *const Header) {
+    // SAFETY: the header is the job's first field (`repr(C)`); the caller's contract
+    // makes this thread the job's only user.
+    let job = unsafe { &*(h as *const Job<A, R>) };
+    let work = unsafe { (*job.work.get()).take() }.expect("a job runs once");
+    let out = catch_unwind(AssertUnwindSafe(work));
+    unsafe { *job.out.get() = Some(out) };
+}
+
+/// The runtime's partners.
+pub(crate) struct Partners {
+    slots: Box<[Slot]>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+// The slots must outlive the partners' threads: they point at them (through `Shared`).
+struct SlotsPtr(*const Slot);
+// SAFETY: a `Slot` is a padded atomic, shared between threads by design; the pointer is
+// valid until `Partners::drop` has joined the thread that holds it.
+unsafe impl Send for SlotsPtr {}
+
+impl Partners {
+    /// `count` partners, each spinning `linger` after its last job before it parks
+    /// (under loom: two looks at its word).
+    pub fn new(count: usize, linger: Duration) -> Self {
+        let slots: Box<[Slot]> = (0..count).map(|_| Slot { word: CachePadded::new(AtomicUsize::new(IDLE)) }).collect();
+        let mut threads = Vec::with_capacity(count);
+        for slot in slots.iter() {
+            let p = SlotsPtr(slot as *const Slot);
+            let spawned = thread::Builder::new().name("resident-partner".into()).spawn(move || {
+                let p = p;
+                // SAFETY: `SlotsPtr`'s: the slot lives until this thread is joined.
+                partner(unsafe { &*p.0 }, linger)
+            });
+            match spawned {
+                Ok(h) => threads.push(h),
+                // No thread: its slot stays STOP, and no caller posts there.
+                Err(_) => slot.word.store(STOP, Ordering::Relaxed),
+            }
+        }
+        Self { slots, threads }
+    }
+
+    /// No partners: every `join` runs both halves on the caller.
+    pub fn none() -> Self {
+        Self { slots: Box::new([]), threads: vec![] }
+    }
+
+    /// As `RuntimeConfig::submit_partners` says: `Some(n)`, `n` partners lingering
+    /// `submit_spin` (default [`LINGER`]); `None`, a quarter of the cores (at most 4)
+    /// where the helpers linger (`helpers_linger` not zero: CUDA, cores to spare), with
+    /// the same linger, else none.
+    pub fn configured(count: Option<usize>, submit_spin: Option<Duration>, helpers_linger: Duration) -> Self {
+        match count {
+            Some(0) => Self::none(),
+            Some(n) => Self::new(n, submit_spin.unwrap_or(LINGER)),
+            None if helpers_linger.is_zero() => Self::none(),
+            None => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                match (cores / 4).min(4) {
+                    0 => Self::none(),
+                    n => Self::new(n, helpers_linger),
+                }
+            }
+        }
+    }
+
+    /// How many partners there are.
+    pub fn count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Runs `a` on a partner and `b` on this thread side by side, or both here (`b`
+    /// first) when no partner is free; returns both results once both have run. A
+    /// panic of either is resumed here, after both have finished (or `a` was taken
+    /// back unrun, when `b` panicked).
+    pub fn join<A, RA, B, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        RA: Send,
+        B: FnOnce() -> RB,
+    {
+        let job = Job::<A, RA> { header: Header { run: run::<A, RA> }, work: UnsafeCell::new(Some(a)), out: UnsafeCell::new(None) };
+        let h = &job.header as *const Header;
+        let posted = self.post(h as usize);
+        /// Takes the job back or waits for it, also when `b` unwinds: the job borrows
+        /// this frame.
+        struct Finish<'s>(Option<(&'s Slot, usize)>);
+        impl Finish<'_> {
+            /// Whether the job is still to be run here.
+            fn finish(&mut self) -> bool {
+                match self.0.take() {
+                    Some((slot, job)) => slot.finish(job),
+                    None => true,
+                }
+            }
+        }
+        impl Drop for Finish<'_> {
+            fn drop(&mut self) {
+                self.finish();
+            }
+        }
+        let mut wait = Finish(posted.map(|s| (s, h as usize)));
+        let rb = b();
+        if wait.finish() {
+            // SAFETY: not posted, or taken back: this thread owns the job.
+            unsafe { run::<A, RA>(h) };
+        }
+        drop(wait);
+        match job.out.into_inner().expect("the job ran") {
+            Ok(ra) => (ra, rb),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    }
+
+    /// Posts the job at `job` to a partner: an idle one (spinning), else a parked one
+    /// (then woken); `None` if every partner is busy.
+    fn post(&self, job: usize) -> Option<&Slot> {
+        let n = self.slots.len();
+        if n == 0 {
+            return None;
+        }
+        // A thread keeps to one partner while it is free: the check of a batch's second
+        // half leaves those tasks in the partner's caches, where its staging reads them.
+        let start = hint::get() % n;
+        for want in [IDLE, PARKED] {
+            for i in 0..n {
+                let k = (start + i) % n;
+                let slot = &self.slots[k];
+                if slot.word.load(Ordering::Relaxed) == want
+                    && slot.word.compare_exchange(want, job, Ordering::Release, Ordering::Relaxed).is_ok()
+                {
+                    if want == PARKED {
+                        self.threads[k].thread().unpark();
+                    }
+                    hint::set(k);
+                    return Some(slot);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Slot {
+    /// After the caller's own half: takes its job back if the partner has not taken it
+    /// (`true`: to run here), else waits for it to finish and frees the slot (`false`).
+    fn finish(&self, job: usize) -> bool {
+        if self.word.compare_exchange(job, IDLE, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            return true;
+        }
+        let mut turns = 0;
+        // Acquire: pairs with the partner's Release store of DONE (the job's writes).
+        while self.word.load(Ordering::Acquire) != DONE {
+            back_off(&mut turns);
+        }
+        self.word.store(IDLE, Ordering::Release);
+        false
+    }
+}
+
+impl Drop for Partners {
+    fn drop(&mut self) {
+        // No job is posted: a caller holds `&self` from its post to its `finish`.
+        for (slot, t) in self.slots.iter().zip(&self.threads) {
+            slot.word.swap(STOP, Ordering::AcqRel);
+            t.thread().unpark();
+        }
+        let me = thread::current().id();
+        for t in self.threads.drain(..) {
+            // (A partner never drops the runtime, but should one: not itself.)
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// A partner's life: takes jobs posted into its word, spins `linger` after the last,
+/// then parks until a caller posts one, until the word says STOP.
+fn partner(slot: &Slot, linger: Duration) {
+    let mut idle = Linger::new(linger);
+    let mut turns = 0;
+    loop {
+        match slot.word.load(Ordering::Relaxed) {
+            STOP => return,
+            IDLE if idle.over() => {
+                if slot.word.compare_exchange(IDLE, PARKED, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                    // Until a caller posts (or STOP): unpark follows its CAS, and an
+                    // unpark before the park makes the park return at once.
+                    while slot.word.load(Ordering::Relaxed) == PARKED {
+                        thread::park();
+                    }
+                    idle = Linger::new(linger);
+                }
+            }
+            // Waiting for a job, or for the caller to free the slot after DONE.
+            IDLE | DONE => back_off_spin(&mut turns),
+            RUNNING | PARKED => unreachable!("only the partner moves its word to RUNNING or PARKED"),
+            job => {
+                // Acquire: pairs with the caller's Release post (the job's captures).
+                if slot.word.compare_exchange(job, RUNNING, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    // SAFETY: the CAS made this thread the job's owner; its caller waits
+                    // for DONE before its frame (the job) goes.
+                    unsafe { run_posted(job as *const Header) };
+                    slot.word.store(DONE, Ordering::Release);
+                    idle = Linger::new(linger);
+                    turns = 0;
+                }
+            }
+        }
+    }
+}
+
+/// Runs a posted job through its header.
+///
+/// # Safety
+/// As for [`run`].
+unsafe fn run_posted(h: *const Header) {
+    // SAFETY: the caller's contract; `run` is the job's own `run::<A, R>`.
+    unsafe { ((*h).run)(h) }
+}
+
+/// A spin of an idle partner: a pause (a yield under loom, so the model runs on).
+fn back_off_spin(turns: &mut u32) {
+    *turns = turns.wrapping_add(1);
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}
+
+/// How long an idle partner spins before it parks.
+#[cfg(not(loom))]
+struct Linger(std::time::Instant);
+#[cfg(not(loom))]
+impl Linger {
+    fn new(linger: Duration) -> Self {
+        Self(std::time::Instant::now() + linger)
+    }
+    fn over(&self) -> bool {
+        std::time::Instant::now() >= self.0
+    }
+}
+/// Under loom: two looks at the word, then park (time does not pass in a model).
+#[cfg(loom)]
+struct Linger(std::cell::Cell<u32>);
+#[cfg(loom)]
+impl Linger {
+    fn new(_: Duration) -> Self {
+        Self(std::cell::Cell::new(0))
+    }
+    fn over(&self) -> bool {
+        self.0.set(self.0.get() + 1);
+        self.0.get() > 2
+    }
+}
+
+/// The partner this thread used last (a hint; under loom none, so that every run of a
+/// model starts alike).
+mod hint {
+    #[cfg(not(loom))]
+    thread_local!(static LAST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+    #[cfg(not(loom))]
+    pub fn get() -> usize {
+        LAST.with(|c| c.get())
+    }
+    #[cfg(not(loom))]
+    pub fn set(k: usize) {
+        LAST.with(|c| c.set(k));
+    }
+    #[cfg(loom)]
+    pub fn get() -> usize {
+        0
+    }
+    #[cfg(loom)]
+    pub fn set(_: usize) {}
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    /// Halves run once each, side by side when a partner is free; results and borrows
+    /// come back whole.
+    #[test]
+    fn joins_run_both_halves_once() {
+        for count in [0, 1, 3] {
+            let p = Partners::new(count, Duration::from_millis(5));
+            let data: Vec<u64> = (0..10_000).collect();
+            for _ in 0..200 {
+                let (lo, hi) = data.split_at(5_000);
+                let (a, b) = p.join(|| hi.iter().sum::<u64>(), || lo.iter().sum::<u64>());
+                assert_eq!(a + b, data.iter().sum::<u64>());
+            }
+        }
+    }
+
+    /// Many callers share two partners: every half runs exactly once; a caller that
+    /// finds none free runs both.
+    #[test]
+    fn callers_beside_each_other() {
+        let p = Partners::new(2, Duration::from_millis(1));
+        let ran = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for i in 0..2_000u64 {
+                        let mut mine = 0;
+                        let (x, ()) = p.join(
+                            || {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                                i * 2
+                            },
+                            || mine = i,
+                        );
+                        assert_eq!((x, mine), (i * 2, i));
+                    }
+                });
+            }
+        });
+        assert_eq!(ran.load(Ordering::Relaxed), 8_000);
+    }
+
+    /// Parked partners are woken by the next post, or their job is taken back: joins
+    /// after each partner had time to park still complete, each half once.
+    #[test]
+    fn parked_partners_wake_or_are_bypassed() {
+        let p = Partners::new(1, Duration::ZERO);
+        for i in 0..50u64 {
+            std::thread::sleep(Duration::from_micros(200));
+            let (a, b) = p.join(|| i + 1, || i + 2);
+            assert_eq!((a, b), (i + 1, i + 2));
+        }
+    }
+
+    /// A panic on the partner's half comes back to the caller, after its own half ran;
+    /// one in the caller's half waits for the partner's first. The partner lives on.
+    #[test]
+    fn panics_come_back_to_the_caller() {
+        let p = Partners::new(1, Duration::from_millis(50));
+        let mine = AtomicU64::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| p.join(|| panic!("partner"), || mine.fetch_add(1, Ordering::Relaxed))));
+        assert!(r.is_err());
+        assert_eq!(mine.load(Ordering::Relaxed), 1);
+        let theirs = AtomicU64::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            p.join(
+                || {
+                    std::thread::sleep(Duration::from_millis(2));
+                    theirs.fetch_add(1, Ordering::Relaxed)
+                },
+                || panic!("caller"),
+            )
+        }));
+        assert!(r.is_err());
+        // Run by the partner, or taken back unrun: never half.
+        assert!(theirs.load(Ordering::Relaxed) <= 1);
+        assert_eq!(p.join(|| 7, || 8), (7, 8));
+    }
+}
+
+/// loom: a caller posts a job that reads a cell the caller wrote before the post, and
+/// writes it for the caller to read after the join; the
+/// partner takes it, or the caller takes it back, or (the partner parked first: its
+/// linger under loom is two looks) the post wakes it. loom flags the cell's access if
+/// no happens-before edge orders the job's write before the caller's read, and a lost
+/// wake-up as a deadlock.
+#[cfg(all(test, loom))]
+mod loom_partners {
+    use super::*;
+    use loom::cell::UnsafeCell;
+
+    struct Cell(UnsafeCell<u64>);
+    // SAFETY: the model's accesses are what loom checks.
+    unsafe impl Sync for Cell {}
+    impl Cell {
+        fn set(&self, v: u64) {
+            self.0.with_mut(|c| unsafe { *c = v });
+        }
+        fn get(&self) -> u64 {
+            self.0.with(|c| unsafe { *c })
+        }
+    }
+
+    #[test]
+    fn loom_partner_join_hands_the_job_over() {
+        loom::model(|| {
+            let p = Partners::new(1, Duration::ZERO);
+            let cell = Cell(UnsafeCell::new(0));
+            // Written before the post, read by the job; written by the job, read after.
+            cell.set(41);
+            let (got, mine) = p.join(
+                || {
+                    cell.set(cell.get() + 1);
+                    1u8
+                },
+                || 2u8,
+            );
+            assert_eq!((got, mine), (1, 2));
+            assert_eq!(cell.get(), 42);
+            drop(p);
+        });
+    }
+}
