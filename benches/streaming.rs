@@ -67,7 +67,12 @@ fn bench(c: &mut Criterion) {
     let tiny = if cuda { TINY } else { TINY / 16 };
     let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();
     let mut rows: Vec<(String, f64)> = vec![];
-    for (threads, batch) in [(1, 256), (1, 1024), (1, 4096), (4, 256), (4, 1024), (4, 4096)] {
+    // STREAMING_ROWS="2x256,8x256": these producer x batch rows instead of the six below.
+    let shapes: Vec<(usize, usize)> = match std::env::var("STREAMING_ROWS") {
+        Ok(v) => v.split(',').filter_map(|r| r.split_once('x')).filter_map(|(t, b)| Some((t.parse().ok()?, b.parse().ok()?))).collect(),
+        Err(_) => vec![(1, 256), (1, 1024), (1, 4096), (4, 256), (4, 1024), (4, 4096)],
+    };
+    for (threads, batch) in shapes {
         let mut g = c.benchmark_group("stream_noop");
         g.throughput(Throughput::Elements(tiny as u64));
         g.sample_size(10);

@@ -170,8 +170,8 @@ pub(crate) struct Batch {
     /// Its host tasks are still to be checked: a large batch is checked after its
     /// reservation, in the pass that stages it ([`check_stage_commit`]).
     unchecked: bool,
-    /// A mid-size batch checked in halves, and planned so that its second half is
-    /// pieces of its own, staged on a partner ([`stage_halves`]).
+    /// A mid-size batch checked and staged in halves, the second on a partner
+    /// ([`stage_halves`]).
     halves: bool,
 }
 
@@ -374,18 +374,17 @@ fn reserve_once(
     // (host/reclaim.rs).
     let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
     // A mid-size user batch is checked and staged in halves, the second on a partner
-    // thread where one is free (host/queue/partners.rs): in two pieces, each staged
-    // where its half was checked (its tasks in that core's caches), committed in order
-    // by the caller. Not where a piece is a copy of its own (the CUDA copy path), nor
-    // for a batch over half the ring (its pieces' room is waited for before either is
-    // staged, which needs every piece's room to depend on earlier batches only).
+    // thread where one is free (host/queue/partners.rs), each half staged where it was
+    // checked (its tasks in that core's caches) and every piece committed in order by
+    // the caller (so no driver call on the partner). Not for a batch over half the ring
+    // (its pieces' room is waited for before either half is staged, which needs every
+    // piece's room to depend on earlier batches only).
     let halves = wait
         && origin == Origin::User
         && matches!(src, Source::Host(_))
         && (HALVES_MIN..PARALLEL_MIN).contains(&n)
         && n as u64 * 2 <= cap
-        && shared.partners.count() > 0
-        && helpers_may_commit(shared, host_ring);
+        && shared.partners.count() > 0;
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -449,7 +448,9 @@ fn reserve_once(
     // A batch checked as it is published starts with small pieces (and is checked in
     // small parts: `PartChecks`).
     let ramp = unchecked && promise == Promise::Prefix;
-    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves, &mut pieces);
+    // (Runs over the host ring are split at the middle, since a run's form is decided
+    // over the whole run; other pieces are staged in two parts and published whole.)
+    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves && host_ring.is_some(), &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -484,12 +485,15 @@ fn reserve_once(
     Ok(Some(Batch { first, pieces, place, host_ring, list, deadline, ticket, unchecked, halves }))
 }
 
-/// A batch planned in halves (`Batch::halves`): the room of every piece first (each
+/// A batch checked in halves (`Batch::halves`): the room of every piece first (each
 /// depends on earlier batches only, since the batch lies within half a ring: `plan`),
-/// then the second half's pieces staged on a partner while this thread stages the
-/// first's, then every piece committed here, in order. The partner's stores (streaming,
-/// fenced before it says DONE) come before the commits through the join's handshake
-/// (host/queue/partners.rs), and the commits publish them as any staged piece.
+/// then its second half staged on a partner while this thread stages the first, then
+/// every piece committed here, in order. Runs over the host ring were planned to end at
+/// the middle (a run's form, compact or full, is decided over the whole run: each half
+/// stages its own runs); any other piece is staged in two parts, each half's, and
+/// published whole. The partner's stores (streaming, fenced before it says DONE) come
+/// before the commits through the join's handshake (host/queue/partners.rs), and the
+/// commits publish them as any staged piece.
 fn stage_halves(
     shared: &Shared,
     batch: &Batch,
@@ -503,15 +507,29 @@ fn stage_halves(
     phases::lap(Phase::Room);
     let n = batch.pieces.last().map_or(0, |p| p.end - batch.first);
     let mid = batch.first + n.div_ceil(2);
-    let (lo, hi) = batch.pieces.split_at(batch.pieces.iter().position(|p| p.at >= mid).unwrap_or(batch.pieces.len()));
-    // Which pieces went compact, a bit each (a half is at most two pieces: `plan`).
-    let stage_all = |ps: &[Piece]| ps.iter().enumerate().fold(0u64, |m, (i, p)| m | (u64::from(stage(p)) << i));
-    let (hi_compact, lo_compact) = shared.partners.join(|| stage_all(hi), || stage_all(lo));
-    phases::lap(Phase::Stage);
-    for (ps, compact) in [(lo, lo_compact), (hi, hi_compact)] {
-        for (i, piece) in ps.iter().enumerate() {
-            commit(piece, compact >> i & 1 == 1)?;
+    let runs = batch.host_ring.is_some();
+    // Stages one half (`low`: the first) of every piece; which runs went compact, a
+    // bit each (a run-planned batch has at most four pieces: `plan`).
+    let half = |low: bool| {
+        let mut compact = 0u64;
+        for (i, p) in batch.pieces.iter().enumerate() {
+            let part = match (runs, low) {
+                (true, _) => ((p.at < mid) == low).then_some(*p),
+                (false, true) => (p.at < mid).then(|| Piece { end: p.end.min(mid), ..*p }),
+                (false, false) => (p.end > mid).then(|| Piece { at: p.at.max(mid), ..*p }),
+            };
+            if let Some(part) = part
+                && stage(&part)
+            {
+                compact |= 1 << i;
+            }
         }
+        compact
+    };
+    let (hi, lo) = shared.partners.join(|| half(false), || half(true));
+    phases::lap(Phase::Stage);
+    for (i, piece) in batch.pieces.iter().enumerate() {
+        commit(piece, (lo | hi) >> i & 1 == 1)?;
     }
     phases::lap(Phase::Commit);
     Ok(())
