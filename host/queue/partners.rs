@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::helpers::LINGER;
+use super::phases::{self, Phase};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{back_off, thread};
 
@@ -171,12 +172,17 @@ impl Partners {
             }
         }
         let mut wait = Finish(posted.map(|s| (s, h as usize)));
+        let own = phases::stamp();
         let rb = b();
+        phases::since(Phase::HalfOwn, own);
+        let waited = phases::stamp();
         if wait.finish() {
+            phases::since(if posted.is_some() { Phase::HalfBack } else { Phase::HalfAlone }, phases::stamp());
             // SAFETY: not posted, or taken back: this thread owns the job.
             unsafe { run::<A, RA>(h) };
         }
         drop(wait);
+        phases::since(Phase::HalfWait, waited);
         match job.out.into_inner().expect("the job ran") {
             Ok(ra) => (ra, rb),
             Err(payload) => std::panic::resume_unwind(payload),
@@ -250,11 +256,11 @@ impl Drop for Partners {
 /// then parks until a caller posts one, until the word says STOP.
 fn partner(slot: &Slot, linger: Duration) {
     let mut idle = Linger::new(linger);
-    let mut turns = 0;
+    let mut turns = 0u32;
     loop {
         match slot.word.load(Ordering::Relaxed) {
             STOP => return,
-            IDLE if idle.over() => {
+            IDLE if idle.over(turns) => {
                 if slot.word.compare_exchange(IDLE, PARKED, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
                     // Until a caller posts (or STOP): unpark follows its CAS, and an
                     // unpark before the park makes the park return at once.
@@ -270,9 +276,11 @@ fn partner(slot: &Slot, linger: Duration) {
             job => {
                 // Acquire: pairs with the caller's Release post (the job's captures).
                 if slot.word.compare_exchange(job, RUNNING, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    let t = phases::stamp();
                     // SAFETY: the CAS made this thread the job's owner; its caller waits
                     // for DONE before its frame (the job) goes.
                     unsafe { run_posted(job as *const Header) };
+                    phases::since(Phase::HalfPartner, t);
                     slot.word.store(DONE, Ordering::Release);
                     idle = Linger::new(linger);
                     turns = 0;
@@ -308,8 +316,10 @@ impl Linger {
     fn new(linger: Duration) -> Self {
         Self(std::time::Instant::now() + linger)
     }
-    fn over(&self) -> bool {
-        std::time::Instant::now() >= self.0
+    /// Whether the linger is over, at the `turns`-th spin (the clock is read every
+    /// 64th only).
+    fn over(&self, turns: u32) -> bool {
+        turns.is_multiple_of(64) && std::time::Instant::now() >= self.0
     }
 }
 /// Under loom: two looks at the word, then park (time does not pass in a model).
@@ -320,7 +330,7 @@ impl Linger {
     fn new(_: Duration) -> Self {
         Self(std::cell::Cell::new(0))
     }
-    fn over(&self) -> bool {
+    fn over(&self, _: u32) -> bool {
         self.0.set(self.0.get() + 1);
         self.0.get() > 2
     }

@@ -49,6 +49,16 @@ pub(crate) enum Phase {
     PassBarrier,
     /// ... to when it found no piece left to stage and commit.
     PassStaged,
+    /// A join with a partner (host/queue/partners.rs): the caller's own half.
+    HalfOwn,
+    /// ... then its wait for the partner's half (or its run of the half it took back).
+    HalfWait,
+    /// ... the partner's half, on the partner (flushed every 256 laps).
+    HalfPartner,
+    /// A join that found no partner free (a count: laps of no time).
+    HalfAlone,
+    /// A join whose half was taken back unrun (a count).
+    HalfBack,
 }
 
 #[cfg(feature = "phase-timing")]
@@ -58,7 +68,7 @@ mod imp {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Instant;
 
-    const N: usize = Phase::PassStaged as usize + 1;
+    const N: usize = Phase::HalfBack as usize + 1;
     const NAMES: [&str; N] = [
         "pre",
         "read_lock",
@@ -78,6 +88,11 @@ mod imp {
         "pass_checked",
         "pass_barrier",
         "pass_staged",
+        "half_own",
+        "half_wait",
+        "half_partner",
+        "half_alone",
+        "half_back",
     ];
     static NS: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
     static COUNT: [AtomicU64; N] = [const { AtomicU64::new(0) }; N];
