@@ -170,9 +170,9 @@ pub(crate) struct Batch {
     /// Its host tasks are still to be checked: a large batch is checked after its
     /// reservation, in the pass that stages it ([`check_stage_commit`]).
     unchecked: bool,
-    /// A mid-size batch checked and staged in halves, the second on a partner
-    /// ([`stage_halves`]).
-    halves: bool,
+    /// A mid-size batch checked and staged in two parts, the second on a partner
+    /// ([`stage_halves`]): the first part's length.
+    halves: Option<usize>,
 }
 
 /// What a submission promises about a batch with a refused task.
@@ -255,8 +255,8 @@ fn submit_with(
     let commit = |piece: &Piece, compact: bool| batch.commit(shared, piece, compact);
     // A failure after the reservation is the runtime's end (a fault, an abort, or
     // shutdown's own deadline): every ticket resolves with it, this one too.
-    let out = if batch.halves {
-        stage_halves(shared, &batch, &room, &stage, &commit)
+    let out = if let Some(h) = batch.halves {
+        stage_halves(shared, &batch, h, &room, &stage, &commit)
     } else if parallel && batch.pieces.len() > 1 {
         publish_parallel(
             shared,
@@ -379,12 +379,15 @@ fn reserve_once(
     // the caller (so no driver call on the partner). Not for a batch over half the ring
     // (its pieces' room is waited for before either half is staged, which needs every
     // piece's room to depend on earlier batches only).
-    let halves = wait
+    // `halves`: how many tasks the caller takes, the first (`Partners::split`: about
+    // half, as the partners' pace has been).
+    let halves = (wait
         && origin == Origin::User
         && matches!(src, Source::Host(_))
         && (HALVES_MIN..PARALLEL_MIN).contains(&n)
         && n as u64 * 2 <= cap
-        && shared.partners.count() > 0;
+        && shared.partners.count() > 0)
+        .then(|| shared.partners.split(n));
     // Any other batch is checked whole before anything of it is reserved (nothing of a
     // refused batch runs, and it takes no sequence number). The read lock stays until
     // the reservation is made (see the module's doc). (Tasks written in place are
@@ -400,8 +403,8 @@ fn reserve_once(
         Source::Host(tasks) if origin == Origin::User && !unchecked => {
             if parallel {
                 validate_parallel(shared, tasks, &reg)?;
-            } else if halves {
-                validate_halves(shared, tasks, &reg)?;
+            } else if let Some(h) = halves {
+                validate_halves(shared, tasks, h, &reg)?;
             } else {
                 crate::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
             }
@@ -450,7 +453,7 @@ fn reserve_once(
     let ramp = unchecked && promise == Promise::Prefix;
     // (Runs over the host ring are split at the middle, since a run's form is decided
     // over the whole run; other pieces are staged in two parts and published whole.)
-    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves && host_ring.is_some(), &mut pieces);
+    plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves.filter(|_| host_ring.is_some()), &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
     // piece waits for room. Its commits wait for nothing either (the publisher).
@@ -497,6 +500,7 @@ fn reserve_once(
 fn stage_halves(
     shared: &Shared,
     batch: &Batch,
+    h: usize,
     room: &dyn Fn(&Piece) -> Result<()>,
     stage: &(dyn Fn(&Piece) -> bool + Sync),
     commit: &dyn Fn(&Piece, bool) -> Result<()>,
@@ -505,8 +509,7 @@ fn stage_halves(
         room(piece)?;
     }
     phases::lap(Phase::Room);
-    let n = batch.pieces.last().map_or(0, |p| p.end - batch.first);
-    let mid = batch.first + n.div_ceil(2);
+    let mid = batch.first + h as u64;
     let runs = batch.host_ring.is_some();
     // Stages one half (`low`: the first) of every piece; which runs went compact, a
     // bit each (a run-planned batch has at most four pieces: `plan`).
@@ -538,8 +541,7 @@ fn stage_halves(
 /// A mid-size batch's check in halves, the second on a partner where one is free: the
 /// verdict a serial check gives (the lower half's refusal or panic first; a panic's
 /// payload is resumed here, one not resumed is leaked, as [`Bad::leak`] says).
-fn validate_halves(shared: &Shared, tasks: &[Task], p: &Registries) -> Result<()> {
-    let h = tasks.len() / 2;
+fn validate_halves(shared: &Shared, tasks: &[Task], h: usize, p: &Registries) -> Result<()> {
     let check = |lo: usize, part: &[Task]| -> Option<Bad> {
         let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::validate::validate(part, &shared.set, &p.registry, &p.counters)
@@ -725,7 +727,7 @@ fn plan(
     n: usize,
     host_ring: bool,
     ramp: bool,
-    halves: bool,
+    halves: Option<usize>,
     out: &mut Vec<Piece>,
 ) {
     let cap = shared.backend.capacity() as u64;
@@ -750,15 +752,14 @@ fn plan(
     let mut at = first;
     while at < first + n as u64 {
         let off = (at - first) as usize;
-        let size = match out.len() {
-            // (`halves`: at most half the ring, and its second half may be any size:
-            // the room argument above holds for any piece of a batch within half a
-            // ring.)
-            _ if halves && off < n.div_ceil(2) => n.div_ceil(2) - off,
-            _ if halves => n - off,
-            k if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
-            0 => first_chunk,
-            _ => chunk,
+        let size = match (out.len(), halves) {
+            // (`halves`: the batch lies within half the ring, and its parts may be any
+            // size: the room argument above holds for any piece of such a batch.)
+            (_, Some(h)) if off < h => h - off,
+            (_, Some(_)) => n - off,
+            (k, None) if ramp => ramp_start(k + 1, RAMP_FIRST.min(chunk), chunk) - ramp_start(k, RAMP_FIRST.min(chunk), chunk),
+            (0, None) => first_chunk,
+            (_, None) => chunk,
         };
         let mut len = size.min(n - off);
         if host_ring {
