@@ -77,8 +77,12 @@ unsafe fn run<A: FnOnce() -> R, R>(h: *const Header) {
     // SAFETY: the header is the job's first field (`repr(C)`); the caller's contract
     // makes this thread the job's only user.
     let job = unsafe { &*(h as *const Job<A, R>) };
+    // SAFETY: the cells are this thread's alone for the call (the contract); the
+    // caller reads `out` only after the partner's DONE (Acquire) or after running the
+    // job itself.
     let work = unsafe { (*job.work.get()).take() }.expect("a job runs once");
     let out = catch_unwind(AssertUnwindSafe(work));
+    // SAFETY: as above.
     unsafe { *job.out.get() = Some(out) };
 }
 
