@@ -99,7 +99,7 @@ impl Backend {
     ///
     /// # Safety
     /// The slots must be free: every earlier task in them has completed, and they are
-    /// the caller's alone (reserved for its batch, each piece staged by one thread).
+    /// the caller's alone (reserved for its batch, each slot staged by one thread).
     pub unsafe fn stage(&self, first: u64, tasks: &[Task], place: Placement) {
         each!(self, b => unsafe { b.stage(first, tasks, place) })
     }

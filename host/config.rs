@@ -113,9 +113,10 @@ pub struct RuntimeConfig {
     /// has at least twice as many cores as a pass has threads, else none (spinning
     /// threads would take cores from the CPU backend's workers or the application).
     pub submit_spin: Option<Duration>,
-    /// Partner threads for mid-size host batches (512 to 4095 tasks, runs over the host
-    /// ring, or the CPU backend): a partner checks and stages the second half of a
-    /// batch beside the submitting thread, handed the job through a word of its own
+    /// Partner threads for mid-size host batches (512 to 4095 tasks, within half the
+    /// ring): a partner checks and stages the second part of such a batch (about half,
+    /// as the partners' pace has been) beside the submitting thread, which commits
+    /// every piece (no driver call on a partner), handed the job through a word of its own
     /// on which it spins (`submit_spin` after its last job, then it parks; a caller
     /// never waits for one to wake). `None` (the default): a quarter of the cores, at
     /// most 4, where the helpers spin (`submit_spin`'s default rule), else none.

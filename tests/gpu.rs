@@ -232,11 +232,10 @@ gpu_test!(large_batches_exactly_once_or_refused, {
     common::large_batches_exactly_once_or_refused(&gpu(1 << 16), 20_000, 20, true);
     common::large_batches_exactly_once_or_refused(&gpu(1 << 14), 3_000, 20, false);
 });
-// Mid-size batches in halves (partner threads by default where the host has the cores),
-// as runs over the host ring and on the copy path (staged in two parts, one copy), and
-// without partners.
+// Mid-size batches in halves on two partner threads, as runs over the host ring and on
+// the copy path (staged in two parts, one copy), and without partners.
 gpu_test!(halved_batches_exactly_once_or_refused, {
-    for (partners, relay_publish) in [(None, true), (None, false), (Some(0), true)] {
+    for (partners, relay_publish) in [(Some(2), true), (Some(2), false), (Some(0), true)] {
         let config = RuntimeConfig { capacity: 1 << 14, submit_partners: partners, relay_publish, ..RuntimeConfig::default() };
         let rt = Runtime::with_config(config).unwrap();
         common::halved_batches_exactly_once_or_refused(&rt, 4, 40);

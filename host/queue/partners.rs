@@ -10,12 +10,14 @@
 //! parked or descheduled partner costs the caller nothing but its own work) or waits
 //! for the partner to finish it. A caller never waits for a partner to wake.
 //!
-//! The word, and who moves it (every move but the partner's two stores is a CAS or a
-//! swap, so exactly one thread owns each step):
+//! The word, and who moves it. Every move out of a state another thread may move it
+//! from is a CAS or a swap, so exactly one thread owns each step; the two plain stores
+//! are the caller's `DONE -> IDLE` (only the caller moves `DONE`) and `new`'s STOP for
+//! a partner that could not start:
 //!
 //! ```text
 //! IDLE    --caller CAS, Release-->   job    --partner CAS, Acquire--> RUNNING
-//! RUNNING --partner store, Release--> DONE  --caller store, Release--> IDLE
+//! RUNNING --partner swap, Release--> DONE   --caller store, Release--> IDLE
 //! job     --caller CAS (take back)--> IDLE
 //! IDLE    --partner CAS-->          PARKED  --caller CAS, Release--> job (then unpark)
 //! any     --drop swap-->            STOP
@@ -23,12 +25,15 @@
 //!
 //! Ordering: the caller's Release CAS that posts a job pairs with the partner's Acquire
 //! CAS that takes it, so what the job captures (written before the post) is visible to
-//! the partner. The partner's Release store of `DONE` pairs with the caller's Acquire
+//! the partner. The partner's Release swap to `DONE` pairs with the caller's Acquire
 //! load that sees it, so the job's writes (its output, the slots it staged) are visible
-//! to the caller, and through the caller to whatever it publishes next. Between `job`
-//! and `IDLE`/`DONE` the job belongs to one thread: the partner that took it, or the
-//! caller that took it back. The caller owns the slot from its post until it stores
-//! `IDLE`, so no other caller's job can be mistaken for its own.
+//! to the caller, and through the caller to whatever it publishes next. A swap, not a
+//! store: a locked instruction on x86, which also drains the partner's write-combining
+//! buffers (ordinary stores into write-combined staging, `staging_write_combined`,
+//! which a plain store would not order; streaming stores are fenced by the staging
+//! itself). Between `job` and `IDLE`/`DONE` the job belongs to one thread: the partner
+//! that took it, or the caller that took it back. The caller owns the slot from its
+//! post until it stores `IDLE`, so no other caller's job can be mistaken for its own.
 
 use crossbeam::utils::CachePadded;
 use std::cell::UnsafeCell;
@@ -97,7 +102,17 @@ pub(crate) struct Partners {
     /// host, and starts a hand-off later, s30d). A hint (std's atomic, not loom's:
     /// it changes only how work is split, never an outcome).
     share: CachePadded<std::sync::atomic::AtomicU32>,
+    /// When a join last found no partner awake (ns from `epoch`): a parked partner is
+    /// woken only for a join that follows such a one within [`STREAM_GAP`].
+    last_asleep: CachePadded<std::sync::atomic::AtomicU64>,
+    epoch: std::time::Instant,
 }
+
+/// A parked partner is woken (a futex call on the caller) only for a join that comes
+/// within this long of the last join that found every partner asleep: a thread that
+/// submits a mid-size batch now and then pays no wake-up and keeps no partner spinning
+/// for nothing; a stream's second batch wakes one, which then spins between batches.
+const STREAM_GAP: Duration = Duration::from_millis(1);
 
 /// How a posted job ended, as its caller saw it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -134,11 +149,29 @@ impl Partners {
                 }
             }
         }
-        Self { slots, threads, share: Self::share_start() }
+        Self { slots, threads, share: Self::share_start(), last_asleep: Self::asleep_start(), epoch: std::time::Instant::now() }
     }
 
     fn share_start() -> CachePadded<std::sync::atomic::AtomicU32> {
         CachePadded::new(std::sync::atomic::AtomicU32::new(SHARE_START))
+    }
+
+    fn asleep_start() -> CachePadded<std::sync::atomic::AtomicU64> {
+        // Long ago: the first join that finds every partner asleep wakes none.
+        CachePadded::new(std::sync::atomic::AtomicU64::new(0))
+    }
+
+    /// This join found no partner awake: whether the last such join came within
+    /// [`STREAM_GAP`] (under loom always, so that models post to parked partners).
+    /// Relaxed: a hint (std's atomic), deciding only whether a partner is woken.
+    fn streaming(&self) -> bool {
+        if cfg!(loom) {
+            return true;
+        }
+        // (Plus one, so that a join in the epoch's first nanosecond is not "long ago".)
+        let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+        let last = self.last_asleep.swap(now, std::sync::atomic::Ordering::Relaxed);
+        last != 0 && now - last.min(now) < STREAM_GAP.as_nanos() as u64
     }
 
     /// Of `n` items to split between a caller and a partner, how many the caller takes
@@ -151,7 +184,13 @@ impl Partners {
 
     /// No partners: every `join` runs both halves on the caller.
     pub fn none() -> Self {
-        Self { slots: Arc::new([]), threads: vec![], share: Self::share_start() }
+        Self {
+            slots: Arc::new([]),
+            threads: vec![],
+            share: Self::share_start(),
+            last_asleep: Self::asleep_start(),
+            epoch: std::time::Instant::now(),
+        }
     }
 
     /// As `RuntimeConfig::submit_partners` says: `Some(n)`, `n` partners lingering
@@ -173,9 +212,9 @@ impl Partners {
         }
     }
 
-    /// How many partners there are.
+    /// How many partners there are (that started).
     pub fn count(&self) -> usize {
-        self.slots.len()
+        self.threads.len()
     }
 
     /// Runs `a` on a partner and `b` on this thread side by side, or both here (`b`
@@ -188,9 +227,47 @@ impl Partners {
         RA: Send,
         B: FnOnce() -> RB,
     {
+        self.join_with(a, b, false)
+    }
+
+    /// [`join`](Self::join), and the next [`split`](Self::split)s move toward the
+    /// point where neither side of this one would have waited. For joins whose two
+    /// sides are the two parts of a split, of like work: a batch's staging (its check
+    /// may end early at a refused task, which says nothing of the pace).
+    pub fn join_paced<A, RA, B, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        RA: Send,
+        B: FnOnce() -> RB,
+    {
+        self.join_with(a, b, true)
+    }
+
+    fn join_with<A, RA, B, RB>(&self, a: A, b: B, paced: bool) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        RA: Send,
+        B: FnOnce() -> RB,
+    {
         let job = Job::<A, RA> { header: Header { run: run::<A, RA> }, work: UnsafeCell::new(Some(a)), out: UnsafeCell::new(None) };
         // (From the whole job, not its header field: `run` reads all of it.)
         let h = &job as *const Job<A, RA> as *const Header;
+        /// When `b` unwinds, after the job has ended (this guard drops after `Finish`):
+        /// a panic payload of the job's is leaked, not dropped, since its drop may be
+        /// user code that panics again (as `producer::Bad::leak`).
+        struct Leak<'j, R>(&'j UnsafeCell<Option<std::thread::Result<R>>>);
+        impl<R> Drop for Leak<'_, R> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    // SAFETY: the job has ended or was taken back (`Finish` dropped
+                    // first): no other thread reads or writes its cells.
+                    if let Some(Err(payload)) = unsafe { (*self.0.get()).take() } {
+                        std::mem::forget(payload);
+                    }
+                }
+            }
+        }
+        let leak = Leak(&job.out);
         let posted = self.post(h as usize);
         /// Takes the job back or waits for it, also when `b` unwinds: the job borrows
         /// this frame.
@@ -217,14 +294,17 @@ impl Partners {
             // SAFETY: not posted, or taken back: this thread owns the job.
             unsafe { run::<A, RA>(h) };
         }
-        // (Relaxed read-modify-writes of a hint; a lost update only slows the drift.)
-        let share = self.share.load(std::sync::atomic::Ordering::Relaxed);
-        match ended {
-            Some(Ended::Ahead) if share < SHARE_MAX => self.share.store(share + 1, std::sync::atomic::Ordering::Relaxed),
-            Some(Ended::Behind) if share > SHARE_MIN => self.share.store(share - 1, std::sync::atomic::Ordering::Relaxed),
-            _ => {}
+        if paced {
+            // (Relaxed load and store of a hint; a lost update only slows the drift.)
+            let share = self.share.load(std::sync::atomic::Ordering::Relaxed);
+            match ended {
+                Some(Ended::Ahead) if share < SHARE_MAX => self.share.store(share + 1, std::sync::atomic::Ordering::Relaxed),
+                Some(Ended::Behind) if share > SHARE_MIN => self.share.store(share - 1, std::sync::atomic::Ordering::Relaxed),
+                _ => {}
+            }
         }
         drop(wait);
+        drop(leak);
         phases::since(Phase::HalfWait, waited);
         match job.out.into_inner().expect("the job ran") {
             Ok(ra) => (ra, rb),
@@ -233,7 +313,7 @@ impl Partners {
     }
 
     /// Posts the job at `job` to a partner: an idle one (spinning), else a parked one
-    /// (then woken); `None` if every partner is busy.
+    /// (then woken) if joins come in a stream; `None` if every partner is busy.
     fn post(&self, job: usize) -> Option<&Slot> {
         let n = self.slots.len();
         if n == 0 {
@@ -243,6 +323,9 @@ impl Partners {
         // half leaves those tasks in the partner's caches, where its staging reads them.
         let start = hint::get() % n;
         for want in [IDLE, PARKED] {
+            if want == PARKED && !self.streaming() {
+                return None;
+            }
             for i in 0..n {
                 let k = (start + i) % n;
                 let slot = &self.slots[k];
@@ -320,16 +403,31 @@ fn partner(slot: &Slot, linger: Duration) {
                 // Acquire: pairs with the caller's Release post (the job's captures).
                 if slot.word.compare_exchange(job, RUNNING, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                     let t = phases::stamp();
+                    // DONE however the run ends: should it unwind (`run` catches the
+                    // job's panics; this would be the runtime's own bug), the caller
+                    // then finds no result and panics, instead of waiting forever.
+                    let done = Done(slot);
                     // SAFETY: the CAS made this thread the job's owner; its caller waits
                     // for DONE before its frame (the job) goes.
                     unsafe { run_posted(job as *const Header) };
+                    drop(done);
                     phases::since(Phase::HalfPartner, t);
-                    slot.word.store(DONE, Ordering::Release);
                     idle = Linger::new(linger);
                     turns = 0;
                 }
             }
         }
+    }
+}
+
+/// Says DONE when dropped: the end of a partner's run of a job.
+struct Done<'a>(&'a Slot);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        // Release (a locked swap: the module's doc): the job's writes before the
+        // caller's Acquire load of DONE.
+        self.0.word.swap(DONE, Ordering::Release);
     }
 }
 
@@ -505,11 +603,13 @@ mod tests {
 }
 
 /// loom: a caller posts a job that reads a cell the caller wrote before the post, and
-/// writes it for the caller to read after the join; the
-/// partner takes it, or the caller takes it back, or (the partner parked first: its
-/// linger under loom is two looks) the post wakes it. loom flags the cell's access if
-/// no happens-before edge orders the job's write before the caller's read, and a lost
-/// wake-up as a deadlock.
+/// writes it for the caller to read after the join; the partner takes it, or the caller
+/// takes it back. loom flags the cell's access if no happens-before edge orders the
+/// job's write before the caller's read (the model fails with the partner's Acquire
+/// or its Release taken out). Then a post to a parked partner whose job the caller does
+/// not take back (a lost wake-up leaves the caller spinning, which loom reports: the
+/// model fails with the unpark taken out), and two callers sharing one partner (each
+/// job runs once, whoever runs it).
 #[cfg(all(test, loom))]
 mod loom_partners {
     use super::*;
@@ -525,6 +625,10 @@ mod loom_partners {
         fn get(&self) -> u64 {
             self.0.with(|c| unsafe { *c })
         }
+    }
+
+    fn posted(w: usize) -> bool {
+        !matches!(w, IDLE | PARKED | STOP | RUNNING | DONE)
     }
 
     #[test]
@@ -543,6 +647,50 @@ mod loom_partners {
             );
             assert_eq!((got, mine), (1, 2));
             assert_eq!(cell.get(), 42);
+            drop(p);
+        });
+    }
+
+    #[test]
+    fn loom_partner_parked_is_woken_by_a_post() {
+        loom::model(|| {
+            let p = Partners::new(1, Duration::ZERO);
+            // The partner parks after two looks at its word (`Linger` under loom).
+            while p.slots[0].word.load(Ordering::Relaxed) != PARKED {
+                loom::thread::yield_now();
+            }
+            let cell = Cell(UnsafeCell::new(0));
+            let (got, ()) = p.join(
+                || {
+                    cell.set(7);
+                    1u8
+                },
+                // Not taken back: the caller's part lasts until the partner took the job.
+                || {
+                    while posted(p.slots[0].word.load(Ordering::Relaxed)) {
+                        loom::thread::yield_now();
+                    }
+                },
+            );
+            assert_eq!(got, 1);
+            assert_eq!(cell.get(), 7);
+            drop(p);
+        });
+    }
+
+    #[test]
+    fn loom_partner_shared_by_two_callers() {
+        // Four preemptions at most: unbounded, the model ran 340 s (this: 3 s).
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(4);
+        model.check(|| {
+            let p = loom::sync::Arc::new(Partners::new(1, Duration::from_secs(1)));
+            let other = {
+                let p = p.clone();
+                loom::thread::spawn(move || p.join(|| 1u8, || 2u8))
+            };
+            assert_eq!(p.join(|| 3u8, || 4u8), (3, 4));
+            assert_eq!(other.join().unwrap(), (1, 2));
             drop(p);
         });
     }

@@ -245,8 +245,9 @@ fn submit_with(
         full != WhenFull::Fail && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && helpers_may_commit(shared, batch.host_ring);
     // Stages one piece of host tasks into its slots (free: the caller waited for them).
     // SAFETY (of the call inside): the reservation gave the slots to this batch alone,
-    // and each piece is staged by one thread only; the slots are not read before
-    // `commit` publishes them.
+    // and each slot is staged by one thread only (a piece by one thread, or a halved
+    // batch's piece in two parts, one a thread: `stage_halves`); the slots are not read
+    // before `commit` publishes them.
     let stage = |piece: &Piece| match src {
         Source::Host(tasks) => unsafe { batch.stage(shared, piece, tasks) },
         _ => false,
@@ -489,7 +490,8 @@ fn reserve_once(
 }
 
 /// A batch checked in halves (`Batch::halves`): the room of every piece first (each
-/// depends on earlier batches only, since the batch lies within half a ring: `plan`),
+/// depends on earlier batches only, since the batch lies within half a ring: the
+/// condition on `halves` in `reserve_once`),
 /// then its second half staged on a partner while this thread stages the first, then
 /// every piece committed here, in order. Runs over the host ring were planned to end at
 /// the middle (a run's form, compact or full, is decided over the whole run: each half
@@ -512,7 +514,8 @@ fn stage_halves(
     let mid = batch.first + h as u64;
     let runs = batch.host_ring.is_some();
     // Stages one half (`low`: the first) of every piece; which runs went compact, a
-    // bit each (a run-planned batch has at most four pieces: `plan`).
+    // bit each (a run-planned halved batch has at most three pieces: split at `h` and at
+    // most once at the ring's end, `plan`).
     let half = |low: bool| {
         let mut compact = 0u64;
         for (i, p) in batch.pieces.iter().enumerate() {
@@ -529,7 +532,7 @@ fn stage_halves(
         }
         compact
     };
-    let (hi, lo) = shared.partners.join(|| half(false), || half(true));
+    let (hi, lo) = shared.partners.join_paced(|| half(false), || half(true));
     phases::lap(Phase::Stage);
     for (i, piece) in batch.pieces.iter().enumerate() {
         commit(piece, (lo | hi) >> i & 1 == 1)?;
@@ -590,7 +593,8 @@ impl Batch {
     ///
     /// # Safety
     /// The piece's slots are free (its room was waited for) and staged by this thread
-    /// only; they are not read before the piece is committed.
+    /// only (a piece may be a part of a larger one, whose other part another thread
+    /// stages: `stage_halves`); they are not read before the piece is committed.
     unsafe fn stage(&self, shared: &Shared, piece: &Piece, tasks: &[Task]) -> bool {
         let (lo, part) = self.tasks_of(piece, tasks);
         let place = self.place.at(lo as u32);
@@ -718,6 +722,10 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
 /// may then be split across pieces; the wait always ends still, because a piece's room
 /// needs completed only tasks at least half a ring before its end (a segment is at
 /// most half the ring), all of them before this batch and published already.
+///
+/// `halves` (a mid-size batch in two parts, `stage_halves`): runs end at the part
+/// boundary (and at the ring's end), whatever the chunk and the segments; the same
+/// argument holds, since such a batch lies within half a ring.
 #[allow(clippy::too_many_arguments)]
 fn plan(
     shared: &Shared,
