@@ -39,7 +39,10 @@ use crossbeam::utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
+// The split's share and the stream's clock: hints, std's atomics also under loom (they
+// change how work is split or whether a partner is woken, never an outcome).
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::time::{Duration, Instant};
 
 use super::helpers::LINGER;
 use super::phases::{self, Phase};
@@ -99,13 +102,12 @@ pub(crate) struct Partners {
     /// The partner's share of a split ([`Partners::split`]), in 256ths: moved by one
     /// after each join toward the point where neither side waits for the other (a
     /// partner took 3.6 µs for a half that its caller did in 2.9 on the H100 machine's
-    /// host, and starts a hand-off later, s30d). A hint (std's atomic, not loom's:
-    /// it changes only how work is split, never an outcome).
-    share: CachePadded<std::sync::atomic::AtomicU32>,
-    /// When a join last found no partner awake (ns from `epoch`): a parked partner is
-    /// woken only for a join that follows such a one within [`STREAM_GAP`].
-    last_asleep: CachePadded<std::sync::atomic::AtomicU64>,
-    epoch: std::time::Instant,
+    /// host, and starts a hand-off later, s30d).
+    share: CachePadded<AtomicU32>,
+    /// When a join last found no partner awake (ns from `epoch`, 0: never): a parked
+    /// partner is woken only for a join that follows such a one within [`STREAM_GAP`].
+    last_asleep: CachePadded<AtomicU64>,
+    epoch: Instant,
 }
 
 /// A parked partner is woken (a futex call on the caller) only for a join that comes
@@ -149,16 +151,13 @@ impl Partners {
                 }
             }
         }
-        Self { slots, threads, share: Self::share_start(), last_asleep: Self::asleep_start(), epoch: std::time::Instant::now() }
-    }
-
-    fn share_start() -> CachePadded<std::sync::atomic::AtomicU32> {
-        CachePadded::new(std::sync::atomic::AtomicU32::new(SHARE_START))
-    }
-
-    fn asleep_start() -> CachePadded<std::sync::atomic::AtomicU64> {
-        // Long ago: the first join that finds every partner asleep wakes none.
-        CachePadded::new(std::sync::atomic::AtomicU64::new(0))
+        Self {
+            slots,
+            threads,
+            share: CachePadded::new(AtomicU32::new(SHARE_START)),
+            last_asleep: CachePadded::new(AtomicU64::new(0)),
+            epoch: Instant::now(),
+        }
     }
 
     /// This join found no partner awake: whether the last such join came within
@@ -170,7 +169,7 @@ impl Partners {
         }
         // (Plus one, so that a join in the epoch's first nanosecond is not "long ago".)
         let now = self.epoch.elapsed().as_nanos() as u64 + 1;
-        let last = self.last_asleep.swap(now, std::sync::atomic::Ordering::Relaxed);
+        let last = self.last_asleep.swap(now, Ordering::Relaxed);
         last != 0 && now - last.min(now) < STREAM_GAP.as_nanos() as u64
     }
 
@@ -178,19 +177,13 @@ impl Partners {
     /// (the first ones; at least one each where `n >= 2`): about half, adjusted by how
     /// the last joins ended.
     pub fn split(&self, n: usize) -> usize {
-        let share = self.share.load(std::sync::atomic::Ordering::Relaxed) as usize;
+        let share = self.share.load(Ordering::Relaxed) as usize;
         (n - n * share / 256).clamp(n.min(1), n.saturating_sub(1).max(1))
     }
 
     /// No partners: every `join` runs both halves on the caller.
     pub fn none() -> Self {
-        Self {
-            slots: Arc::new([]),
-            threads: vec![],
-            share: Self::share_start(),
-            last_asleep: Self::asleep_start(),
-            epoch: std::time::Instant::now(),
-        }
+        Self::new(0, Duration::ZERO)
     }
 
     /// As `RuntimeConfig::submit_partners` says: `Some(n)`, `n` partners lingering
@@ -296,10 +289,10 @@ impl Partners {
         }
         if paced {
             // (Relaxed load and store of a hint; a lost update only slows the drift.)
-            let share = self.share.load(std::sync::atomic::Ordering::Relaxed);
+            let share = self.share.load(Ordering::Relaxed);
             match ended {
-                Some(Ended::Ahead) if share < SHARE_MAX => self.share.store(share + 1, std::sync::atomic::Ordering::Relaxed),
-                Some(Ended::Behind) if share > SHARE_MIN => self.share.store(share - 1, std::sync::atomic::Ordering::Relaxed),
+                Some(Ended::Ahead) if share < SHARE_MAX => self.share.store(share + 1, Ordering::Relaxed),
+                Some(Ended::Behind) if share > SHARE_MIN => self.share.store(share - 1, Ordering::Relaxed),
                 _ => {}
             }
         }
@@ -352,7 +345,7 @@ impl Slot {
             return Ended::Back;
         }
         let mut turns = 0;
-        // Acquire: pairs with the partner's Release store of DONE (the job's writes).
+        // Acquire: pairs with the partner's Release swap to DONE (the job's writes).
         while self.word.load(Ordering::Acquire) != DONE {
             back_off(&mut turns);
         }
@@ -407,9 +400,11 @@ fn partner(slot: &Slot, linger: Duration) {
                     // job's panics; this would be the runtime's own bug), the caller
                     // then finds no result and panics, instead of waiting forever.
                     let done = Done(slot);
-                    // SAFETY: the CAS made this thread the job's owner; its caller waits
-                    // for DONE before its frame (the job) goes.
-                    unsafe { run_posted(job as *const Header) };
+                    let h = job as *const Header;
+                    // SAFETY: the CAS made this thread the job's owner (`run`'s
+                    // contract), and its caller waits for DONE before its frame (the
+                    // job) goes; `run` is the job's own `run::<A, R>`.
+                    unsafe { ((*h).run)(h) };
                     drop(done);
                     phases::since(Phase::HalfPartner, t);
                     idle = Linger::new(linger);
@@ -431,15 +426,6 @@ impl Drop for Done<'_> {
     }
 }
 
-/// Runs a posted job through its header.
-///
-/// # Safety
-/// As for [`run`].
-unsafe fn run_posted(h: *const Header) {
-    // SAFETY: the caller's contract; `run` is the job's own `run::<A, R>`.
-    unsafe { ((*h).run)(h) }
-}
-
 /// A spin of an idle partner: a pause (a yield under loom, so the model runs on).
 fn back_off_spin(turns: &mut u32) {
     *turns = turns.wrapping_add(1);
@@ -451,16 +437,16 @@ fn back_off_spin(turns: &mut u32) {
 
 /// How long an idle partner spins before it parks.
 #[cfg(not(loom))]
-struct Linger(std::time::Instant);
+struct Linger(Instant);
 #[cfg(not(loom))]
 impl Linger {
     fn new(linger: Duration) -> Self {
-        Self(std::time::Instant::now() + linger)
+        Self(Instant::now() + linger)
     }
     /// Whether the linger is over, at the `turns`-th spin (the clock is read every
     /// 64th only).
     fn over(&self, turns: u32) -> bool {
-        turns.is_multiple_of(64) && std::time::Instant::now() >= self.0
+        turns.is_multiple_of(64) && Instant::now() >= self.0
     }
 }
 /// Under loom: two looks at the word, then park (time does not pass in a model).
@@ -501,7 +487,6 @@ mod hint {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
 
     /// Rounds of the tests below: fewer under Miri (CI runs these there, for the jobs'
     /// raw pointers and the handshake's races), which interprets every spin.
@@ -529,7 +514,7 @@ mod tests {
         let p = Partners::none();
         assert_eq!(p.split(1024), 512);
         for share in [SHARE_MIN, SHARE_MAX] {
-            p.share.store(share, std::sync::atomic::Ordering::Relaxed);
+            p.share.store(share, Ordering::Relaxed);
             for n in [0usize, 1, 2, 3, 512, 4095] {
                 let h = p.split(n);
                 assert!(h <= n && (n < 2 || (1..n).contains(&h)), "n {n} share {share}: {h}");

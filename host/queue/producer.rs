@@ -452,8 +452,8 @@ fn reserve_once(
     // A batch checked as it is published starts with small pieces (and is checked in
     // small parts: `PartChecks`).
     let ramp = unchecked && promise == Promise::Prefix;
-    // (Runs over the host ring are split at the middle, since a run's form is decided
-    // over the whole run; other pieces are staged in two parts and published whole.)
+    // (Runs over the host ring end at the split, since a run's form is decided over
+    // the whole run; other pieces are staged in two parts and published whole.)
     plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves.filter(|_| host_ring.is_some()), &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next` and `run_ends`, and completions only grow), so no
@@ -494,9 +494,9 @@ fn reserve_once(
 /// condition on `halves` in `reserve_once`),
 /// then its second half staged on a partner while this thread stages the first, then
 /// every piece committed here, in order. Runs over the host ring were planned to end at
-/// the middle (a run's form, compact or full, is decided over the whole run: each half
-/// stages its own runs); any other piece is staged in two parts, each half's, and
-/// published whole. The partner's stores (streaming, fenced before it says DONE) come
+/// `h` (a run's form, compact or full, is decided over the whole run: each side stages
+/// its own runs); any other piece is staged in two parts, one a side, and published
+/// whole. The partner's stores (streaming, fenced before it says DONE) come
 /// before the commits through the join's handshake (host/queue/partners.rs), and the
 /// commits publish them as any staged piece.
 fn stage_halves(
