@@ -29,15 +29,23 @@ const BIG_BATCH: usize = 1024;
 /// Bytes a memory-bound pass moves: read x, read y, write y.
 const BIG_BYTES: u64 = (BIG_TASKS * BIG_SLICE * 4 * 3) as u64;
 
-/// `threads` producers each submit their share of `tasks` ([`stream_batches`]).
-fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) {
+/// `threads` producers each submit their share of `tasks` ([`stream_batches`]); when
+/// each producer finished, from the start (the pass lasts as long as the slowest).
+fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) -> Vec<Duration> {
     let share = tasks.len() / threads;
+    let start = std::time::Instant::now();
     std::thread::scope(|s| {
-        for t in 0..threads {
-            let mine = &tasks[t * share..(t + 1) * share];
-            s.spawn(move || stream_batches(rt, batch, mine));
-        }
-    });
+        let producers: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine = &tasks[t * share..(t + 1) * share];
+                s.spawn(move || {
+                    stream_batches(rt, batch, mine);
+                    start.elapsed()
+                })
+            })
+            .collect();
+        producers.into_iter().map(|p| p.join().unwrap()).collect()
+    })
 }
 
 fn rate(tasks: usize, t: Duration) -> f64 {
@@ -82,7 +90,16 @@ fn bench(c: &mut Criterion) {
         g.finish();
         #[cfg(feature = "phase-timing")]
         resident::__phases_take();
-        let t = median(|| stream(&rt, threads, batch, &noop), 1, 7);
+        let mut ends = vec![];
+        let t = median(|| ends.push(stream(&rt, threads, batch, &noop)), 1, 7);
+        // How evenly the producers were served: each pass's first and last finish.
+        if threads > 1 {
+            let spread: Vec<String> = ends
+                .iter()
+                .map(|e| format!("{:.2}-{:.2}", e.iter().min().unwrap().as_secs_f64() * 1e3, e.iter().max().unwrap().as_secs_f64() * 1e3))
+                .collect();
+            eprintln!("{threads} x {batch}: producers finished at (ms, first-last): {}", spread.join(", "));
+        }
         rows.push((format!("persistent, {threads} thread(s), batches of {batch}"), rate(tiny, t)));
         // Where the submitting threads' time went in those passes (profiling builds).
         #[cfg(feature = "phase-timing")]
@@ -106,7 +123,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("persistent_1_thread", |b| b.iter(|| stream(&rt, 1, BIG_BATCH, &big)));
     g.finish();
-    let axpy_t = median(|| stream(&rt, 1, BIG_BATCH, &big), 1, 7);
+    let axpy_t = median(|| drop(stream(&rt, 1, BIG_BATCH, &big)), 1, 7);
 
     // Baselines, with the persistent kernel stopped.
     rt.close().unwrap();
