@@ -35,6 +35,9 @@ pub(crate) struct Shared {
     pub set: crate::task_set::SetInfo,
     /// The reservations (sequence numbers, list-run entries): a short lock per batch.
     pub producer: Mutex<Producer>,
+    /// Where the last run in each list-run table entry ends: written and read beside
+    /// the reservations, outside their lock (host/queue/run_ends.rs).
+    pub run_ends: crate::queue::run_ends::RunEnds,
     /// The live buffers and counters that tasks are checked against.
     pub registries: crate::read_mostly::ReadMostly<Registries>,
     /// Publication in sequence order, handed from producer to producer.
@@ -362,6 +365,7 @@ impl Runtime {
                 set: config.image.set,
                 config,
                 producer: Mutex::new(Producer::new()),
+                run_ends: Default::default(),
                 registries: crate::read_mostly::ReadMostly::new(Registries::new()),
                 publisher: Publisher::default(),
                 tracker: CompletionTracker::new(capacity, segment),

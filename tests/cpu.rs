@@ -17,6 +17,11 @@ fn exactly_once_many_producers() {
 }
 
 #[test]
+fn streamed_batches_many_producers() {
+    common::streamed_batches_many_producers(&cpu(1 << 12), 16, 2000, 16);
+}
+
+#[test]
 fn axpy_matches_reference() {
     common::axpy_matches_reference(&cpu(1 << 10), 512, 1024);
 }

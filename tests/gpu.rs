@@ -22,6 +22,7 @@ fn gpu(capacity: u32) -> Runtime {
 }
 
 gpu_test!(exactly_once_1m_tasks_8_producers, common::exactly_once_many_producers(&gpu(1 << 16), 8, 125_000, 5_000));
+gpu_test!(streamed_batches_8_producers, common::streamed_batches_many_producers(&gpu(1 << 16), 8, 4_000, 256));
 gpu_test!(axpy_1m_tasks_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 1_000_000, 64));
 gpu_test!(axpy_20k_tasks_of_1024_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 20_000, 1024));
 gpu_test!(axpy_odd_shapes, common::axpy_odd_shapes(&gpu(1 << 10)));

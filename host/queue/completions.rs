@@ -40,8 +40,9 @@ const OWN_SEGMENTS: u64 = 4;
 
 pub(crate) struct CompletionTracker {
     scan: Mutex<Scan>,
-    /// Tickets registered since the last scan took them, in sequence order: producers
-    /// push there with no lock (host/queue/registrations.rs), and a scan takes them
+    /// Tickets registered since the last scan took them: producers push there with no
+    /// lock, right after their reservations (so in sequence order but for reservations
+    /// made side by side; a take sorts them) (host/queue/registrations.rs), and a scan takes them
     /// under `scan`, so a registration never waits for a scan under way, and a poll
     /// with nothing registered reads one word.
     incoming: Registrations,
@@ -90,10 +91,18 @@ impl Scan {
         if self.tickets.is_empty() {
             self.moved_at = Instant::now();
         }
+        // Taken in sequence order, but a ticket reserved before one taken earlier may
+        // come only now (registrations are pushed outside the producer lock): merged
+        // into place (rare, and among the last few tickets).
+        let sorted = self.tickets.back().is_none_or(|(b, _)| b.first < self.taken[0].first);
         self.tickets.extend(self.taken.drain(..).map(|t| {
             let first = t.first;
             (t, first)
         }));
+        if !sorted {
+            self.tickets.make_contiguous().sort_by_key(|(t, _)| t.first);
+            // (`rotor` indexes the tickets behind the front: any value is a start.)
+        }
     }
 }
 
@@ -123,11 +132,13 @@ impl CompletionTracker {
     }
 
     /// Registers a ticket before its tasks are published (else the scan could pass
-    /// them with no owner). Called under the producer lock, in sequence order.
+    /// them with no owner). Called right after the reservation, outside the producer
+    /// lock: tickets of reservations made side by side may come in either order.
     ///
     /// Into `incoming`, which every reader of the scan's tickets takes first
     /// ([`Self::take_incoming`]): a ticket not taken yet holds back `completed` all the
-    /// same, since the scan moves `completed` only through tickets it has.
+    /// same, since the scan moves `completed` only through tickets it has, and stops at
+    /// a gap between them ([`Self::settled`] too).
     pub fn register(&self, t: &Arc<TicketState>) {
         self.incoming.push(t);
     }
@@ -198,10 +209,15 @@ impl CompletionTracker {
         let old = scan.prefix;
         let mut prefix = old;
         let n = scan.tickets.len();
-        // In order, from the front, up to the first ticket not done.
+        // In order, from the front, up to the first ticket not done, or a gap: tasks
+        // reserved whose ticket is not registered yet (it is pushed after the producer
+        // lock; nothing of it is published before, so nothing past the gap is either).
         let mut i = 0;
         while i < n {
             let (t, cursor) = &mut scan.tickets[i];
+            if t.first > prefix {
+                break;
+            }
             let seg = self.scan_ticket(backend, old, t, cursor);
             prefix = seg;
             i += 1;
@@ -224,8 +240,10 @@ impl CompletionTracker {
             scan.prefix = prefix;
             scan.moved_at = Instant::now();
         }
-        // A ticket's slots are free once it and every one before it are done.
-        while scan.tickets.front().is_some_and(|(t, c)| *c == t.end && t.is_done()) {
+        // A ticket's slots are free once it and every one before it are done: it lies
+        // below the prefix (a done ticket behind a gap stays until the gap's ticket is
+        // registered and done: the prefix moves only through tickets the scan has).
+        while scan.tickets.front().is_some_and(|(t, c)| t.end <= scan.prefix && *c == t.end && t.is_done()) {
             scan.tickets.pop_front();
             scan.moved_at = Instant::now();
         }
@@ -341,7 +359,16 @@ impl CompletionTracker {
         }
         let mut scan = self.scan.lock().unwrap();
         self.take_incoming(&mut scan);
-        scan.tickets.iter().take_while(|(t, _)| t.first < to).all(|(t, _)| t.end <= from || t.is_done())
+        // Every task before `scan.prefix` is done; past it the tickets must cover
+        // `from..to` without a gap (a reservation whose ticket is not registered yet).
+        let mut covered = scan.prefix.max(from);
+        for (t, _) in scan.tickets.iter().take_while(|(t, _)| t.first < to) {
+            if t.first > covered || !(t.end <= from || t.is_done()) {
+                return false;
+            }
+            covered = covered.max(t.end);
+        }
+        covered >= to
     }
 
     /// Resolves every unfinished ticket with `error` (fault or abort), and every ticket
@@ -442,6 +469,68 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
 /// loom: a ticket registered while another thread fails every ticket (a fault or a
 /// shutdown racing a submit) is resolved, with the error, in every interleaving: no
 /// waiter is left hanging (the shipped tracker and ticket state, through host/sync.rs).
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Tickets registered out of order (reservations side by side): `settled` says
+    /// nothing before `to` is settled while a reserved range has no ticket yet, and the
+    /// tickets end up in sequence order.
+    #[test]
+    fn settled_waits_for_a_gap() {
+        let tracker = CompletionTracker::new(64, 32);
+        let t = |first| Arc::new(TicketState::new(first, first + 1, false, false));
+        let (a, b, c) = (t(0), t(1), t(2));
+        tracker.register(&a);
+        tracker.register(&c);
+        a.finish();
+        c.finish();
+        assert!(tracker.settled(0, 1));
+        assert!(!tracker.settled(0, 3), "task 1 is reserved, its ticket not registered");
+        assert!(tracker.settled(2, 3));
+        tracker.register(&b);
+        assert!(!tracker.settled(0, 3));
+        b.finish();
+        assert!(tracker.settled(0, 3));
+        let scan = tracker.scan.lock().unwrap();
+        assert!(scan.tickets.iter().map(|(t, _)| t.first).eq(0..3));
+    }
+
+    /// A ticket done behind a gap (a reservation whose ticket is not registered yet)
+    /// stays in the scan until the gap's ticket is done: popped early, it would leave a
+    /// gap that never closes and `completed` stuck (eight producers x 256 hung so, s31d).
+    /// The segments' records are written here as a worker would.
+    #[test]
+    fn done_behind_a_gap_waits_for_it() {
+        let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
+        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
+        let tracker = CompletionTracker::new(256, 16);
+        let s = tracker.segment_size() as u64;
+        let t = |k: u64| Arc::new(TicketState::new(k * s, (k + 1) * s, false, false));
+        let done = |k: u64| {
+            let d = backend.segment_done(k * s) as *mut resident_shared::SegmentDone;
+            // SAFETY: a record of the ring's, which no worker writes (nothing published).
+            unsafe { AtomicU32::from_ptr(&raw mut (*d).stamp).store(stamp_for((k * s) as u32), Ordering::Release) };
+        };
+        let (a, b, c, d) = (t(0), t(1), t(2), t(3));
+        tracker.register(&a);
+        tracker.register(&c);
+        tracker.register(&d);
+        done(0);
+        done(2);
+        assert_eq!(tracker.advance(&backend), s, "the scan stops at the gap");
+        // Past `OUT_OF_ORDER_AFTER`, the scan reads the tickets behind the gap too.
+        std::thread::sleep(OUT_OF_ORDER_AFTER * 2);
+        assert_eq!(tracker.advance(&backend), s);
+        assert!(c.is_done(), "a ticket behind the gap resolves on its own");
+        tracker.register(&b);
+        done(1);
+        done(3);
+        assert_eq!(tracker.advance(&backend), 4 * s, "the prefix passes the gap once it is registered and done");
+        assert!(b.is_done() && d.is_done());
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_tracker {
     use super::*;

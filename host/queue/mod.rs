@@ -12,4 +12,5 @@ pub(crate) mod prefix;
 pub(crate) mod producer;
 pub(crate) mod publisher;
 pub(crate) mod registrations;
+pub(crate) mod run_ends;
 pub(crate) mod ticket_state;

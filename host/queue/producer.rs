@@ -1,8 +1,11 @@
 //! The producer side: sequence numbers, ring space, staging and publication.
 //!
 //! Producers run side by side. The one serialized step is the reservation: under the
-//! short `Producer` lock a batch takes its sequence numbers (and its list-run table
-//! entries) and registers its ticket. Validation runs under the registries' read lock:
+//! short `Producer` lock a batch takes its sequence numbers and its list-run numbers,
+//! one cache line. Right after it, with no lock, it reads the ends of the runs its own
+//! replace in the run table and writes its own (host/queue/run_ends.rs), and registers
+//! its ticket (in any order among producers: host/queue/registrations.rs), before any
+//! of its tasks is published. Validation runs under the registries' read lock:
 //! before the reservation, in the same hold, for most batches; after it, in a hold of
 //! its own, for a large batch staged on the helpers (`check_stage_commit`) and for
 //! `Reservation`'s tasks. Either way a buffer or counter dropped after the check (write
@@ -81,12 +84,9 @@ pub(crate) struct Producer {
     pub next: u64,
     /// No more submissions (shutdown or fault).
     pub closed: bool,
-    /// List runs reserved so far; run `r` uses table entry `r % LIST_RUNS`.
+    /// List runs reserved so far; run `r` uses table entry `r % LIST_RUNS`, free once
+    /// everything before the end of run `r - LIST_RUNS` has completed (`Shared::run_ends`).
     pub runs: u64,
-    /// The end (sequence number past its last task) of the run last reserved in each
-    /// table entry: an entry is written again only once everything before its end has
-    /// completed.
-    pub run_ends: [u64; LIST_RUNS],
     /// A thread runs `Runtime::with_kernel_out`: no reservation relaunches the kernel
     /// until it ends (others wait, without holding any lock; which thread it is, is
     /// that thread's own `residency::kept_out_here`, whose submissions get
@@ -96,7 +96,7 @@ pub(crate) struct Producer {
 
 impl Producer {
     pub fn new() -> Self {
-        Self { next: 0, closed: false, runs: 0, run_ends: [0; LIST_RUNS], kernel_out: false }
+        Self { next: 0, closed: false, runs: 0, kernel_out: false }
     }
 }
 
@@ -145,15 +145,21 @@ impl Source<'_> {
     }
 }
 
-/// One publication of a batch: slots `at..end`, and for a list run its table entry,
-/// free once everything before `entry_end` has completed.
+/// One publication of a batch: slots `at..end`, and for a list run its run number and
+/// table entry, free once everything before `entry_end` has completed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Piece {
     pub at: u64,
     pub end: u64,
     entry: Option<usize>,
+    run: u64,
+    /// [`UNKNOWN`] until read from the run table after the reservation
+    /// ([`resolve_runs`]).
     entry_end: u64,
 }
+
+/// A piece's `entry_end` not read from the run table yet.
+const UNKNOWN: u64 = u64::MAX;
 
 /// A reserved batch: its sequence numbers, the pieces it is published in, and how.
 pub(crate) struct Batch {
@@ -456,31 +462,37 @@ fn reserve_once(
     // the whole run; other pieces are staged in two parts and published whole.)
     plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves.filter(|_| host_ring.is_some()), &mut pieces);
     // `try_submit`: room for all of it now, slots and run entries (every earlier
-    // reservation is in `next` and `run_ends`, and completions only grow), so no
-    // piece waits for room. Its commits wait for nothing either (the publisher).
+    // reservation is in `next`, and in the run table once its reserver wrote it: else
+    // `WouldBlock`; completions only grow), so no piece waits for room. Its commits
+    // wait for nothing either (the publisher).
     if !wait {
+        if !resolve_runs(shared, &mut pieces, false) {
+            return Err(Error::WouldBlock);
+        }
         let done = shared.tracker.advance(&shared.backend);
         if pieces.iter().any(|pc| pc.end > done + cap || pc.entry_end > done) {
             return Err(Error::QueueFull);
         }
     }
     p.next = first + n as u64;
-    for piece in &pieces {
-        if let Some(e) = piece.entry {
-            p.runs += 1;
-            p.run_ends[e] = piece.end;
-        }
+    p.runs += pieces.iter().filter(|pc| pc.entry.is_some()).count() as u64;
+    drop(p);
+    phases::lap(Phase::Reserve);
+    // Nothing between the lock and these writes waits or fails: a reservation of later
+    // runs may be waiting for them (host/queue/run_ends.rs).
+    resolve_runs(shared, &mut pieces, true);
+    for piece in pieces.iter().filter(|pc| pc.entry.is_some()) {
+        shared.run_ends.record(piece.run, piece.end);
     }
     {
         // Not shared yet: registered just below.
         let t = Arc::get_mut(&mut ticket).expect("a ticket not registered yet has one owner");
         (t.first, t.end) = (first, first + n as u64);
     }
-    phases::lap(Phase::Reserve);
-    // In reservation order: the tracker's tickets are in sequence order.
+    // Before any of its tasks is published (so a scan never passes them unseen); in
+    // any order among producers (the tracker keeps a gap until it is registered).
     shared.tracker.register(&ticket);
     phases::lap(Phase::Register);
-    drop(p);
     drop(reg);
     let deadline = match full {
         WhenFull::Until(d) => Some(d),
@@ -638,6 +650,7 @@ impl Batch {
     /// Whether `piece`'s room is there already, as far as `done` (completions seen)
     /// tells: [`room`](Self::room) without the wait.
     fn has_room(&self, shared: &Shared, piece: &Piece, done: u64) -> bool {
+        debug_assert!(piece.entry_end != UNKNOWN, "a run's entry end not read");
         done + shared.backend.capacity() as u64 >= piece.end && done >= piece.entry_end
     }
 
@@ -775,18 +788,37 @@ fn plan(
             len = len.min((cap - at % cap) as usize);
         }
         let end = at + len as u64;
-        let (entry, entry_end) = if runs {
+        let (entry, run, entry_end) = if runs {
             let r = p.runs + out.len() as u64;
             let e = (r % LIST_RUNS as u64) as usize;
-            // The entry's last run: `LIST_RUNS` pieces back in this batch, or before it.
-            let last = if out.len() >= LIST_RUNS { out[out.len() - LIST_RUNS].end } else { p.run_ends[e] };
-            (Some(e), last)
+            // The entry's last run: `LIST_RUNS` pieces back in this batch, or before it
+            // (read from the run table after the lock: `resolve_runs`).
+            let last = if out.len() >= LIST_RUNS { out[out.len() - LIST_RUNS].end } else { UNKNOWN };
+            (Some(e), r, last)
         } else {
-            (None, 0)
+            (None, 0, 0)
         };
-        out.push(Piece { at, end, entry, entry_end });
+        out.push(Piece { at, end, entry, run, entry_end });
         at = end;
     }
+}
+
+/// Reads the end of the run each of `pieces`' runs replaces in its table entry, where
+/// `plan` left it [`UNKNOWN`] (the run is before this batch). `wait`: for the earlier
+/// reserver's write (which follows its reservation with nothing in between that waits);
+/// else `false` if one is not written yet (`try_submit`: `WouldBlock`).
+fn resolve_runs(shared: &Shared, pieces: &mut [Piece], wait: bool) -> bool {
+    for pc in pieces.iter_mut().filter(|pc| pc.entry.is_some() && pc.entry_end == UNKNOWN) {
+        pc.entry_end = if wait {
+            shared.run_ends.end_before(pc.run)
+        } else {
+            match shared.run_ends.try_end_before(pc.run) {
+                Some(e) => e,
+                None => return false,
+            }
+        };
+    }
+    true
 }
 
 /// A large host batch reserved unchecked (see `reserve_once`), in one pass of the

@@ -58,6 +58,38 @@ pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer:
     assert_eq!(rt.completed() - before, 2 * n as u64);
 }
 
+/// Producers streaming small batches, each with a few tickets in flight and waiting for
+/// the oldest (as the streaming bench does): every task runs exactly once and every
+/// wait ends. Tickets are registered outside the producer lock, so they may reach the
+/// completion tracker out of order, and a waiter settles its own ticket from its
+/// records: a ticket done behind one not registered yet must not be taken for the
+/// prefix (a bug of this kind hung eight producers x 256, session 31).
+pub fn streamed_batches_many_producers(rt: &Runtime, producers: usize, batches: usize, batch: usize) {
+    const IN_FLIGHT: usize = 8;
+    let n = producers * batches * batch;
+    let counters = rt.buffer_from(&vec![0u32; n]).unwrap();
+    std::thread::scope(|s| {
+        for p in 0..producers {
+            let (rt, counters) = (&rt, &counters);
+            s.spawn(move || {
+                let mut q = std::collections::VecDeque::new();
+                for b in 0..batches {
+                    let at = (p * batches + b) * batch;
+                    let tasks: Vec<Task> = (at..at + batch).map(|i| Task::mark(counters.all(), i as u32)).collect();
+                    q.push_back(rt.submit(&tasks).unwrap());
+                    if q.len() > IN_FLIGHT {
+                        q.pop_front().unwrap().wait_timeout(Duration::from_secs(60)).expect("a wait that never ended");
+                    }
+                }
+                q.into_iter().for_each(|t| t.wait_timeout(Duration::from_secs(60)).expect("a wait that never ended"));
+            });
+        }
+    });
+    let got = counters.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, c)| **c != 1).take(10).collect();
+    assert!(bad.is_empty(), "counters not exactly 1: {bad:?}");
+}
+
 /// Axpy over `tasks` slices of `slice` floats with random inputs; output checked
 /// element by element against the f64 reference (an unwritten element keeps `y`,
 /// which differs from the reference since alpha and x are nonzero).
