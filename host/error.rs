@@ -228,7 +228,8 @@ pub enum Error {
     NoPeerPath(String),
     /// A `try_*` call would have had to wait for another thread, which holds the
     /// registries' or the producer's lock (a buffer made or dropped, a reservation in
-    /// progress): nothing was done; try again.
+    /// progress), or has not yet written the end of a list run that this batch's run
+    /// replaces (a reservation just made): nothing was done; try again.
     #[error("the runtime is busy with another thread's request: nothing was done, try again")]
     WouldBlock,
     /// A range of elements that does not lie in the buffer (`Buffer::try_slice`).

@@ -18,7 +18,7 @@ fn exactly_once_many_producers() {
 
 #[test]
 fn streamed_batches_many_producers() {
-    common::streamed_batches_many_producers(&cpu(1 << 12), 16, 2000, 16);
+    common::streamed_batches_many_producers(&cpu(1 << 12), 6, 20_000, 16);
 }
 
 #[test]

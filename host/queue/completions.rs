@@ -92,16 +92,18 @@ impl Scan {
             self.moved_at = Instant::now();
         }
         // Taken in sequence order, but a ticket reserved before one taken earlier may
-        // come only now (registrations are pushed outside the producer lock): merged
-        // into place (rare, and among the last few tickets).
-        let sorted = self.tickets.back().is_none_or(|(b, _)| b.first < self.taken[0].first);
-        self.tickets.extend(self.taken.drain(..).map(|t| {
-            let first = t.first;
-            (t, first)
-        }));
-        if !sorted {
-            self.tickets.make_contiguous().sort_by_key(|(t, _)| t.first);
-            // (`rotor` indexes the tickets behind the front: any value is a start.)
+        // come only now (registrations are pushed outside the producer lock): it goes
+        // into place, among the last few tickets. (`rotor` indexes the tickets behind
+        // the front: any value is a start.)
+        for t in self.taken.drain(..) {
+            let (key, first) = ((t.first, t.end), t.first);
+            match self.tickets.back() {
+                Some((b, _)) if (b.first, b.end) > key => {
+                    let at = self.tickets.partition_point(|(x, _)| (x.first, x.end) <= key);
+                    self.tickets.insert(at, (t, first));
+                }
+                _ => self.tickets.push_back((t, first)),
+            }
         }
     }
 }
@@ -155,8 +157,10 @@ impl CompletionTracker {
     pub fn stalled(&self) -> Option<(u64, Duration)> {
         let mut scan = self.scan.lock().unwrap();
         self.take_incoming(&mut scan);
-        let (t, _) = scan.tickets.front()?;
-        Some((scan.prefix.max(t.first), scan.moved_at.elapsed()))
+        scan.tickets.front()?;
+        // Every task before the prefix is done, and the one at it is not (its ticket's,
+        // or one whose ticket is not registered yet).
+        Some((scan.prefix, scan.moved_at.elapsed()))
     }
 
     pub fn completed(&self) -> u64 {
@@ -219,7 +223,9 @@ impl CompletionTracker {
                 break;
             }
             let seg = self.scan_ticket(backend, old, t, cursor);
-            prefix = seg;
+            // (`max`: an empty ticket `[x, x)` reserved beside the batch that starts
+            // at `x` may come after it.)
+            prefix = prefix.max(seg);
             i += 1;
             if seg != t.end {
                 break;
@@ -359,6 +365,10 @@ impl CompletionTracker {
         }
         let mut scan = self.scan.lock().unwrap();
         self.take_incoming(&mut scan);
+        if scan.closed {
+            // `fail_all` resolved every ticket, and fails every later one as it comes.
+            return true;
+        }
         // Every task before `scan.prefix` is done; past it the tickets must cover
         // `from..to` without a gap (a reservation whose ticket is not registered yet).
         let mut covered = scan.prefix.max(from);
@@ -466,9 +476,6 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
     }
 }
 
-/// loom: a ticket registered while another thread fails every ticket (a fault or a
-/// shutdown racing a submit) is resolved, with the error, in every interleaving: no
-/// waiter is left hanging (the shipped tracker and ticket state, through host/sync.rs).
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -529,8 +536,47 @@ mod tests {
         assert_eq!(tracker.advance(&backend), 4 * s, "the prefix passes the gap once it is registered and done");
         assert!(b.is_done() && d.is_done());
     }
+
+    /// An empty batch's ticket `[x, x)` registered after the batch that starts at `x`
+    /// (both reserved side by side), before and after that batch left the scan: the
+    /// prefix never moves back (it did, and stayed there: the helper's review of s31).
+    #[test]
+    fn empty_ticket_after_its_neighbour() {
+        let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
+        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
+        let tracker = CompletionTracker::new(256, 16);
+        let s = tracker.segment_size() as u64;
+        let t = |first: u64, end: u64| Arc::new(TicketState::new(first, end, false, false));
+        let done = |k: u64| {
+            let d = backend.segment_done(k * s) as *mut resident_shared::SegmentDone;
+            // SAFETY: a record of the ring's, which no worker writes (nothing published).
+            unsafe { AtomicU32::from_ptr(&raw mut (*d).stamp).store(stamp_for((k * s) as u32), Ordering::Release) };
+        };
+        let (f, e, g) = (t(0, s), t(0, 0), t(s, 2 * s));
+        tracker.register(&f);
+        tracker.register(&g);
+        done(0);
+        tracker.advance(&backend);
+        tracker.register(&e);
+        done(1);
+        assert_eq!(tracker.advance(&backend), 2 * s);
+        // And one that comes before its neighbour left the scan.
+        let (f, e, g) = (t(2 * s, 3 * s), t(2 * s, 2 * s), t(3 * s, 4 * s));
+        tracker.register(&f);
+        tracker.register(&g);
+        tracker.register(&e);
+        done(2);
+        done(3);
+        for _ in 0..3 {
+            assert_eq!(tracker.advance(&backend), 4 * s);
+        }
+        assert!([&e, &f, &g].iter().all(|t| t.is_done()));
+    }
 }
 
+/// loom: a ticket registered while another thread fails every ticket (a fault or a
+/// shutdown racing a submit) is resolved, with the error, in every interleaving: no
+/// waiter is left hanging (the shipped tracker and ticket state, through host/sync.rs).
 #[cfg(all(test, loom))]
 mod loom_tracker {
     use super::*;

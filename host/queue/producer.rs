@@ -423,12 +423,14 @@ fn reserve_once(
     }
     phases::lap(Phase::Check);
     // Allocated before the lock, which every producer waits for: the ticket (its place
-    // in the sequence is set under the lock) and room for the pieces.
+    // in the sequence is taken under the lock, and set after it) and room for the
+    // pieces.
     let mut ticket = Arc::new(TicketState::new(0, n as u64, keep_results, express));
     // (At most 64 ahead: a large batch's pieces are few unless it ramps, and then the
     // list grows under the lock once, rarely.)
     let mut pieces = Vec::with_capacity((n / RAMP_FIRST + 2).min(64));
-    // The reservation: sequence numbers, table entries, the ticket.
+    // The reservation: sequence numbers and run numbers (the run table and the
+    // ticket's registration follow, after the lock).
     let mut p = match shared.producer.try_lock() {
         Ok(p) => p,
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
@@ -478,8 +480,9 @@ fn reserve_once(
     p.runs += pieces.iter().filter(|pc| pc.entry.is_some()).count() as u64;
     drop(p);
     phases::lap(Phase::Reserve);
-    // Nothing between the lock and these writes waits or fails: a reservation of later
-    // runs may be waiting for them (host/queue/run_ends.rs).
+    // Nothing between the lock and these writes waits or fails (or panics, in a release
+    // build: the run table's `debug_assert` checks its own protocol): a reservation of
+    // later runs may be waiting for them (host/queue/run_ends.rs).
     resolve_runs(shared, &mut pieces, true);
     for piece in pieces.iter().filter(|pc| pc.entry.is_some()) {
         shared.run_ends.record(piece.run, piece.end);

@@ -63,25 +63,47 @@ pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer:
 /// wait ends. Tickets are registered outside the producer lock, so they may reach the
 /// completion tracker out of order, and a waiter settles its own ticket from its
 /// records: a ticket done behind one not registered yet must not be taken for the
-/// prefix (a bug of this kind hung eight producers x 256, session 31).
+/// prefix (a bug of this kind hung eight producers x 256, session 31). Beside them, two
+/// threads submit empty batches, whose tickets `[x, x)` share their start with the
+/// next batch's (one registered after that batch moved the prefix back, for good, in
+/// the same session's first version).
 pub fn streamed_batches_many_producers(rt: &Runtime, producers: usize, batches: usize, batch: usize) {
     const IN_FLIGHT: usize = 8;
     let n = producers * batches * batch;
     let counters = rt.buffer_from(&vec![0u32; n]).unwrap();
+    let left = std::sync::atomic::AtomicUsize::new(producers);
     std::thread::scope(|s| {
-        for p in 0..producers {
-            let (rt, counters) = (&rt, &counters);
+        for _ in 0..2 {
+            let (rt, left) = (&rt, &left);
             s.spawn(move || {
+                while left.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                    rt.submit(&[]).unwrap().wait_timeout(Duration::from_secs(30)).expect("an empty batch's wait that never ended");
+                    std::thread::sleep(Duration::from_micros(20));
+                }
+            });
+        }
+        for p in 0..producers {
+            let (rt, counters, left) = (&rt, &counters, &left);
+            s.spawn(move || {
+                // Counted out also when this thread's wait fails (the empty batches'
+                // threads then end, and the test fails instead of hanging).
+                struct Leave<'a>(&'a std::sync::atomic::AtomicUsize);
+                impl Drop for Leave<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                let _leave = Leave(left);
                 let mut q = std::collections::VecDeque::new();
                 for b in 0..batches {
                     let at = (p * batches + b) * batch;
                     let tasks: Vec<Task> = (at..at + batch).map(|i| Task::mark(counters.all(), i as u32)).collect();
                     q.push_back(rt.submit(&tasks).unwrap());
                     if q.len() > IN_FLIGHT {
-                        q.pop_front().unwrap().wait_timeout(Duration::from_secs(60)).expect("a wait that never ended");
+                        q.pop_front().unwrap().wait_timeout(Duration::from_secs(30)).expect("a wait that never ended");
                     }
                 }
-                q.into_iter().for_each(|t| t.wait_timeout(Duration::from_secs(60)).expect("a wait that never ended"));
+                q.into_iter().for_each(|t| t.wait_timeout(Duration::from_secs(30)).expect("a wait that never ended"));
             });
         }
     });
