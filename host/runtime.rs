@@ -564,7 +564,10 @@ impl Runtime {
     }
 
     /// Like [`Runtime::submit`], but fails with [`Error::QueueFull`] instead of waiting
-    /// when the ring cannot take the whole batch now.
+    /// when the ring cannot take the whole batch now, and with [`Error::WouldBlock`]
+    /// instead of waiting for another thread (one that holds a lock it needs, or has
+    /// just reserved a list run and not yet written where it ends). Nothing of a
+    /// refused batch runs; try again.
     pub fn try_submit(&self, tasks: &[Task]) -> Result<Ticket> {
         self.submit_inner(tasks, false, WhenFull::Fail)
     }
