@@ -503,22 +503,32 @@ mod tests {
         assert!(scan.tickets.iter().map(|(t, _)| t.first).eq(0..3));
     }
 
+    /// A CPU backend of 256 slots (one worker, which finds nothing published) and a
+    /// tracker over it; its segment size.
+    fn segments() -> (Backend, CompletionTracker, u64) {
+        let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
+        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
+        let tracker = CompletionTracker::new(256, 16);
+        let s = tracker.segment_size() as u64;
+        (backend, tracker, s)
+    }
+
+    /// Marks the segment that starts at `seg` completed, as its last worker would.
+    fn segment_done(backend: &Backend, seg: u64) {
+        let d = backend.segment_done(seg) as *mut resident_shared::SegmentDone;
+        // SAFETY: a record of the ring's, which no worker writes (nothing is published).
+        unsafe { AtomicU32::from_ptr(&raw mut (*d).stamp).store(stamp_for(seg as u32), Ordering::Release) };
+    }
+
     /// A ticket done behind a gap (a reservation whose ticket is not registered yet)
     /// stays in the scan until the gap's ticket is done: popped early, it would leave a
     /// gap that never closes and `completed` stuck (eight producers x 256 hung so, s31d).
     /// The segments' records are written here as a worker would.
     #[test]
     fn done_behind_a_gap_waits_for_it() {
-        let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
-        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
-        let tracker = CompletionTracker::new(256, 16);
-        let s = tracker.segment_size() as u64;
+        let (backend, tracker, s) = segments();
         let t = |k: u64| Arc::new(TicketState::new(k * s, (k + 1) * s, false, false));
-        let done = |k: u64| {
-            let d = backend.segment_done(k * s) as *mut resident_shared::SegmentDone;
-            // SAFETY: a record of the ring's, which no worker writes (nothing published).
-            unsafe { AtomicU32::from_ptr(&raw mut (*d).stamp).store(stamp_for((k * s) as u32), Ordering::Release) };
-        };
+        let done = |k: u64| segment_done(&backend, k * s);
         let (a, b, c, d) = (t(0), t(1), t(2), t(3));
         tracker.register(&a);
         tracker.register(&c);
@@ -542,16 +552,9 @@ mod tests {
     /// prefix never moves back (it did, and stayed there: the helper's review of s31).
     #[test]
     fn empty_ticket_after_its_neighbour() {
-        let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
-        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
-        let tracker = CompletionTracker::new(256, 16);
-        let s = tracker.segment_size() as u64;
+        let (backend, tracker, s) = segments();
         let t = |first: u64, end: u64| Arc::new(TicketState::new(first, end, false, false));
-        let done = |k: u64| {
-            let d = backend.segment_done(k * s) as *mut resident_shared::SegmentDone;
-            // SAFETY: a record of the ring's, which no worker writes (nothing published).
-            unsafe { AtomicU32::from_ptr(&raw mut (*d).stamp).store(stamp_for((k * s) as u32), Ordering::Release) };
-        };
+        let done = |k: u64| segment_done(&backend, k * s);
         let (f, e, g) = (t(0, s), t(0, 0), t(s, 2 * s));
         tracker.register(&f);
         tracker.register(&g);
