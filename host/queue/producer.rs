@@ -145,17 +145,23 @@ impl Source<'_> {
     }
 }
 
-/// One publication of a batch: slots `at..end`, and for a list run its run number and
-/// table entry, free once everything before `entry_end` has completed.
+/// One publication of a batch: slots `at..end`, and for a list run its run number,
+/// whose table entry is free once everything before `entry_end` has completed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Piece {
     pub at: u64,
     pub end: u64,
-    entry: Option<usize>,
-    run: u64,
-    /// [`UNKNOWN`] until read from the run table after the reservation
-    /// ([`resolve_runs`]).
+    run: Option<u64>,
+    /// [`UNKNOWN`] until read from the run table (`reserve_once`, after the lock; under
+    /// it for `try_submit`: [`try_resolve_runs`]).
     entry_end: u64,
+}
+
+impl Piece {
+    /// The list-run table entry of its run, if it is one.
+    fn entry(&self) -> Option<usize> {
+        self.run.map(|r| (r % LIST_RUNS as u64) as usize)
+    }
 }
 
 /// A piece's `entry_end` not read from the run table yet.
@@ -468,7 +474,7 @@ fn reserve_once(
     // `WouldBlock`; completions only grow), so no piece waits for room. Its commits
     // wait for nothing either (the publisher).
     if !wait {
-        if !resolve_runs(shared, &mut pieces, false) {
+        if !try_resolve_runs(shared, &mut pieces) {
             return Err(Error::WouldBlock);
         }
         let done = shared.tracker.advance(&shared.backend);
@@ -477,15 +483,20 @@ fn reserve_once(
         }
     }
     p.next = first + n as u64;
-    p.runs += pieces.iter().filter(|pc| pc.entry.is_some()).count() as u64;
+    p.runs += pieces.iter().filter(|pc| pc.run.is_some()).count() as u64;
     drop(p);
     phases::lap(Phase::Reserve);
-    // Nothing between the lock and these writes waits or fails (or panics, in a release
-    // build: the run table's `debug_assert` checks its own protocol): a reservation of
-    // later runs may be waiting for them (host/queue/run_ends.rs).
-    resolve_runs(shared, &mut pieces, true);
-    for piece in pieces.iter().filter(|pc| pc.entry.is_some()) {
-        shared.run_ends.record(piece.run, piece.end);
+    // Each run: the end of the run its entry held last (waiting only for reservers of
+    // earlier runs), then its own. Nothing here fails (nor panics, in a release build:
+    // the run table's `debug_assert` checks its own protocol), since reservations of
+    // later runs may wait for these writes (host/queue/run_ends.rs).
+    for pc in pieces.iter_mut() {
+        if let Some(r) = pc.run {
+            if pc.entry_end == UNKNOWN {
+                pc.entry_end = shared.run_ends.end_before(r);
+            }
+            shared.run_ends.record(r, pc.end);
+        }
     }
     {
         // Not shared yet: registered just below.
@@ -679,7 +690,7 @@ impl Batch {
             shared.backend.spend_segment(s);
             s += seg;
         }
-        let how = match (self.list, self.host_ring, piece.entry) {
+        let how = match (self.list, self.host_ring, piece.entry()) {
             (Some(addr), _, entry) => How::Run {
                 from: addr + ((at - self.first) as usize * size_of::<Task>()) as u64,
                 entry: entry.expect("a list run has an entry"),
@@ -791,35 +802,27 @@ fn plan(
             len = len.min((cap - at % cap) as usize);
         }
         let end = at + len as u64;
-        let (entry, run, entry_end) = if runs {
-            let r = p.runs + out.len() as u64;
-            let e = (r % LIST_RUNS as u64) as usize;
+        let (run, entry_end) = if runs {
             // The entry's last run: `LIST_RUNS` pieces back in this batch, or before it
-            // (read from the run table after the lock: `resolve_runs`).
+            // (read from the run table after the lock).
             let last = if out.len() >= LIST_RUNS { out[out.len() - LIST_RUNS].end } else { UNKNOWN };
-            (Some(e), r, last)
+            (Some(p.runs + out.len() as u64), last)
         } else {
-            (None, 0, 0)
+            (None, 0)
         };
-        out.push(Piece { at, end, entry, run, entry_end });
+        out.push(Piece { at, end, run, entry_end });
         at = end;
     }
 }
 
-/// Reads the end of the run each of `pieces`' runs replaces in its table entry, where
-/// `plan` left it [`UNKNOWN`] (the run is before this batch). `wait`: for the earlier
-/// reserver's write (which follows its reservation with nothing in between that waits);
-/// else `false` if one is not written yet (`try_submit`: `WouldBlock`).
-fn resolve_runs(shared: &Shared, pieces: &mut [Piece], wait: bool) -> bool {
-    for pc in pieces.iter_mut().filter(|pc| pc.entry.is_some() && pc.entry_end == UNKNOWN) {
-        pc.entry_end = if wait {
-            shared.run_ends.end_before(pc.run)
-        } else {
-            match shared.run_ends.try_end_before(pc.run) {
-                Some(e) => e,
-                None => return false,
-            }
-        };
+/// `try_submit`'s read, under the producer lock, of the end of the run each of
+/// `pieces`' runs replaces in its table entry, where `plan` left it [`UNKNOWN`] (the run
+/// is before this batch): `false` if an earlier reserver has not written one yet
+/// (`WouldBlock`: it waits for no other thread).
+fn try_resolve_runs(shared: &Shared, pieces: &mut [Piece]) -> bool {
+    for pc in pieces.iter_mut().filter(|pc| pc.entry_end == UNKNOWN) {
+        let Some(end) = pc.run.and_then(|r| shared.run_ends.try_end_before(r)) else { return false };
+        pc.entry_end = end;
     }
     true
 }

@@ -13,9 +13,9 @@
 //! `r + LIST_RUNS`'s reserver, that reserver's write, and so on. The write of `r +
 //! LIST_RUNS` comes after the read of `r` in program order of one thread, and the next
 //! reader waits for the exact run number, so no reader sees a later run's end, and no
-//! end is overwritten before it is read. A reader waits only for reservers before it
-//! (smaller run numbers), which write with nothing in between their lock and their
-//! write that waits or fails: no cycle, no wait without end.
+//! end is overwritten before it is read. A reader waits only for reservers of smaller
+//! run numbers, which write right after their lock, with nothing in between that fails
+//! and no wait but for smaller run numbers still: no cycle, no wait without end.
 //!
 //! Orderings: the writer stores `end` (Relaxed), then `run + 1` (Release); the reader
 //! loads `run + 1` (Acquire, pairs with that store), then `end` (Relaxed, ordered after
