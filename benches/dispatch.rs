@@ -66,20 +66,24 @@ fn reserved(rt: &Runtime, tasks: &[Task]) {
     r.commit().unwrap().wait().unwrap();
 }
 
-/// DISPATCH_HOST=timeline: when the tasks of one 20k batch complete, as the host sees
-/// it. An observer thread reads `Runtime::completed` without pause while the batch runs
-/// and notes when it first passes each mark (tasks of the batch done, in order); the
-/// medians over the runs, from just before the submit. With the time the submit call
-/// returned and the wait ended: whether the device waits for the host's pieces (the
-/// marks follow the pieces' publication) or the host waits for the device.
+/// DISPATCH_HOST=timeline: when the tasks of one 20k batch are published, taken by the
+/// relay and completed, as the host sees it. An observer thread reads
+/// `Runtime::published`, `Runtime::relayed` and `Runtime::completed` without pause while
+/// the batch runs and notes when each first passes each mark (tasks of the batch, in
+/// order); the medians over the runs, from just before the submit. With the time the
+/// submit call returned and the wait ended: whether the device waits for the host's
+/// pieces (completions follow publication closely) or the host waits for the device,
+/// and how long a published piece takes to reach the relay and to complete.
 fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime, &[Task]) -> resident::Ticket + Sync)) {
     use std::sync::atomic::{AtomicBool, Ordering};
     const MARKS: [usize; 10] = [128, 512, 1024, 2048, 4096, 8192, 12_288, 16_384, 19_456, TASKS];
+    const WHAT: [&str; 3] = ["published", "relayed", "done"];
     let (warm, runs) = (10, 41);
-    let mut at: Vec<Vec<f64>> = vec![vec![]; MARKS.len()];
+    let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
-        let base = rt.completed();
+        let counts = || [rt.published(), rt.relayed().unwrap_or(0), rt.completed()];
+        let base = counts();
         let (ready, go) = (AtomicBool::new(false), AtomicBool::new(false));
         let start = std::sync::OnceLock::new();
         let seen = std::thread::scope(|s| {
@@ -89,14 +93,17 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
                     std::hint::spin_loop();
                 }
                 let t0: Instant = *start.get().unwrap();
-                let mut seen = vec![0.0; MARKS.len()];
-                let mut next = 0;
-                while next < MARKS.len() {
-                    let c = (rt.completed() - base) as usize;
+                let mut seen = vec![vec![f64::NAN; MARKS.len()]; WHAT.len()];
+                let mut next = [0; WHAT.len()];
+                while next[2] < MARKS.len() {
+                    let c = counts();
                     let t = t0.elapsed().as_secs_f64() * 1e6;
-                    while next < MARKS.len() && c >= MARKS[next] {
-                        seen[next] = t;
-                        next += 1;
+                    for w in 0..WHAT.len() {
+                        let c = c[w].saturating_sub(base[w]) as usize;
+                        while next[w] < MARKS.len() && c >= MARKS[next[w]] {
+                            seen[w][next[w]] = t;
+                            next[w] += 1;
+                        }
                     }
                 }
                 seen
@@ -118,8 +125,10 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
             observer.join().unwrap()
         });
         if r >= warm {
-            for (k, t) in seen.into_iter().enumerate() {
-                at[k].push(t);
+            for (w, seen) in seen.into_iter().enumerate() {
+                for (k, t) in seen.into_iter().enumerate() {
+                    at[w][k].push(t);
+                }
             }
         }
     }
@@ -127,13 +136,11 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let marks: Vec<String> = MARKS.iter().zip(&mut at).map(|(m, v)| format!("{m}: {:.1}", med(v))).collect();
-    println!(
-        "timeline {label}: submit returned {:.1} us, wait ended {:.1} us; tasks done by (us): {}",
-        med(&mut returned),
-        med(&mut done),
-        marks.join(", ")
-    );
+    println!("timeline {label}: submit returned {:.1} us, wait ended {:.1} us", med(&mut returned), med(&mut done));
+    for (w, at) in WHAT.iter().zip(&mut at) {
+        let marks: Vec<String> = MARKS.iter().zip(at.iter_mut()).map(|(m, v)| format!("{m}: {:.1}", med(v))).collect();
+        println!("  {w:>9} by (us): {}", marks.join(", "));
+    }
 }
 
 fn config(claim: u32) -> RuntimeConfig {
@@ -186,8 +193,12 @@ fn bench(c: &mut Criterion) {
     if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "timeline") {
         // DISPATCH_SPIN_US: how long the submit helpers linger after a pass.
         let spin = std::env::var("DISPATCH_SPIN_US").ok().and_then(|v| v.parse().ok()).map(Duration::from_micros);
-        let rt = Runtime::with_config(RuntimeConfig { submit_spin: spin.or(base.submit_spin), ..base }).unwrap();
-        eprintln!("submit_spin {spin:?}");
+        // DISPATCH_CLAIM, DISPATCH_PRECLAIM=1: the workers' claim, pre-claimed or not.
+        let claim = std::env::var("DISPATCH_CLAIM").ok().and_then(|v| v.parse().ok()).unwrap_or(base.claim);
+        let flags = if std::env::var_os("DISPATCH_PRECLAIM").is_some() { PRECLAIM | RELEASE_COUNT } else { base.worker_flags };
+        let rt =
+            Runtime::with_config(RuntimeConfig { submit_spin: spin.or(base.submit_spin), claim, worker_flags: flags, ..base }).unwrap();
+        eprintln!("submit_spin {spin:?}, claim {claim}, worker flags {flags:#x}");
         eprintln!("{}", rt.backend());
         let w = work(&rt);
         let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
@@ -279,6 +290,8 @@ fn bench(c: &mut Criterion) {
                 ("runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
                 ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
                 ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+                ("claim 2", RuntimeConfig { claim: 2, ..base.clone() }, true, false, false),
+                ("claim 4", RuntimeConfig { claim: 4, ..base.clone() }, true, false, false),
                 ("claim 8", RuntimeConfig { claim: 8, ..base.clone() }, true, false, false),
                 ("relay runs again", base.clone(), true, false, true),
             ]);

@@ -31,14 +31,19 @@ const BIG_BYTES: u64 = (BIG_TASKS * BIG_SLICE * 4 * 3) as u64;
 
 /// `threads` producers each submit their share of `tasks` ([`stream_batches`]); when
 /// each producer finished, from the start (the pass lasts as long as the slowest).
-fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) -> Vec<Duration> {
+/// Producer `t` runs on CPU `pin[t % pin.len()]` where `pin` is not empty.
+fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task], pin: &[usize]) -> Vec<Duration> {
     let share = tasks.len() / threads;
     let start = std::time::Instant::now();
     std::thread::scope(|s| {
         let producers: Vec<_> = (0..threads)
             .map(|t| {
                 let mine = &tasks[t * share..(t + 1) * share];
+                let cpu = (!pin.is_empty()).then(|| pin[t % pin.len()]);
                 s.spawn(move || {
+                    if let Some(cpu) = cpu {
+                        pin_to(cpu);
+                    }
                     stream_batches(rt, batch, mine);
                     start.elapsed()
                 })
@@ -46,6 +51,21 @@ fn stream(rt: &Runtime, threads: usize, batch: usize, tasks: &[Task]) -> Vec<Dur
             .collect();
         producers.into_iter().map(|p| p.join().unwrap()).collect()
     })
+}
+
+/// Binds the calling thread to CPU `cpu` (Linux; elsewhere, nothing).
+fn pin_to(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a zeroed, then filled, `cpu_set_t` that lives across the call,
+    // and its size is passed; pid 0 is the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(rc, 0, "sched_setaffinity to CPU {cpu}: {}", std::io::Error::last_os_error());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
 }
 
 fn rate(tasks: usize, t: Duration) -> f64 {
@@ -64,11 +84,15 @@ fn bench(c: &mut Criterion) {
     let compact_records = std::env::var_os("STREAMING_FULL_RECORDS").is_none();
     // STREAMING_PARTNERS=n: `submit_partners` (0: none, the behaviour before session 30).
     let submit_partners = std::env::var("STREAMING_PARTNERS").ok().and_then(|v| v.parse().ok());
+    // STREAMING_PIN="0,2,4,6": producer t runs on the t-th of these CPUs (round robin);
+    // to tell the VM's shared cores from the runtime's own scaling (session 32).
+    let pin: Vec<usize> =
+        std::env::var("STREAMING_PIN").map(|v| v.split(',').filter_map(|c| c.trim().parse().ok()).collect()).unwrap_or_default();
     let config =
         RuntimeConfig { capacity: 1 << 16, relay_publish, submit_spin, compact_records, submit_partners, ..RuntimeConfig::default() };
     let rt = Runtime::with_config(config).unwrap();
     eprintln!(
-        "{} (relay publishes runs: {relay_publish}; compact records: {compact_records}; partners: {submit_partners:?})",
+        "{} (relay publishes runs: {relay_publish}; compact records: {compact_records}; partners: {submit_partners:?}; producers on CPUs {pin:?})",
         rt.backend()
     );
     // The CPU backend (no GPU here) streams a sixteenth as many.
@@ -85,13 +109,13 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(tiny as u64));
         g.sample_size(10);
         g.bench_function(BenchmarkId::new(format!("persistent_{threads}_threads"), batch), |b| {
-            b.iter(|| stream(&rt, threads, batch, &noop))
+            b.iter(|| stream(&rt, threads, batch, &noop, &pin))
         });
         g.finish();
         #[cfg(feature = "phase-timing")]
         resident::__phases_take();
         let mut ends = vec![];
-        let t = median(|| ends.push(stream(&rt, threads, batch, &noop)), 1, 7);
+        let t = median(|| ends.push(stream(&rt, threads, batch, &noop, &pin)), 1, 7);
         // How evenly the producers were served: each pass's first and last finish.
         if threads > 1 {
             let spread: Vec<String> = ends
@@ -121,9 +145,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("stream_axpy_16k");
     g.throughput(Throughput::Bytes(BIG_BYTES));
     g.sample_size(10);
-    g.bench_function("persistent_1_thread", |b| b.iter(|| stream(&rt, 1, BIG_BATCH, &big)));
+    g.bench_function("persistent_1_thread", |b| b.iter(|| stream(&rt, 1, BIG_BATCH, &big, &pin)));
     g.finish();
-    let axpy_t = median(|| drop(stream(&rt, 1, BIG_BATCH, &big)), 1, 7);
+    let axpy_t = median(|| drop(stream(&rt, 1, BIG_BATCH, &big, &pin)), 1, 7);
 
     // Baselines, with the persistent kernel stopped.
     rt.close().unwrap();

@@ -461,6 +461,13 @@ impl Runtime {
         self.shared.backend.cuda().and_then(|c| c.relayed())
     }
 
+    /// How far the host has published (a sequence number: every task before it is
+    /// written and handed to the device). For timelines of a batch (benches/dispatch.rs).
+    #[doc(hidden)]
+    pub fn published(&self) -> u64 {
+        self.shared.publisher.published()
+    }
+
     /// Tasks staged so far in the 32-byte compact form (`RuntimeConfig::
     /// compact_records`): runs of large batches over the host ring whose every task
     /// has it. Always 0 on the CPU backend and on the copy path.

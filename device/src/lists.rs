@@ -17,7 +17,8 @@
 //!    wrongly: the old run has completed, so `seq`, not yet run, is not in it; the new
 //!    run starts at or after the `tail` that the host had published before it, which
 //!    is past `seq`. So an entry that holds `seq` is the stable entry of `seq`'s run,
-//!    and its `addr`, read after its `span`, is that run's.
+//!    and its `addr`, read before, beside or after its `span` (all after the acquire of
+//!    `tail`), is that run's: the scan loads both at once.
 //! 3. A warp keeps the last run it found (`RunCache`): its slots increase, so the
 //!    next one is often in the same run, and a run's entry describes it until the run
 //!    completes, after every one of its slots ran. (Sequence numbers wrap at 2^32: a
@@ -109,21 +110,41 @@ impl ListTable {
 
     /// The run that holds `seq`, from the table ([`RunCache::EMPTY`] if none). Out of
     /// line: the loop's register budget.
+    ///
+    /// Every lane loads the `span` and `addr` of each of its entries before it tests
+    /// any (`LIST_RUNS / 32` entries a lane on the GPU, all four loads in flight: one
+    /// round trip to L2 where a test after each `span` and an `addr` after a match took
+    /// three in a row; the CPU's one lane reads them all). An `addr` read beside its
+    /// `span`, not after it, is still the run's (step 2): after the acquire of `tail`
+    /// that showed `seq` published, the entry of `seq`'s run holds that run's `span` and
+    /// `addr` and keeps them until `seq` has run; any other entry's `span`, old or new,
+    /// does not hold `seq`, so its `addr` is never used.
     #[inline(never)]
     unsafe fn scan(&self, seq: u32) -> RunCache {
-        // `LIST_RUNS / 32` entries a lane on the GPU (two: a lane keeps at most one match,
-        // since only the live run's entry holds `seq`); the CPU's one lane reads them all.
         let mut found = RunCache::EMPTY;
-        let mut i = arch::lane_id() as usize;
-        while i < LIST_RUNS {
+        let lane = arch::lane_id() as usize;
+        let load = |i: usize| {
             let run = unsafe { self.runs.add(i) };
             // Relaxed, .gpu, 8 bytes at once: step 2.
-            let span = unsafe { arch::ld_relaxed_gpu_u64(&raw const (*run).span) };
-            if lists::holds(span, seq) {
-                // Relaxed: stable once `span` holds `seq` (step 2).
-                found = RunCache { span, addr: unsafe { arch::ld_relaxed_gpu_u64(&raw const (*run).addr) } };
+            unsafe { (arch::ld_relaxed_gpu_u64(&raw const (*run).span), arch::ld_relaxed_gpu_u64(&raw const (*run).addr)) }
+        };
+        if arch::WARP as usize * 2 == LIST_RUNS {
+            // A lane keeps at most one match: only the live run's entry holds `seq`.
+            let ((s0, a0), (s1, a1)) = (load(lane), load(lane + arch::WARP as usize));
+            if lists::holds(s0, seq) {
+                found = RunCache { span: s0, addr: a0 };
+            } else if lists::holds(s1, seq) {
+                found = RunCache { span: s1, addr: a1 };
             }
-            i += arch::WARP as usize;
+        } else {
+            let mut i = lane;
+            while i < LIST_RUNS {
+                let (span, addr) = load(i);
+                if lists::holds(span, seq) {
+                    found = RunCache { span, addr };
+                }
+                i += arch::WARP as usize;
+            }
         }
         let votes = arch::ballot(found.span != 0);
         if votes == 0 {

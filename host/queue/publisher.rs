@@ -15,12 +15,18 @@
 //! which the workers acquire. The lock also orders the publications themselves: one at
 //! a time, in sequence order.
 //!
+//! `published` (the end of everything published) is also kept in an atomic, stored
+//! (Release) by the publishing thread under the lock after each publication and read
+//! (Acquire) with no lock: a reader sees the writes of every piece before the end it
+//! reads, as a reader under the lock would, and does not contend with producers for it.
+//!
 //! What it does not own: room in the ring (the producer waits for it before staging,
 //! `Batch::room`), and what a publication is on a backend (the caller's `publish`).
 
 use std::collections::BTreeMap;
 
 use crate::sync::Mutex;
+use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 /// How a piece reaches the workers.
@@ -42,8 +48,6 @@ pub(crate) struct Publication {
 
 #[derive(Default)]
 struct State {
-    /// End of everything published.
-    published: u64,
     /// Pieces ready before their turn, by their first sequence number.
     waiting: BTreeMap<u64, Publication>,
     /// A publication failed: nothing is published after it (the runtime has recorded
@@ -54,13 +58,16 @@ struct State {
 #[derive(Default)]
 pub(crate) struct Publisher {
     state: Mutex<State>,
+    /// End of everything published: written only under `state`'s lock.
+    published: AtomicU64,
 }
 
 impl Publisher {
     /// End of everything published so far: every task before it was written (and
     /// checked) before this call.
     pub fn published(&self) -> u64 {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).published
+        // Acquire: pairs with the Release store in `commit`, after the publication.
+        self.published.load(Ordering::Acquire)
     }
 
     /// Publishes `piece` in its turn with `publish`: at once if every piece before it
@@ -72,8 +79,10 @@ impl Publisher {
         if s.failed {
             return Err(Error::ShutDown);
         }
-        if s.published != piece.at {
-            debug_assert!(piece.at > s.published, "a piece published twice");
+        // Relaxed: only this lock's holder stores it, and the lock orders the holders.
+        let published = self.published.load(Ordering::Relaxed);
+        if published != piece.at {
+            debug_assert!(piece.at > published, "a piece published twice");
             s.waiting.insert(piece.at, piece);
             return Ok(());
         }
@@ -83,7 +92,9 @@ impl Publisher {
                 s.failed = true;
                 return Err(e);
             }
-            s.published = p.end;
+            // Release: the piece's staged tasks (ordered before this by the lock, as
+            // above) before the end a lock-free `published` reads.
+            self.published.store(p.end, Ordering::Release);
             next = s.waiting.remove(&p.end);
         }
         Ok(())

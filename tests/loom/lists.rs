@@ -60,16 +60,21 @@ impl Table {
     }
 
     /// `ListTable::find` with the worker's `RunCache` (span, addr): the cached run if it
-    /// holds `seq`, else a scan (relaxed `span`, then relaxed `addr` of an entry whose
-    /// span holds `seq`).
+    /// holds `seq`, else a scan that loads every entry's `addr` and `span` (relaxed)
+    /// before testing any: the device's loads are all in flight at once and may be
+    /// answered in any order, so the model reads `addr` first, the order in which a
+    /// rewrite between the two loads could pair an old address with a new span.
     fn find(&self, seq: u32, cache: &mut (u64, u64)) -> Option<usize> {
         if !holds(cache.0, seq) {
             let mut found = None;
-            for e in 0..ENTRIES {
-                let span = self.span[e].load(Ordering::Relaxed);
+            let entries: [(u64, u64); ENTRIES] = std::array::from_fn(|e| {
+                let addr = self.addr[e].load(Ordering::Relaxed);
+                (self.span[e].load(Ordering::Relaxed), addr)
+            });
+            for (span, addr) in entries {
                 if holds(span, seq) {
                     assert!(found.is_none(), "two entries hold slot {seq}");
-                    found = Some((span, self.addr[e].load(Ordering::Relaxed)));
+                    found = Some((span, addr));
                 }
             }
             *cache = found?;
