@@ -290,6 +290,13 @@ fn bench(c: &mut Criterion) {
                 ("runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
                 ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
                 ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+                (
+                    "128-thread blocks, 5 per SM",
+                    RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
+                    true,
+                    false,
+                    false,
+                ),
                 ("claim 2", RuntimeConfig { claim: 2, ..base.clone() }, true, false, false),
                 ("claim 4", RuntimeConfig { claim: 4, ..base.clone() }, true, false, false),
                 ("claim 8", RuntimeConfig { claim: 8, ..base.clone() }, true, false, false),
