@@ -79,6 +79,9 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     const MARKS: [usize; 10] = [128, 512, 1024, 2048, 4096, 8192, 12_288, 16_384, 19_456, TASKS];
     const WHAT: [&str; 3] = ["published", "relayed", "done"];
     let (warm, runs) = (10, 41);
+    // Profiling builds (`RESIDENT_DEVICE_TIMING`): the workers' cycles per step over
+    // these batches (docs/profiling.md).
+    let steps_before = rt.device_steps();
     let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
@@ -137,6 +140,13 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
         v[v.len() / 2]
     };
     println!("timeline {label}: submit returned {:.1} us, wait ended {:.1} us", med(&mut returned), med(&mut done));
+    if let (Some(a), Some(b)) = (steps_before, rt.device_steps()) {
+        let d: Vec<u64> = a.iter().zip(&b).map(|(a, b)| b - a).collect();
+        let tasks = d[resident::steps::step::TASKS].max(1) as f64;
+        let per: Vec<String> =
+            resident::steps::NAMES.iter().zip(&d).skip(1).map(|(n, c)| format!("{n} {:.0}", *c as f64 / tasks)).collect();
+        println!("  device steps, {} tasks, SM cycles a task: {}", d[resident::steps::step::TASKS], per.join(", "));
+    }
     for (w, at) in WHAT.iter().zip(&mut at) {
         let marks: Vec<String> = MARKS.iter().zip(at.iter_mut()).map(|(m, v)| format!("{m}: {:.1}", med(v))).collect();
         println!("  {w:>9} by (us): {}", marks.join(", "));
@@ -145,7 +155,13 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
 
 fn config(claim: u32) -> RuntimeConfig {
     // 64 Ki slots: a 20k batch fits whole; a resident list goes in as one run.
-    RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
+    let c = RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() };
+    // DISPATCH_WORKER_FLAGS=n: the workers' policies (`worker_flags` bits) for every
+    // variant built on the defaults (an A/B of a policy across the whole bench).
+    match std::env::var("DISPATCH_WORKER_FLAGS").ok().and_then(|v| v.parse().ok()) {
+        Some(worker_flags) => RuntimeConfig { worker_flags, ..c },
+        None => c,
+    }
 }
 
 /// Host cost of staging one batch of tasks: a copy into pinned memory of each kind.

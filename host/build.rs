@@ -23,4 +23,9 @@ fn main() {
     if image.ptx.is_empty() {
         println!("cargo:rustc-cfg=resident_no_ptx");
     }
+    // A profiling build (docs/profiling.md): `resident-build` compiled the device code
+    // with its step counters; the host allocates their table and reads it.
+    if resident_build::device_timing() {
+        println!("cargo:rustc-cfg=resident_device_timing");
+    }
 }

@@ -98,6 +98,9 @@ pub use residency::{Residency, ResidencyStats};
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};
 pub use resident_shared::link::LinkId;
+/// The persistent loop's steps that a profiling build counts (`Runtime::device_steps`).
+#[doc(hidden)]
+pub use resident_shared::steps;
 pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, OneTaskParams, Slice, Status,
     TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,

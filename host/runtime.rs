@@ -468,6 +468,16 @@ impl Runtime {
         self.shared.publisher.published()
     }
 
+    /// Profiling builds (`RESIDENT_DEVICE_TIMING` set when it was built,
+    /// docs/profiling.md): the worker warps' cycle counts per step of the persistent
+    /// loop so far, summed over the warps, in the order of
+    /// `resident_shared::steps::NAMES` (the first is a count of tasks). `None` in an
+    /// ordinary build and on the CPU backend.
+    #[doc(hidden)]
+    pub fn device_steps(&self) -> Option<[u64; resident_shared::steps::STEPS]> {
+        self.shared.backend.cuda()?.device_steps()
+    }
+
     /// Tasks staged so far in the 32-byte compact form (`RuntimeConfig::
     /// compact_records`): runs of large batches over the host ring whose every task
     /// has it. Always 0 on the CPU backend and on the copy path.

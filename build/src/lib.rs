@@ -179,7 +179,7 @@ impl KernelBuild {
         for dir in [Some(resident_device_dir()), Some(resident_shared_dir()), device.clone()].into_iter().flatten() {
             println!("cargo:rerun-if-changed={}", dir.display());
         }
-        for var in ["RESIDENT_NO_PTX", "RESIDENT_MAXNREG", toolchain::ASSUME_DRIVER] {
+        for var in ["RESIDENT_NO_PTX", "RESIDENT_MAXNREG", DEVICE_TIMING, toolchain::ASSUME_DRIVER] {
             println!("cargo:rerun-if-env-changed={var}");
         }
         let cap =
@@ -221,6 +221,15 @@ impl KernelBuild {
     }
 }
 
+/// Set (to anything but `0`) at build time: a profiling build, whose persistent loop
+/// counts the cycles of its steps (docs/profiling.md). Never for speed figures.
+pub const DEVICE_TIMING: &str = "RESIDENT_DEVICE_TIMING";
+
+/// Whether this is a profiling build ([`DEVICE_TIMING`]).
+pub fn device_timing() -> bool {
+    std::env::var(DEVICE_TIMING).is_ok_and(|v| v != "0")
+}
+
 /// `resident-device`'s sources, beside this crate.
 fn resident_device_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../device")
@@ -240,7 +249,9 @@ fn compile(krate: &generate::KernelCrate, out: &Path) -> String {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(&krate.dir).args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"]).arg("--target-dir").arg(&target_dir);
     env::clean(&mut cmd);
-    cmd.env("RUSTC_BOOTSTRAP", "1").env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={TARGET_CPU}"));
+    // A profiling build times the persistent loop's steps (`resident_device::steps`).
+    let timing = if device_timing() { "\x1f--cfg\x1fresident_device_timing" } else { "" };
+    cmd.env("RUSTC_BOOTSTRAP", "1").env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={TARGET_CPU}{timing}"));
     let status = cmd.status().unwrap_or_else(|e| panic!("resident-build: could not run cargo for the device build: {e}"));
     if !status.success() {
         panic!("resident-build: the device build of image `{}` (for {TARGET}) failed; see the errors above", krate.image);

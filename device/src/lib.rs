@@ -40,6 +40,7 @@ pub mod queue;
 #[cfg(target_arch = "nvptx64")]
 pub mod relay;
 pub mod spawn;
+pub mod steps;
 pub mod task;
 pub mod worker;
 

@@ -16,6 +16,7 @@ use crate::lists::{ListTable, RunCache};
 use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
 use crate::task::{Outcome, TaskCx, TaskSet};
+use resident_shared::steps::step;
 
 /// With `worker_flags::SPARSE_LOOK`, a queue task is followed by a look for children
 /// when its sequence number is a multiple of this.
@@ -83,10 +84,13 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut look = true;
     // Idle polls since the last task (every few is a full one: `crate::queue`).
     let mut polls = 0u32;
+    // Profiling builds: cycles per step of this loop (`crate::steps`; nothing otherwise).
+    let mut steps = crate::steps::Steps::new(p);
     // One place runs tasks, whichever their source: one inlined copy of the task code
     // keeps the register count low enough for three blocks per SM.
     loop {
         let child = if look && unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
+        steps.lap(step::CHILDREN);
         // The task is read in place (ring slot, list or spawn slot), field by field as
         // the task code needs it, not copied into registers first.
         let (seq, task) = match child {
@@ -100,17 +104,19 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                     }
                     first = q.claimed(next);
                     k = 0;
+                    steps.lap(step::CLAIM);
                 }
                 let seq = first.wrapping_add(k);
                 polls = polls.wrapping_add(1);
                 let full = polls.is_multiple_of(FULL_POLL_EVERY);
                 match unsafe { q.poll_published(seq, &mut tail_seen, &spawn, full) } {
-                    Wait::Ready => {}
+                    Wait::Ready => steps.lap(step::POLL),
                     Wait::Pending { children } => {
                         look = children;
                         if !children {
                             q.backoff(&mut sleep);
                         }
+                        steps.lap(step::IDLE);
                         continue;
                     }
                     // Any claimed slot after this one lies after the sentinel too:
@@ -125,6 +131,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                 k += 1;
                 // A list run's task is read from the list, any other from the ring.
                 let task = unsafe { lists.find(seq, &mut list_run) }.unwrap_or_else(|| q.slot(seq));
+                steps.lap(step::FIND);
                 if list_run.in_host() && list_run.holds(seq) {
                     // In host memory (the host ring): read whole, all loads in flight
                     // at once (one round trip over PCIe, where the task code's reads
@@ -137,6 +144,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                     } else {
                         unsafe { copy_task(task, local.as_mut_ptr()) };
                     }
+                    steps.lap(step::COPY);
                     (seq, local.as_ptr())
                 } else {
                     // The task's second 32-byte sector (the tail of its arguments),
@@ -171,6 +179,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
             // After `complete`'s warp barrier: no lane reads the slot any more.
             unsafe { spawn.release(pos) };
         }
+        steps.lap(step::RUN);
+        steps.task();
     }
 }
 

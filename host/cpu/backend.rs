@@ -94,6 +94,9 @@ impl CpuBackend {
             workers: n_workers as u32,
             relay: 0,
             lists: lists.ptr() as u64,
+            // The CPU backend's loop times nothing (`resident_device_timing` is a
+            // device build's).
+            steps: 0,
         };
         let run_loop = config.image.set.cpu_loop;
         let scratch = config.image.scratch_bytes_per_warp;

@@ -132,6 +132,10 @@ pub(crate) struct CudaBackend {
     block: u32,
     /// Dynamic shared memory per block: the warps' scratch.
     smem: u32,
+    /// Profiling builds (`resident_device_timing`, docs/profiling.md): each worker
+    /// warp's step counters (`resident_shared::steps`), mapped pinned memory the warps
+    /// write. `None` in ordinary builds.
+    steps: Option<PinnedAlloc>,
     sms: u32,
     name: String,
 }
@@ -264,6 +268,12 @@ impl CudaBackend {
             // its memset (H100, 2026-11-22).
             let grid = sms * (per_sm as u32 - 1).min(config.max_blocks_per_sm);
             let name = ctx.name();
+            let steps = if cfg!(resident_device_timing) {
+                let warps = (grid * (block / 32)) as usize;
+                Some(PinnedAlloc::zeroed(&ctx, warps * resident_shared::steps::STEPS * size_of::<u64>(), false)?)
+            } else {
+                None
+            };
             let mut this = Self {
                 resident: std::sync::Mutex::new(None),
                 ring,
@@ -304,6 +314,7 @@ impl CudaBackend {
                 grid,
                 block,
                 smem: smem as u32,
+                steps,
                 sms,
                 name,
             };
@@ -342,6 +353,7 @@ impl CudaBackend {
             workers: self.grid * (self.block / 32),
             relay: self.relay.device_ptr(),
             lists: self.lists.ptr(),
+            steps: self.steps.as_ref().map_or(0, |s| s.device_ptr()),
         }
     }
 
@@ -521,6 +533,23 @@ impl CudaBackend {
     }
 
     /// Tasks staged in the compact form so far.
+    /// Profiling builds: the worker warps' step counters, summed (what they last
+    /// stored; `resident_shared::steps`). `None` in ordinary builds.
+    pub fn device_steps(&self) -> Option<[u64; resident_shared::steps::STEPS]> {
+        let steps = self.steps.as_ref()?;
+        let rows = (self.grid * (self.block / 32)) as usize * resident_shared::steps::STEPS;
+        let words = steps.host_ptr() as *const u64;
+        let mut sum = [0u64; resident_shared::steps::STEPS];
+        for i in 0..rows {
+            // SAFETY: `i` is within the allocation (`STEPS` words a worker warp), which
+            // lives as long as `self`;
+            // volatile: the warps store these words while the kernel runs (each an
+            // aligned 8-byte store, so a read sees an old or a new count).
+            sum[i % sum.len()] += unsafe { words.add(i).read_volatile() };
+        }
+        Some(sum)
+    }
+
     pub fn compact_tasks(&self) -> u64 {
         self.compact_tasks.sum()
     }

@@ -24,6 +24,7 @@ pub mod relay;
 pub mod segment;
 pub mod spawn;
 mod status;
+pub mod steps;
 mod task;
 
 pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUFFERS, Slice};

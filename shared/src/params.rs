@@ -43,8 +43,12 @@ pub struct KernelParams {
     pub relay: u64,
     /// The table of list runs ([`crate::lists`]): `LIST_RUNS` entries; null for none.
     pub lists: u64,
+    /// Profiling builds only (`RESIDENT_DEVICE_TIMING`, docs/profiling.md): per worker
+    /// warp, [`crate::steps::STEPS`] cycle counts of the loop's steps (mapped pinned
+    /// memory; device address). Null otherwise, and ignored by ordinary builds.
+    pub steps: u64,
 }
-const _: () = assert!(core::mem::size_of::<KernelParams>() == 104);
+const _: () = assert!(core::mem::size_of::<KernelParams>() == 112);
 
 /// Policies of the persistent loop (see `device/src/worker.rs`).
 pub mod worker_flags {

@@ -53,6 +53,14 @@ pub fn globaltimer() -> u64 {
     v
 }
 
+/// This SM's cycle counter (`%clock64`): for timing steps within one warp.
+#[inline(always)]
+pub fn clock64() -> u64 {
+    let v: u64;
+    unsafe { asm!("mov.u64 {0}, %clock64;", out(reg64) v, options(nostack)) };
+    v
+}
+
 /// Suspends the warp for about `ns` nanoseconds (at most 1 ms; sm_70+).
 #[inline(always)]
 pub fn nanosleep(ns: u32) {
