@@ -82,6 +82,8 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     // Profiling builds (`RESIDENT_DEVICE_TIMING`): the workers' cycles per step over
     // these batches (docs/profiling.md).
     let steps_before = rt.device_steps();
+    #[cfg(feature = "phase-timing")]
+    resident::__phases_take();
     let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
@@ -147,6 +149,9 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
             resident::steps::NAMES.iter().zip(&d).skip(1).map(|(n, c)| format!("{n} {:.0}", *c as f64 / tasks)).collect();
         println!("  device steps, {} tasks, SM cycles a task: {}", d[resident::steps::step::TASKS], per.join(", "));
     }
+    // Profiling builds (`phase-timing`): where the submitting threads' time went.
+    #[cfg(feature = "phase-timing")]
+    println!("  phases:\n{}", resident::__phases_take());
     for (w, at) in WHAT.iter().zip(&mut at) {
         let marks: Vec<String> = MARKS.iter().zip(at.iter_mut()).map(|(m, v)| format!("{m}: {:.1}", med(v))).collect();
         println!("  {w:>9} by (us): {}", marks.join(", "));

@@ -83,10 +83,12 @@ impl Helpers {
             // The caller runs `work` too, in place; the scope returns once the helpers'
             // copies have returned, so `work`'s borrows outlive them.
             Some(pool) => self.pass(pool, k - 1, || {
+                let start = crate::queue::phases::stamp();
                 pool.in_place_scope(|s| {
                     for _ in 1..k {
                         s.spawn(|_| work());
                     }
+                    crate::queue::phases::since(crate::queue::phases::Phase::PassSpawned, start);
                     work();
                 })
             }),

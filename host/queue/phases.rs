@@ -49,6 +49,14 @@ pub(crate) enum Phase {
     PassBarrier,
     /// ... to when it found no piece left to stage and commit.
     PassStaged,
+    /// ... to when the batch's first piece was committed (once a pass).
+    PassFirstCommit,
+    /// ... to when the first part's check ended (once a pass).
+    PassFirstChecked,
+    /// ... to when the first piece was staged (once a pass).
+    PassFirstStaged,
+    /// How long the caller took to hand the helpers their jobs (`Helpers::run`).
+    PassSpawned,
     /// A join with a partner (host/queue/partners.rs): the caller's own half.
     HalfOwn,
     /// ... then its wait for the partner's half (or its run of the half it took back).
@@ -88,6 +96,10 @@ mod imp {
         "pass_checked",
         "pass_barrier",
         "pass_staged",
+        "pass_first",
+        "pass_first_checked",
+        "pass_first_staged",
+        "pass_spawned",
         "half_own",
         "half_wait",
         "half_partner",

@@ -886,10 +886,16 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         // piece is staged by this thread only (`to_stage`, or `claimed`), and nothing
         // reads them before `commit` publishes them.
         let compact = unsafe { batch.stage(shared, &pieces[k], tasks) };
+        if k == 0 {
+            phases::since(Phase::PassFirstStaged, pass_start);
+        }
         staged[k].store(true, Ordering::Relaxed);
         if let Err(e) = batch.commit(shared, &pieces[k], compact) {
             error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             failed.store(true, Ordering::Relaxed);
+        }
+        if k == 0 {
+            phases::since(Phase::PassFirstCommit, pass_start);
         }
         true
     };
@@ -925,6 +931,9 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
                 break;
             }
             let passed = checks.check(k, shared, &reg);
+            if k == 0 {
+                phases::since(Phase::PassFirstChecked, pass_start);
+            }
             if promise == Promise::Prefix && passed {
                 stage_prefix(prefix.mark(k), &mut done);
             }
