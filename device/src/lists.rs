@@ -6,7 +6,9 @@
 //! Orderings, for run `r` over `[first, first + len)` in entry `k = r % LIST_RUNS`:
 //! 1. The host writes entry `k` (one 16-byte write: a copy on the transfer stream, or
 //!    relaxed stores on the CPU backend), then publishes `tail >= first + len` (a later
-//!    copy on the same stream; a release store on the CPU). The worker's acquire of
+//!    copy on the same stream; a release store on the CPU); where the relay publishes
+//!    runs, the relay writes the entry (weak stores, a warp barrier) before its
+//!    `st.release.gpu` of `tail` (`crate::relay`, `take_runs`). The worker's acquire of
 //!    `tail` that shows its slot published (`crate::queue`, step 2) therefore shows
 //!    entry `k` too; every load here comes after that acquire in program order.
 //! 2. The host rewrites entry `k` (for run `r + LIST_RUNS`) only once run `r` has

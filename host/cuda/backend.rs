@@ -532,24 +532,26 @@ impl CudaBackend {
         false
     }
 
-    /// Tasks staged in the compact form so far.
     /// Profiling builds: the worker warps' step counters, summed (what they last
-    /// stored; `resident_shared::steps`). `None` in ordinary builds.
+    /// stored; `resident_shared::steps`). `None` in ordinary builds. A relaunch (after
+    /// an idle exit) starts the warps' counts from zero again, so a sum may go down.
     pub fn device_steps(&self) -> Option<[u64; resident_shared::steps::STEPS]> {
         let steps = self.steps.as_ref()?;
-        let rows = (self.grid * (self.block / 32)) as usize * resident_shared::steps::STEPS;
-        let words = steps.host_ptr() as *const u64;
+        let words = (self.grid * (self.block / 32)) as usize * resident_shared::steps::STEPS;
+        let base = steps.host_ptr() as *mut u64;
         let mut sum = [0u64; resident_shared::steps::STEPS];
-        for i in 0..rows {
-            // SAFETY: `i` is within the allocation (`STEPS` words a worker warp), which
-            // lives as long as `self`;
-            // volatile: the warps store these words while the kernel runs (each an
-            // aligned 8-byte store, so a read sees an old or a new count).
-            sum[i % sum.len()] += unsafe { words.add(i).read_volatile() };
+        for i in 0..words {
+            // SAFETY: `i` is within the allocation (`STEPS` words a worker warp, the
+            // grid this backend launches), 8-byte aligned, live as long as `self`.
+            // Relaxed atomic loads: the warps store these words while the kernel runs
+            // (each one aligned 8-byte store); nothing is read through them.
+            let w = unsafe { std::sync::atomic::AtomicU64::from_ptr(base.add(i)) }.load(std::sync::atomic::Ordering::Relaxed);
+            sum[i % sum.len()] = sum[i % sum.len()].wrapping_add(w);
         }
         Some(sum)
     }
 
+    /// Tasks staged in the compact form so far.
     pub fn compact_tasks(&self) -> u64 {
         self.compact_tasks.sum()
     }

@@ -163,8 +163,9 @@ mod tests {
 
 /// loom: producers commit their pieces side by side, in any order; every piece is
 /// published once, in sequence order, and its staged tasks (a cell written before the
-/// commit) are visible to whichever thread publishes it: loom flags the access if no
-/// happens-before edge orders them.
+/// commit) are visible to whichever thread publishes it, and to a reader of
+/// `published` that takes no lock: loom flags the access if no happens-before edge
+/// orders them.
 #[cfg(all(test, loom))]
 mod loom_publisher {
     use super::*;
@@ -206,10 +207,23 @@ mod loom_publisher {
                     loom::thread::spawn(move || commit(&ring, k))
                 })
                 .collect();
+            // A reader with no lock (`Buffer::new`, `Runtime::published`): every slot
+            // below the end it reads was staged before it (Acquire, paired with the
+            // publisher's Release; fails with Relaxed: checked 2026-11-27).
+            let reader = {
+                let ring = ring.clone();
+                loom::thread::spawn(move || {
+                    let end = ring.publisher.published();
+                    for k in 0..end {
+                        assert_eq!(ring.slots[k as usize].with(|v| unsafe { *v }), 100 + k);
+                    }
+                })
+            };
             commit(&ring, 0);
             for h in hs {
                 h.join().unwrap();
             }
+            reader.join().unwrap();
             assert_eq!(*ring.log.lock().unwrap(), vec![(0, 100), (1, 101), (2, 102)]);
         });
     }
