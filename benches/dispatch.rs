@@ -66,18 +66,18 @@ fn reserved(rt: &Runtime, tasks: &[Task]) {
     r.commit().unwrap().wait().unwrap();
 }
 
-/// DISPATCH_HOST=timeline: when the tasks of one 20k batch are published, taken by the
-/// relay and completed, as the host sees it. An observer thread reads
-/// `Runtime::published`, `Runtime::relayed` and `Runtime::completed` without pause while
-/// the batch runs and notes when each first passes each mark (tasks of the batch, in
-/// order); the medians over the runs, from just before the submit. With the time the
-/// submit call returned and the wait ended: whether the device waits for the host's
-/// pieces (completions follow publication closely) or the host waits for the device,
-/// and how long a published piece takes to reach the relay and to complete.
+/// DISPATCH_HOST=timeline: when the tasks of one 20k batch are published and completed,
+/// as the host sees it. An observer thread reads `Runtime::published` and
+/// `Runtime::completed` without pause while the batch runs and notes when each first
+/// passes each mark (tasks of the batch, in order); the medians over the runs, from just
+/// before the submit. With the time the submit call returned and the wait ended:
+/// whether the device waits for the host's pieces (completions follow publication
+/// closely) or the host waits for the device. (Not `Runtime::relayed`: the relay echoes
+/// it only when a poll finds nothing new, so it lags a busy batch.)
 fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime, &[Task]) -> resident::Ticket + Sync)) {
     use std::sync::atomic::{AtomicBool, Ordering};
     const MARKS: [usize; 10] = [128, 512, 1024, 2048, 4096, 8192, 12_288, 16_384, 19_456, TASKS];
-    const WHAT: [&str; 3] = ["published", "relayed", "done"];
+    const WHAT: [&str; 2] = ["published", "done"];
     let (warm, runs) = (10, 41);
     // Profiling builds (`RESIDENT_DEVICE_TIMING`): the workers' cycles per step over
     // these batches (docs/profiling.md).
@@ -87,7 +87,7 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
-        let counts = || [rt.published(), rt.relayed().unwrap_or(0), rt.completed()];
+        let counts = || [rt.published(), rt.completed()];
         let base = counts();
         let (ready, go) = (AtomicBool::new(false), AtomicBool::new(false));
         let start = std::sync::OnceLock::new();
@@ -100,7 +100,7 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
                 let t0: Instant = *start.get().unwrap();
                 let mut seen = vec![vec![f64::NAN; MARKS.len()]; WHAT.len()];
                 let mut next = [0; WHAT.len()];
-                while next[2] < MARKS.len() {
+                while next[1] < MARKS.len() {
                     let c = counts();
                     let t = t0.elapsed().as_secs_f64() * 1e6;
                     for w in 0..WHAT.len() {
@@ -217,7 +217,7 @@ fn bench(c: &mut Criterion) {
         let spin = std::env::var("DISPATCH_SPIN_US").ok().and_then(|v| v.parse().ok()).map(Duration::from_micros);
         // DISPATCH_CLAIM, DISPATCH_PRECLAIM=1: the workers' claim, pre-claimed or not.
         let claim = std::env::var("DISPATCH_CLAIM").ok().and_then(|v| v.parse().ok()).unwrap_or(base.claim);
-        let flags = if std::env::var_os("DISPATCH_PRECLAIM").is_some() { PRECLAIM | RELEASE_COUNT } else { base.worker_flags };
+        let flags = if std::env::var_os("DISPATCH_PRECLAIM").is_some() { base.worker_flags | PRECLAIM } else { base.worker_flags };
         let rt =
             Runtime::with_config(RuntimeConfig { submit_spin: spin.or(base.submit_spin), claim, worker_flags: flags, ..base }).unwrap();
         eprintln!("submit_spin {spin:?}, claim {claim}, worker flags {flags:#x}");
