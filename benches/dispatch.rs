@@ -235,11 +235,17 @@ fn bench(c: &mut Criterion) {
     // The default first; then one change each, summary medians only.
     let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
         ("claim 1 (defaults)", base.clone(), true, true, false),
-        ("defaults, preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
+        ("defaults, preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, false, false, false),
         ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
         ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
         ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
-        ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
+        (
+            "defaults, acq_rel count adds",
+            RuntimeConfig { worker_flags: base.worker_flags & !RELEASE_COUNT, ..base.clone() },
+            false,
+            false,
+            false,
+        ),
         (
             "defaults, 128-thread blocks, 5 per SM",
             RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
@@ -252,15 +258,8 @@ fn bench(c: &mut Criterion) {
         ("defaults, segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, false, false, false),
         ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
         (
-            "defaults, sparse look for children",
-            RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
-            false,
-            false,
-            false,
-        ),
-        (
-            "sparse look, segments of 64",
-            RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, segment_tasks: 64, ..base.clone() },
+            "defaults, look for children after every task",
+            RuntimeConfig { worker_flags: base.worker_flags & !SPARSE_LOOK, ..base.clone() },
             false,
             false,
             false,
@@ -274,16 +273,28 @@ fn bench(c: &mut Criterion) {
     let variants = if std::env::var_os("DISPATCH_QUICK").is_some() {
         vec![
             ("claim 1 (defaults)", base.clone(), false, false, false),
-            ("defaults, acq_rel count adds", RuntimeConfig { worker_flags: 0, ..base.clone() }, false, false, false),
             (
-                "defaults, sparse look for children",
-                RuntimeConfig { worker_flags: RELEASE_COUNT | SPARSE_LOOK, ..base.clone() },
+                "defaults, acq_rel count adds",
+                RuntimeConfig { worker_flags: base.worker_flags & !RELEASE_COUNT, ..base.clone() },
                 false,
                 false,
                 false,
             ),
-            ("acq_rel adds + sparse look", RuntimeConfig { worker_flags: SPARSE_LOOK, ..base.clone() }, false, false, false),
-            ("defaults, preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, false, false, false),
+            (
+                "defaults, look for children after every task",
+                RuntimeConfig { worker_flags: base.worker_flags & !SPARSE_LOOK, ..base.clone() },
+                false,
+                false,
+                false,
+            ),
+            (
+                "acq_rel adds, look after every task",
+                RuntimeConfig { worker_flags: base.worker_flags & !(RELEASE_COUNT | SPARSE_LOOK), ..base.clone() },
+                false,
+                false,
+                false,
+            ),
+            ("defaults, preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, false, false, false),
             ("defaults again (order check)", base.clone(), false, false, true),
         ]
     } else if std::env::var_os("DISPATCH_HOST").is_some() {
@@ -308,7 +319,7 @@ fn bench(c: &mut Criterion) {
         if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "feed") {
             feed = Some(vec![
                 ("relay runs (defaults)", base.clone(), true, false, false),
-                ("preclaim", RuntimeConfig { worker_flags: PRECLAIM | RELEASE_COUNT, ..base.clone() }, true, false, false),
+                ("preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, true, false, false),
                 ("runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
                 ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
                 ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),

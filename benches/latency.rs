@@ -31,6 +31,33 @@ fn bench(c: &mut Criterion) {
     // on the transfer stream only; the CPU backend has no relay.
     // Then variants of the relay configuration, to see where the time goes.
     let d = RuntimeConfig { capacity: 1 << 12, ..RuntimeConfig::default() };
+    // LATENCY_FLAGS_AB="a,b" (worker_flags bits, e.g. "4,12"): the blocking round trip
+    // of the relay's runtime with each, alternated 4 times, table only (an A/B of a
+    // worker policy in one process: the same host, card and moment).
+    if let Ok(ab) = std::env::var("LATENCY_FLAGS_AB") {
+        let flags: Vec<u32> = ab.split(',').filter_map(|f| f.trim().parse().ok()).collect();
+        for round in 0..4 {
+            for &worker_flags in &flags {
+                let rt = Runtime::with_config(RuntimeConfig { worker_flags, ..d.clone() }).unwrap();
+                let mut i = 0;
+                let mut s = samples(
+                    || {
+                        i += 1;
+                        round_trip(&rt, i)
+                    },
+                    WARMUP,
+                    SAMPLES,
+                );
+                let p = percentiles(&mut s, &PS);
+                println!(
+                    "flags {worker_flags:#x} round {round}: submit + wait {}",
+                    p.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
+                );
+                rt.close().unwrap();
+            }
+        }
+        return;
+    }
     let configs: Vec<(&str, RuntimeConfig)> = if cuda {
         vec![
             ("relay", d.clone()),

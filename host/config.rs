@@ -38,7 +38,8 @@ pub struct RuntimeConfig {
     /// [`RuntimeConfig::MAX_CPU_WORKERS`]).
     pub cpu_workers: usize,
     /// Worker policies (`resident_shared::worker_flags` bits), for measurement. The
-    /// default is `RELEASE_COUNT`. `PRECLAIM` (on by default until 2026-11-25, within
+    /// default is `RELEASE_COUNT | SPARSE_LOOK` (`SPARSE_LOOK` since 2026-11-27:
+    /// docs/benchmarks.md, session 33). `PRECLAIM` (on by default until 2026-11-25, within
     /// the spread of the runs without it: docs/benchmarks.md) makes a worker claim the
     /// next slot before it runs a task's body, so that a task that runs for ever holds
     /// one later slot hostage (its ticket never resolves, even after the first is
@@ -176,7 +177,7 @@ impl Default for RuntimeConfig {
             block_threads: 0,
             max_blocks_per_sm: 2,
             cpu_workers: 0,
-            worker_flags: resident_shared::worker_flags::RELEASE_COUNT,
+            worker_flags: resident_shared::worker_flags::RELEASE_COUNT | resident_shared::worker_flags::SPARSE_LOOK,
             staging_write_combined: false,
             stage_streaming: true,
             shutdown_timeout: Duration::from_secs(10),

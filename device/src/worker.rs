@@ -55,6 +55,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut list_run = RunCache::EMPTY;
     // This lane's copy of a task read from host memory.
     let mut local = core::mem::MaybeUninit::<Task>::uninit();
+    // Whether the last task pushed a child (`TaskCx::spawned`; this lane's own).
+    let spawned = core::cell::Cell::new(false);
     let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
@@ -63,6 +65,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         counts: done.counts(),
         child_seg: 0,
         cancel_stamp: 0,
+        spawned: &spawned,
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
@@ -79,8 +82,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut sleep = 0u32;
     // Whether to look for children before the next slot: after every task (children
     // first: they belong to tasks already running, whose tickets wait; with
-    // `SPARSE_LOOK`, after a child and after every few queue tasks), and after an idle
-    // poll that saw the spawn ring non-empty.
+    // `SPARSE_LOOK`, after a child, after a task that pushed one, and after every few
+    // queue tasks), and after an idle poll that saw the spawn ring non-empty.
     let mut look = true;
     // Idle polls since the last task (every few is a full one: `crate::queue`).
     let mut polls = 0u32;
@@ -156,8 +159,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         };
         sleep = 0;
         // After a child, look again at once (its siblings wait); after a queue task,
-        // with `SPARSE_LOOK` only after every few (by its sequence number: no state).
-        // Idle polls look too.
+        // with `SPARSE_LOOK` only after every few (by its sequence number: no state),
+        // or if it pushed a child (below). Idle polls look too.
         look = !sparse_look || child.is_some() || seq.is_multiple_of(SPARSE_LOOK_EVERY);
         polls = 0;
         // The next claim's atomic is issued once this task may run (its dependency
@@ -178,6 +181,15 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         {
             // After `complete`'s warp barrier: no lane reads the slot any more.
             unsafe { spawn.release(pos) };
+        }
+        // A task that pushed children is followed by a look, whatever its sequence
+        // number: the warp that spawns drains the ring (it looks again after every
+        // child) before it claims a queue task, as without `SPARSE_LOOK`. So a later
+        // queue task that waits on those children (a counter they signal) never has
+        // every warp waiting while they sit in the ring. Warp-uniform: every lane's flag
+        // was set from the same verdict (`TaskCx::spawn`).
+        if spawned.replace(false) {
+            look = true;
         }
         steps.lap(step::RUN);
         steps.task();
@@ -307,6 +319,7 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         counts: core::ptr::null_mut(),
         child_seg: 0,
         cancel_stamp: 0,
+        spawned: core::ptr::null(),
     };
     let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {

@@ -61,9 +61,11 @@ pub mod worker_flags {
     /// buffer-table entries among them). On by default since 2026-11-24.
     pub const RELEASE_COUNT: u32 = 4;
     /// Look for children in the spawn ring only after every 4th queue task (by sequence
-    /// number; also after a child, and on idle polls) instead of after every task:
-    /// spares most tasks the dependent load of the ring's two counters before the next
-    /// slot's read (device/src/worker.rs).
+    /// number; also after a child, after a task that pushed one, and on idle polls)
+    /// instead of after every task: spares most tasks the dependent load of the ring's
+    /// two counters before the next slot's read (device/src/worker.rs). On by default
+    /// since 2026-11-27 (3-4% off host-fed 20k batches, the one-task round trip
+    /// unchanged: docs/benchmarks.md, session 33).
     pub const SPARSE_LOOK: u32 = 8;
 }
 

@@ -29,6 +29,10 @@ pub struct TaskCx {
     /// segment's `cancel` word that cancels it ([`TaskCx::cancelled`]); 0 for a task
     /// that cannot be cancelled (a pushed child, a task outside the queue).
     pub(crate) cancel_stamp: u32,
+    /// Set (each lane its own) when the task pushed a child into the spawn ring: the
+    /// persistent loop then looks for children before it claims again (with
+    /// `worker_flags::SPARSE_LOOK`, device/src/worker.rs). Null where nothing reads it.
+    pub(crate) spawned: *const core::cell::Cell<bool>,
 }
 
 /// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
@@ -352,7 +356,14 @@ impl TaskCx {
             }
         }
         match arch::shfl_idx(verdict, 0) {
-            0 => Ok(()),
+            0 => {
+                if !self.spawned.is_null() {
+                    // SAFETY: non-null only in the persistent loop, where it points to
+                    // this lane's own flag, which outlives the task (worker.rs).
+                    unsafe { (*self.spawned).set(true) };
+                }
+                Ok(())
+            }
             v => Err(Status::from_u32(v).unwrap_or(Status::QueueFull)),
         }
     }
