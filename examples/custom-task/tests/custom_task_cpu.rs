@@ -35,6 +35,15 @@ fn counters_join_stages() {
 }
 
 #[test]
+fn children_join_by_counter() {
+    common::children_join_by_counter(&cpu(custom_task::image()), 16);
+    // One worker: every task in turn on the same thread, so a split not followed by a
+    // look for its children would wait for ever in the first `Total`.
+    let one = Runtime::builder().kernel(custom_task::image()).backend(BackendKind::Cpu).config(|c| c.cpu_workers = 1).build().unwrap();
+    common::children_join_by_counter(&one, 4);
+}
+
+#[test]
 fn mixed_types_in_one_batch() {
     common::mixed_types_in_one_batch(&cpu(custom_task::image()));
 }

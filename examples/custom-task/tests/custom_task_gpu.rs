@@ -20,6 +20,8 @@ gpu_test!(lone_task, common::lone_task(&gpu(custom_task::image())));
 gpu_test!(resident_list, common::resident_list(&gpu(custom_task::image())));
 gpu_test!(spawned_on_device, common::spawned_on_device(&gpu(custom_task::image())));
 gpu_test!(counters_join_stages, common::counters_join_stages(&gpu(custom_task::image())));
+// More waiting tasks than the H100 or H200 has worker warps (2112).
+gpu_test!(children_join_by_counter, common::children_join_by_counter(&gpu(custom_task::image()), 3000));
 gpu_test!(mixed_types_in_one_batch, common::mixed_types_in_one_batch(&gpu(custom_task::image())));
 gpu_test!(declared_slices_checked, common::declared_slices_checked(&gpu(custom_task::image())));
 gpu_test!(set_without_builtins, common::set_without_builtins(&gpu(custom_task::image_without_builtins())));

@@ -9,7 +9,9 @@
 //!   for each, on the device;
 //! - [`SumSquares`] and [`Total`]: a reduction across tasks: each `SumSquares` writes the
 //!   sum of squares of its slice into one partial and signals a counter; `Total` waits
-//!   for the counter and adds the partials up;
+//!   for the counter and adds the partials up; [`SumSplit`] does the split on the
+//!   device, pushing a [`SumPart`] a partial, each of which signals the counter from its
+//!   body;
 //! - [`Poly`]: `y = c0 + c1 x + ... + c5 x^5`, whose arguments take the whole 48 bytes a
 //!   task has.
 #![no_std]
@@ -23,13 +25,13 @@ mod sum;
 
 pub use histogram::{Histogram, HistogramSplit, MAX_CHILDREN};
 pub use poly::Poly;
-pub use sum::{SumSquares, Total};
+pub use sum::{SumPart, SumSplit, SumSquares, Total};
 
 use resident_device::Builtins;
 
 resident_device::task_set! {
     /// The example's tasks and the built-in ones.
-    pub struct CustomTasks: Builtins { Histogram, HistogramSplit, SumSquares, Total, Poly }
+    pub struct CustomTasks: Builtins { Histogram, HistogramSplit, SumSquares, Total, Poly, SumSplit, SumPart }
 }
 
 resident_device::task_set! {

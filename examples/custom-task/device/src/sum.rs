@@ -4,7 +4,7 @@
 //! (`Task::after`), then adds them up. No host round trip between the stages.
 
 use bytemuck::{Pod, Zeroable};
-use resident_device::{ArgError, Declare, DeviceTask, Slice, Status, TaskCx, TaskId};
+use resident_device::{ArgError, CounterId, Declare, DeviceTask, Slice, Status, TaskCx, TaskId};
 
 /// `partials[index] = sum of x[i]^2` over `x` (f32: each lane sums its elements, then
 /// the warp adds its lanes up); result: the number of elements.
@@ -80,5 +80,77 @@ impl DeviceTask for Total {
             total.write(0, sum)?;
         }
         Ok(partials.len() as u64)
+    }
+}
+
+/// The same reduction with its split on the device: pushes one [`SumPart`] for each of
+/// `partials`' elements (`x` cut into that many equal chunks, the last one shorter),
+/// each of which writes its partial and signals `done`; a [`Total`] submitted after it
+/// and waiting until `done` has counted them all joins the stages. Result: the number
+/// of parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct SumSplit {
+    pub x: Slice<f32>,
+    pub partials: Slice<f32>,
+    pub done: CounterId,
+}
+
+impl SumSplit {
+    /// The elements of `x` each part sums (`None`: no part, or more than
+    /// [`crate::MAX_CHILDREN`]).
+    fn chunk(&self) -> Option<u32> {
+        let parts = self.partials.len;
+        (1..=crate::MAX_CHILDREN).contains(&parts).then(|| self.x.len.div_ceil(parts))
+    }
+}
+
+impl DeviceTask for SumSplit {
+    const ID: TaskId = TaskId(0x205);
+
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        d.read(self.x);
+        d.write(self.partials);
+        d.counter(self.done);
+        d.spawns(SumPart::ID);
+        if self.chunk().is_none() { Err(ArgError::Bad("partials must hold 1 to 256 parts")) } else { Ok(()) }
+    }
+
+    // Out of line: the push loop stays out of the persistent loop's registers.
+    #[inline(never)]
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let chunk = self.chunk().ok_or(Status::BadArgs)?;
+        for index in 0..self.partials.len {
+            let start = (index * chunk).min(self.x.len);
+            let x = self.x.sub(start, chunk.min(self.x.len - start)).ok_or(Status::OutOfRange)?;
+            cx.spawn(&SumPart { x, partials: self.partials, index, done: self.done })?;
+        }
+        Ok(self.partials.len as u64)
+    }
+}
+
+/// A part of a [`SumSplit`]: [`SumSquares`]'s work, then a signal of `done` from its
+/// own body (`TaskCx::signal`), since a pushed task's record carries no counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct SumPart {
+    pub x: Slice<f32>,
+    pub partials: Slice<f32>,
+    pub index: u32,
+    pub done: CounterId,
+}
+
+impl DeviceTask for SumPart {
+    const ID: TaskId = TaskId(0x206);
+
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        d.counter(self.done);
+        SumSquares { x: self.x, partials: self.partials, index: self.index }.declare(d)
+    }
+
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let n = SumSquares { x: self.x, partials: self.partials, index: self.index }.run(cx)?;
+        cx.signal(self.done)?;
+        Ok(n)
     }
 }

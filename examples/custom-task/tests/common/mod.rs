@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use custom_task::{histogram, poly, sum_squares};
-use custom_task_device::{Histogram, HistogramSplit, Poly, SumSquares, Total};
+use custom_task_device::{Histogram, HistogramSplit, Poly, SumSplit, SumSquares, Total};
 use rand::Rng;
 use resident::builtin::ids;
 use resident::{Buffer, DeviceTask, Error, Rejection, Runtime, Slice, Status, Task, TaskId};
@@ -118,6 +118,53 @@ pub fn counters_join_stages(rt: &Runtime) {
         rt.submit(&batch).unwrap().wait().unwrap();
         let (got, want) = (total.read().unwrap()[0] as f64, sum_squares(&x));
         assert!((got - want).abs() / want < 1e-5, "pass {pass}: {got} against {want}");
+        assert_eq!(done.value().unwrap(), pass * parts);
+    }
+}
+
+/// A split on the device joined by a counter that its children signal: a `SumSplit`
+/// (pushing a `SumPart` a partial), then `waiters` `Total`s waiting until every part
+/// has signalled, more of them than the runtime has workers. The split goes at each of
+/// the four positions of the sequence mod 4 in turn (with `worker_flags::SPARSE_LOOK` a
+/// worker looks for children after every 4th queue task by sequence number): the
+/// worker that ran it must run its children before it claims a waiting task, or every
+/// worker ends up waiting for children that nobody runs. Each batch within 20 s; every
+/// partial and every total checked against the host's f64 sums.
+pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
+    let mut rng = rand::rng();
+    let (n, parts) = (50_000usize, 40u32);
+    let x: Vec<f32> = (0..n).map(|_| rng.random_range(-2.0..2.0)).collect();
+    let xb = rt.buffer_from(&x).unwrap();
+    let chunk = n.div_ceil(parts as usize);
+    let (partials, totals) = (rt.buffer::<f32>(parts as usize).unwrap(), rt.buffer::<f32>(waiters).unwrap());
+    let done = rt.counter().unwrap();
+    for (pass, residue) in (1..).zip(0..4u64) {
+        partials.write(&vec![f32::NAN; parts as usize]).unwrap();
+        totals.write(&vec![f32::NAN; waiters]).unwrap();
+        // The next sequence number, from a lone task's; noops before the split bring
+        // it to `residue` mod 4.
+        let probe = rt.submit(&[Task::noop(0)]).unwrap();
+        probe.wait().unwrap();
+        let pad = (residue + 4 - (probe.first_seq() + 1) % 4) % 4;
+        let mut batch: Vec<Task> = (0..pad).map(Task::noop).collect();
+        batch.push(SumSplit { x: xb.all(), partials: partials.all(), done: done.id() }.task());
+        batch.extend(
+            (0..waiters).map(|i| Total { partials: partials.all(), total: totals.slice(i..i + 1) }.task().after(done.id(), pass * parts)),
+        );
+        let t = rt.submit(&batch).unwrap();
+        assert_eq!((t.first_seq() + pad) % 4, residue);
+        if let Err(e) = t.wait_timeout(std::time::Duration::from_secs(20)) {
+            panic!("split at {residue} mod 4: {e} (its children never ran?)");
+        }
+        let got = partials.read().unwrap();
+        for (k, g) in got.iter().enumerate() {
+            let want = sum_squares(&x[(k * chunk).min(n)..((k + 1) * chunk).min(n)]);
+            assert!((*g as f64 - want).abs() <= 1e-5 * want.max(1.0), "part {k}: {g} against {want}");
+        }
+        let want = sum_squares(&x);
+        for (i, g) in totals.read().unwrap().iter().enumerate() {
+            assert!((*g as f64 - want).abs() / want < 1e-5, "total {i}: {g} against {want}");
+        }
         assert_eq!(done.value().unwrap(), pass * parts);
     }
 }
