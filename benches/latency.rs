@@ -24,6 +24,19 @@ fn round_trip(rt: &Runtime, i: u64) {
     rt.submit(&[Task::noop(i)]).unwrap().wait().unwrap();
 }
 
+/// The blocking round trip's samples (after the warm-up).
+fn round_trips(rt: &Runtime) -> Vec<std::time::Duration> {
+    let mut i = 0;
+    samples(
+        || {
+            i += 1;
+            round_trip(rt, i)
+        },
+        WARMUP,
+        SAMPLES,
+    )
+}
+
 fn bench(c: &mut Criterion) {
     let cuda = resident::cuda_available();
     let mut rows = vec![];
@@ -39,16 +52,7 @@ fn bench(c: &mut Criterion) {
         for round in 0..4 {
             for &worker_flags in &flags {
                 let rt = Runtime::with_config(RuntimeConfig { worker_flags, ..d.clone() }).unwrap();
-                let mut i = 0;
-                let mut s = samples(
-                    || {
-                        i += 1;
-                        round_trip(&rt, i)
-                    },
-                    WARMUP,
-                    SAMPLES,
-                );
-                let p = percentiles(&mut s, &PS);
+                let p = percentiles(&mut round_trips(&rt), &PS);
                 println!(
                     "flags {worker_flags:#x} round {round}: submit + wait {}",
                     p.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
@@ -90,16 +94,7 @@ fn bench(c: &mut Criterion) {
             })
         });
         g.finish();
-        let mut i = 0;
-        let mut s = samples(
-            || {
-                i += 1;
-                round_trip(&rt, i)
-            },
-            WARMUP,
-            SAMPLES,
-        );
-        rows.push((format!("persistent ({label}): submit + wait"), percentiles(&mut s, &PS)));
+        rows.push((format!("persistent ({label}): submit + wait"), percentiles(&mut round_trips(&rt), &PS)));
         // The same, awaiting the ticket's future instead of the blocking wait.
         let mut s = samples(|| futures::executor::block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
         rows.push((format!("persistent ({label}): submit + await"), percentiles(&mut s, &PS)));
