@@ -48,7 +48,8 @@ fn bench(c: &mut Criterion) {
     // of the relay's runtime with each, alternated 4 times, table only (an A/B of a
     // worker policy in one process: the same host, card and moment).
     if let Ok(ab) = std::env::var("LATENCY_FLAGS_AB") {
-        let flags: Vec<u32> = ab.split(',').filter_map(|f| f.trim().parse().ok()).collect();
+        let flags: Vec<u32> =
+            ab.split(',').map(|f| f.trim().parse().unwrap_or_else(|_| panic!("LATENCY_FLAGS_AB: {f:?} is not a number"))).collect();
         for round in 0..4 {
             for &worker_flags in &flags {
                 let rt = Runtime::with_config(RuntimeConfig { worker_flags, ..d.clone() }).unwrap();

@@ -9,7 +9,13 @@
 //!
 //! No deadlock from waiting: every worker is co-resident, claims are handed out in
 //! sequence order, so a task that waits only on tasks submitted before it always has
-//! them claimed by running workers. A wait on a counter nothing will signal ends with
+//! them claimed by running workers. Children pushed by a task submitted before it count
+//! too: the warp that pushed them looks for children before it claims again (also with
+//! `worker_flags::SPARSE_LOOK`, device/src/worker.rs), so they never all wait behind
+//! queue tasks. Tasks pushed from another runtime through a link (the inbox warp's)
+//! have no place in this order: a wait on a counter that only they signal ends only
+//! once some worker looks at the spawn ring (an idle one, or one after every few
+//! tasks), and never if every worker holds such a wait. A wait on a counter nothing will signal ends with
 //! [`Status::CounterDropped`] when the host drops the counter, [`Status::Cancelled`]
 //! when the host cancels its ticket, [`Status::Aborted`] when the host aborts.
 

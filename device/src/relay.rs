@@ -372,7 +372,7 @@ unsafe fn run<S: TaskSet>(p: &KernelParams, done: &Completer, task: &Task, seq: 
         counts: core::ptr::null_mut(),
         child_seg: 0,
         cancel_stamp: 0,
-        spawned: core::ptr::null(),
+        spawned: core::cell::Cell::new(false),
     };
     // Acquire pattern at system scope: the relaxed loads of the slot's words (which saw
     // the host's stores), then this fence, pair with the host's program order, which

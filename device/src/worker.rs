@@ -55,8 +55,6 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut list_run = RunCache::EMPTY;
     // This lane's copy of a task read from host memory.
     let mut local = core::mem::MaybeUninit::<Task>::uninit();
-    // Whether the last task pushed a child (`TaskCx::spawned`; this lane's own).
-    let spawned = core::cell::Cell::new(false);
     let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
@@ -65,7 +63,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         counts: done.counts(),
         child_seg: 0,
         cancel_stamp: 0,
-        spawned: &spawned,
+        spawned: core::cell::Cell::new(false),
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
@@ -169,7 +167,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // must not wedge unrelated work). Still before the task body, so the claim's
         // latency overlaps it.
         let claim_next = child.is_none() && preclaim && k == q.claim;
-        unsafe {
+        let pushed = unsafe {
             run::<S>(&done, &base, seq, &*task, || {
                 if claim_next {
                     next = q.start_claim();
@@ -188,7 +186,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // queue task that waits on those children (a counter they signal) never has
         // every warp waiting while they sit in the ring. Warp-uniform: every lane's flag
         // was set from the same verdict (`TaskCx::spawn`).
-        if spawned.replace(false) {
+        if pushed {
             look = true;
         }
         steps.lap(step::RUN);
@@ -255,10 +253,11 @@ unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
 }
 
 /// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`);
-/// `ready` runs once the task's dependency is met (or failed), before its body.
+/// `ready` runs once the task's dependency is met (or failed), before its body. Whether
+/// the task pushed a child.
 #[inline(always)]
-unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) {
-    let cx = TaskCx { child_seg: done.child_seg(seq, task), cancel_stamp: done.cancel_stamp(seq, task), ..*base };
+unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) -> bool {
+    let cx = base.for_task(done.child_seg(seq, task), done.cancel_stamp(seq, task));
     let out = if task.flags & task_flags::RELAYED != 0 {
         // The relay warp ran it already (device/src/relay.rs): only count it.
         ready();
@@ -272,6 +271,7 @@ unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task
         }
     };
     unsafe { done.complete(seq, task, out) };
+    cx.spawned.get()
 }
 
 /// Runs `task` (slot `seq`): the terminate sentinel, which belongs to the runtime and
@@ -319,7 +319,7 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         counts: core::ptr::null_mut(),
         child_seg: 0,
         cancel_stamp: 0,
-        spawned: core::ptr::null(),
+        spawned: core::cell::Cell::new(false),
     };
     let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {

@@ -9,9 +9,9 @@ use crate::spawn::SpawnRing;
 use crate::{arch, buffers};
 
 /// A running task's context: its warp's identity, the runtime's buffers and counters,
-/// this warp's scratch shared memory, and pushes of follow-up tasks. Cheap to copy (a
-/// handful of addresses the persistent loop keeps in registers).
-#[derive(Clone, Copy)]
+/// this warp's scratch shared memory, and pushes of follow-up tasks. A handful of
+/// addresses the persistent loop keeps in registers, and a flag of the task's own; lent
+/// to the task for its run (not `Clone`, so that no copy of it outlives the run).
 pub struct TaskCx {
     pub(crate) buffers: *const BufferEntry,
     /// Null when the task runs outside the queue (the one-launch baseline).
@@ -31,8 +31,8 @@ pub struct TaskCx {
     pub(crate) cancel_stamp: u32,
     /// Set (each lane its own) when the task pushed a child into the spawn ring: the
     /// persistent loop then looks for children before it claims again (with
-    /// `worker_flags::SPARSE_LOOK`, device/src/worker.rs). Null where nothing reads it.
-    pub(crate) spawned: *const core::cell::Cell<bool>,
+    /// `worker_flags::SPARSE_LOOK`, device/src/worker.rs).
+    pub(crate) spawned: core::cell::Cell<bool>,
 }
 
 /// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
@@ -53,6 +53,22 @@ impl<T: Element> Lookup<T> {
 }
 
 impl TaskCx {
+    /// The context of a task of `child_seg`'s segment (cancelled by `cancel_stamp`),
+    /// from the persistent loop's own (`self`), with a clear `spawned` flag.
+    #[inline(always)]
+    pub(crate) fn for_task(&self, child_seg: u32, cancel_stamp: u32) -> TaskCx {
+        TaskCx {
+            buffers: self.buffers,
+            header: self.header,
+            counters: self.counters,
+            spawn: self.spawn,
+            counts: self.counts,
+            child_seg,
+            cancel_stamp,
+            spawned: core::cell::Cell::new(false),
+        }
+    }
+
     // --- Who runs the task ---
 
     /// This thread's lane in its warp (always 0 on the CPU backend).
@@ -357,11 +373,7 @@ impl TaskCx {
         }
         match arch::shfl_idx(verdict, 0) {
             0 => {
-                if !self.spawned.is_null() {
-                    // SAFETY: non-null only in the persistent loop, where it points to
-                    // this lane's own flag, which outlives the task (worker.rs).
-                    unsafe { (*self.spawned).set(true) };
-                }
+                self.spawned.set(true);
                 Ok(())
             }
             v => Err(Status::from_u32(v).unwrap_or(Status::QueueFull)),

@@ -70,7 +70,7 @@ impl TaskSet for NoTasks {
 /// One arm of a set's dispatcher: runs `task` as a `T`. The context is passed as a
 /// copy: if `T::run` is not inlined, only this copy's address escapes, and the loop's
 /// own context stays in registers (an escaping one is stored to the stack for every
-/// task).
+/// task). The copy's `spawned` flag goes back to `cx`.
 ///
 /// A task pushed on the device (`task_flags::CHILD`: spawned, or pushed through a peer
 /// link from another runtime) never runs as an `UNCHECKED` type: `spawn` and `push_to`
@@ -82,8 +82,12 @@ pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
     if T::UNCHECKED && task.flags & resident_shared::task_flags::CHILD != 0 {
         return Outcome::err(resident_shared::Status::InvalidOpcode);
     }
-    let own = *cx;
-    T::run(task.args_as::<T>(), &own).into()
+    let own = cx.for_task(cx.child_seg, cx.cancel_stamp);
+    let out = T::run(task.args_as::<T>(), &own).into();
+    if own.spawned.get() {
+        cx.spawned.set(true);
+    }
+    out
 }
 
 /// One arm of a set's declaration dispatch.

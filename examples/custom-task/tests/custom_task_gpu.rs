@@ -20,7 +20,7 @@ gpu_test!(lone_task, common::lone_task(&gpu(custom_task::image())));
 gpu_test!(resident_list, common::resident_list(&gpu(custom_task::image())));
 gpu_test!(spawned_on_device, common::spawned_on_device(&gpu(custom_task::image())));
 gpu_test!(counters_join_stages, common::counters_join_stages(&gpu(custom_task::image())));
-// More waiting tasks than the H100 or H200 has worker warps (2112).
+// More waiting tasks than the runtime has worker warps (2112 on the H100s and H200s used here).
 gpu_test!(children_join_by_counter, common::children_join_by_counter(&gpu(custom_task::image()), 3000));
 gpu_test!(mixed_types_in_one_batch, common::mixed_types_in_one_batch(&gpu(custom_task::image())));
 gpu_test!(declared_slices_checked, common::declared_slices_checked(&gpu(custom_task::image())));

@@ -84,10 +84,15 @@ impl DeviceTask for Total {
 }
 
 /// The same reduction with its split on the device: pushes one [`SumPart`] for each of
-/// `partials`' elements (`x` cut into that many equal chunks, the last one shorter),
-/// each of which writes its partial and signals `done`; a [`Total`] submitted after it
-/// and waiting until `done` has counted them all joins the stages. Result: the number
-/// of parts.
+/// `partials`' elements (`x` cut into chunks of `ceil(x.len / parts)`, the last ones
+/// shorter or empty), each of which writes its partial and signals `done`; a [`Total`]
+/// submitted after it and waiting until `done` has counted them all joins the stages.
+/// Result: the number of parts.
+///
+/// `done` counts every part, pushed or not: a part that could not be pushed (the spawn
+/// ring stayed full) is signalled here before the error is returned, and a part that
+/// fails signals too, so that the waiting tasks never wait for a signal that will not
+/// come (they run, and the ticket reports the failure).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct SumSplit {
@@ -113,7 +118,7 @@ impl DeviceTask for SumSplit {
         d.write(self.partials);
         d.counter(self.done);
         d.spawns(SumPart::ID);
-        if self.chunk().is_none() { Err(ArgError::Bad("partials must hold 1 to 256 parts")) } else { Ok(()) }
+        if self.chunk().is_none() { Err(ArgError::Bad("partials must hold 1 to MAX_CHILDREN (256) parts")) } else { Ok(()) }
     }
 
     // Out of line: the push loop stays out of the persistent loop's registers.
@@ -122,8 +127,17 @@ impl DeviceTask for SumSplit {
         let chunk = self.chunk().ok_or(Status::BadArgs)?;
         for index in 0..self.partials.len {
             let start = (index * chunk).min(self.x.len);
-            let x = self.x.sub(start, chunk.min(self.x.len - start)).ok_or(Status::OutOfRange)?;
-            cx.spawn(&SumPart { x, partials: self.partials, index, done: self.done })?;
+            let pushed = match self.x.sub(start, chunk.min(self.x.len - start)) {
+                Some(x) => cx.spawn(&SumPart { x, partials: self.partials, index, done: self.done }),
+                None => Err(Status::OutOfRange),
+            };
+            if let Err(e) = pushed {
+                // The parts not pushed, counted all the same (see above).
+                for _ in index..self.partials.len {
+                    cx.signal(self.done)?;
+                }
+                return Err(e);
+            }
         }
         Ok(self.partials.len as u64)
     }
@@ -149,8 +163,10 @@ impl DeviceTask for SumPart {
     }
 
     fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
-        let n = SumSquares { x: self.x, partials: self.partials, index: self.index }.run(cx)?;
+        let out = SumSquares { x: self.x, partials: self.partials, index: self.index }.run(cx);
+        // Signalled whatever the outcome (see `SumSplit`), by every lane: a failure may
+        // be lane 0's alone (its write of the partial).
         cx.signal(self.done)?;
-        Ok(n)
+        out
     }
 }
