@@ -67,10 +67,10 @@ impl TaskSet for NoTasks {
     }
 }
 
-/// One arm of a set's dispatcher: runs `task` as a `T`. The context is passed as a
-/// copy: if `T::run` is not inlined, only this copy's address escapes, and the loop's
-/// own context stays in registers (an escaping one is stored to the stack for every
-/// task). The copy's `spawned` flag goes back to `cx`.
+/// One arm of a set's dispatcher: runs `task` as a `T`. The task gets a context built
+/// for it from `cx` (`TaskCx::for_task`): if `T::run` is not inlined, only that one's
+/// address escapes, and the loop's own context stays in registers (an escaping one is
+/// stored to the stack for every task). Its `spawned` flag goes back to `cx`.
 ///
 /// A task pushed on the device (`task_flags::CHILD`: spawned, or pushed through a peer
 /// link from another runtime) never runs as an `UNCHECKED` type: `spawn` and `push_to`

@@ -89,10 +89,12 @@ impl DeviceTask for Total {
 /// submitted after it and waiting until `done` has counted them all joins the stages.
 /// Result: the number of parts.
 ///
-/// `done` counts every part, pushed or not: a part that could not be pushed (the spawn
-/// ring stayed full) is signalled here before the error is returned, and a part that
-/// fails signals too, so that the waiting tasks never wait for a signal that will not
-/// come (they run, and the ticket reports the failure).
+/// Once the split runs, `done` counts every part, pushed or not: a part that could not
+/// be pushed (the spawn ring stayed full) is signalled here before the error is
+/// returned, and a part that fails signals too, so that the waiting tasks do not wait
+/// for a signal that will not come (they run, and the ticket reports the failure). A
+/// split that never runs (its own dependency failed, or an abort) signals nothing: then
+/// cancel the ticket or drop the counter, which ends the waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct SumSplit {

@@ -167,6 +167,25 @@ pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
         }
         assert_eq!(done.value().unwrap(), pass * parts);
     }
+    // A split whose every part fails (its `x` forged to name a u32 buffer as f32s, the
+    // host's check skipped): each part still signals, so the waiting tasks run and the
+    // ticket reports the parts' failure instead of waiting for ever.
+    let (_, u) = random_data(rt, n);
+    let forged = Slice::<f32>::new(u.all().handle, 0, n as u32);
+    let before = done.value().unwrap();
+    let mut batch = vec![SumSplit { x: forged, partials: partials.all(), done: done.id() }.task()];
+    batch.extend(
+        (0..waiters).map(|i| Total { partials: partials.all(), total: totals.slice(i..i + 1) }.task().after(done.id(), before + parts)),
+    );
+    // SAFETY: the point of the test: the device refuses the forged slice in every part,
+    // touching nothing it does not own.
+    let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
+    match t.wait_timeout(std::time::Duration::from_secs(20)) {
+        // The split's own record: its children failed (each with `BadBuffer`).
+        Err(Error::TaskFailed { status: Status::ChildFailed, .. }) => {}
+        other => panic!("a split whose parts fail: {other:?}"),
+    }
+    assert_eq!(done.value().unwrap(), before + parts, "every part signalled once");
 }
 
 /// Two user task types interleaved in one batch, one of them with arguments at the
