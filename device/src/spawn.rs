@@ -1,6 +1,8 @@
 //! Device-side follow-up tasks: a running task pushes children into the spawn ring;
-//! every worker pops them before it claims its next host task, and while it waits for
-//! the host. The layout is `resident_shared::spawn`; docs/protocol.md has the whole.
+//! a worker pops them before it claims its next host task (with the default
+//! `worker_flags::SPARSE_LOOK`: after a task that pushed children, after a child, after
+//! every 4th queue task; device/src/worker.rs), and while it waits for the host. The
+//! layout is `resident_shared::spawn`; docs/protocol.md has the whole.
 //!
 //! The ring is Vyukov's bounded MPMC queue. Slot `i` has a sequence word `seq[i]`
 //! (stored as `seq - i`, so zeroed memory is the initial state). A pusher at position
