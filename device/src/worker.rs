@@ -2,7 +2,7 @@
 //! Claim a range of slots, wait for each to be published, wait for its dependency, run
 //! it, complete it; leave on the terminate sentinel or on abort. The queue protocol is
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
-//! [`crate::deps`], the tasks in [`crate::tasks`].
+//! [`crate::deps`], the tasks in [`crate::task`].
 
 use resident_shared::{
     BufferEntry, CompactTask, Completion, KernelParams, OneTaskParams, QueueHeader, Status, Task, TaskId, stamp_for, task_flags,

@@ -1,6 +1,6 @@
 //! The hardware layer: ids, scoped atomics, fences, sleeping, clocks and warp
 //! collectives. Two implementations with one set of names: inline PTX for the GPU
-//! ([`nvptx`]) and `core::sync::atomic` plus `std` for the host ([`cpu`]).
+//! (`nvptx.rs`) and `core::sync::atomic` plus `std` for the host (`cpu.rs`).
 //!
 //! Scopes. `.gpu` orders accesses among threads of this GPU; `.sys` also orders them
 //! with the host and the copy engines. Every load or store on a host/device handshake

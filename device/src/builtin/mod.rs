@@ -1,4 +1,4 @@
-//! The built-in tasks, as [`DeviceTask`] implementations over their argument layouts
+//! The built-in tasks, as [`DeviceTask`](crate::DeviceTask) implementations over their argument layouts
 //! (`resident_shared::builtin`), and [`Builtins`], the set that holds them: what a
 //! runtime runs unless it loads a kernel image of its own, and what a user's set may
 //! include. Every task checks its own arguments on the device: a bad task completes
