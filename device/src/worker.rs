@@ -158,7 +158,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         sleep = 0;
         // After a child, look again at once (its siblings wait); after a queue task,
         // with `SPARSE_LOOK` only after every few (by its sequence number: no state),
-        // or if it pushed a child (below). Idle polls look too.
+        // or if it pushed a child (below). Idle polls look too. Decided here, not after
+        // the task: one flag, not `seq`, stays live across the task's inlined code.
         look = !sparse_look || child.is_some() || seq.is_multiple_of(SPARSE_LOOK_EVERY);
         polls = 0;
         // The next claim's atomic is issued once this task may run (its dependency
