@@ -56,7 +56,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
     fn host_and_device_checks_agree(
-        op in prop_oneof![Just(1u16), Just(2), Just(3), Just(4), any::<u16>().prop_filter("not the sentinel", |o| *o != 0xffff)],
+        op in prop_oneof![Just(1u16), Just(2), Just(3), Just(4), Just(ids::FAULT_TRAP.0), Just(ids::AXPY_RAW.0), any::<u16>().prop_filter("not the sentinel", |o| *o != 0xffff)],
         (h1, o1, l1) in (handle(), extent(), extent()),
         (h2, o2, l2) in (handle(), extent(), extent()),
         index in prop_oneof![0u32..10, any::<u32>()],
@@ -72,7 +72,16 @@ proptest! {
             raw => Task::raw(raw, [h1, o1, l1, h2, o2, l2, index, 0, 0, 0, 0, 0]),
         };
         let host = f.rt.submit(&[task]).map(|t| t.wait());
-        // SAFETY: the point of the test: the device check alone must hold the line.
+        if [ids::FAULT_TRAP, ids::FAULT_ILLEGAL_ADDRESS, ids::AXPY_RAW].contains(&task.id()) {
+            // Raw addresses and fault injection have no device check by design (that is
+            // what `unsafe` on `submit_unchecked` says): the host must refuse them, and
+            // they never reach the device here. An arbitrary opcode drew FAULT_TRAP in
+            // CI (2026-11-27), killing the shared fixture's runtime.
+            prop_assert!(matches!(host, Err(Error::InvalidTask { .. })), "unchecked-only opcode accepted: {host:?}");
+            return Ok(());
+        }
+        // SAFETY: the point of the test: the device check alone must hold the line (the
+        // unchecked-only opcodes, which have no device check, returned above).
         let device = unsafe { f.rt.submit_unchecked(&[task]) }.unwrap().wait();
         match (&host, &device) {
             (Ok(Ok(())), Ok(())) => {}
