@@ -37,7 +37,7 @@
 //
 // Each mode runs noop and axpy (1024 floats) batches of N tasks, in two ways:
 //   pre      the host writes the whole ring, then launches: the device's pace alone
-//   stream   the host writes the ring in chunks while the kernel runs, publishing each
+//   stream   the host (its main thread) writes the ring in chunks while the kernel runs, publishing each
 //            with a release store of a tail in mapped memory; a relay warp passes it to
 //            a tail in device memory (as the runtime does): every read after an
 //            acquire must see the host's writes of that launch
@@ -45,12 +45,20 @@
 // record from another launch, or of an unwritten one, counts as `bad` (must be 0), and
 // the kernel counts completions (must be N: each task once). Figures: median batch time
 // (events) of 21 launches after 3 warm-up, and the mean cycles a warp spends per task.
+// Stream rows are paced by the host's writing: they check `bad`, not the modes' speed.
+//
+// Two grids: the runtime's (2 blocks of 8 warps an SM, about 9.5 tasks a warp: many
+// reads in flight, where PCIe's request rate may be what binds) and one warp an SM
+// (about 150 tasks a warp: each warp's latency per task, where the modes differ if the
+// read overlaps anything). `bulk` runs last: if the TMA unit cannot read mapped host
+// memory it faults, the context is lost, and the rows before it are kept. Every wait
+// gives up with a trap after about 10 s, so a hang costs one mode, not the call. The
+// script (tools/gpu/s34a.sh) also keeps the SASS, to check that `ahead`'s load is issued
+// before the body and the completion (`asm volatile` fixes the order in PTX only).
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <vector>
-#include <thread>
-#include <atomic>
 #include <algorithm>
 #include <cuda_runtime.h>
 
@@ -62,9 +70,9 @@ static_assert(CAP >= N, "one launch never wraps the ring");
 struct __align__(16) Rec { const float* x; float* y; uint32_t n; uint32_t kind; uint32_t seq; uint32_t tag; uint32_t pad[8]; };
 static_assert(sizeof(Rec) == 64, "a record is 64 bytes, as the runtime's full task");
 
-enum Mode { SERIAL, AHEAD, CPASYNC, BULK, BATCH2, BATCH4, BATCH8 };
+enum Mode { SERIAL, AHEAD, CPASYNC, BATCH2, BATCH4, BATCH8, BULK };
 static const char* mode_name(int m) {
-  static const char* names[] = {"serial", "ahead", "cpasync", "bulk", "batch2", "batch4", "batch8"};
+  static const char* names[] = {"serial", "ahead", "cpasync", "batch2", "batch4", "batch8", "bulk"};
   return names[m];
 }
 
@@ -113,9 +121,13 @@ __device__ __forceinline__ void run(uint4 c, int j, uint32_t seq, uint32_t gen) 
   uint32_t y0 = __shfl_sync(all, c.z, 4 * j), y1 = __shfl_sync(all, c.w, 4 * j);
   uint32_t n = __shfl_sync(all, c.x, 4 * j + 1), kind = __shfl_sync(all, c.y, 4 * j + 1);
   uint32_t rseq = __shfl_sync(all, c.z, 4 * j + 1), tag = __shfl_sync(all, c.w, 4 * j + 1);
+  // The record's second half carries the tag too (pad[0], pad[4]): a torn or stale
+  // 16-byte piece anywhere shows.
+  uint32_t tag2 = __shfl_sync(all, c.x, 4 * j + 2), tag3 = __shfl_sync(all, c.x, 4 * j + 3);
   const float* x = (const float*)(((unsigned long long)x1 << 32) | x0);
   float* y = (float*)(((unsigned long long)y1 << 32) | y0);
-  if (rseq != seq || tag != gen * 2654435761u + seq) {
+  const uint32_t want = gen * 2654435761u + seq;
+  if (rseq != seq || tag != want || tag2 != want || tag3 != want) {
     if ((threadIdx.x & 31) == 0) atomicAdd(&g_bad, 1u);
   } else if (kind == 1) {
     axpy(1e-3f, x, y, n);
@@ -130,10 +142,13 @@ __device__ __forceinline__ uint32_t claim(uint32_t k) {
   if ((threadIdx.x & 31) == 0) s = atomicAdd(&g_head, k);
   return __shfl_sync(0xffffffffu, s, 0);
 }
+// Polls before a wait gives up (a trap): at 256 ns a poll, about 10 s.
+constexpr uint32_t GIVE_UP = 40u << 20;
 // Waits until slot `seq` is published; `seen` is the last tail this warp acquired.
 __device__ __forceinline__ void wait_published(uint32_t seq, uint32_t& seen) {
   unsigned sleep = 32;
-  while (seen <= seq) {
+  for (uint32_t polls = 0; seen <= seq; ++polls) {
+    if (polls == GIVE_UP) __trap();
     uint32_t t = 0;
     if ((threadIdx.x & 31) == 0) t = ld_acquire_gpu(&g_tail);
     seen = __shfl_sync(0xffffffffu, t, 0);
@@ -167,10 +182,12 @@ __global__ void __launch_bounds__(32 * WARPS, 2) persistent(const Rec* ring, con
     // release store of it; release (.gpu) of the device's tail: passes them on to the
     // workers' acquire (cumulativity).
     if (lane == 0) {
-      uint32_t last = 0;
+      uint32_t last = 0, idle = 0;
       while (last < N) {
         uint32_t t = ld_acquire_sys(host_tail);
-        if (t != last) { st_release_gpu(&g_tail, t); last = t; } else { __nanosleep(64); }
+        if (t != last) { st_release_gpu(&g_tail, t); last = t; idle = 0; }
+        else if (++idle == 4 * GIVE_UP) __trap();
+        else __nanosleep(64);
       }
     }
     return;
@@ -252,11 +269,15 @@ __global__ void __launch_bounds__(32 * WARPS, 2) persistent(const Rec* ring, con
           if (lane < 4) c = slots[warp][lane];
           __syncwarp();
         } else {
-          if (lane == 0) {
+          if (lane < 4) {
+            // Each lane that reads the slot waits on the mbarrier itself (try_wait's
+            // acquire, .cta), not through lane 0 and the warp barrier.
             uint32_t done = 0;
-            while (!done)
+            for (uint32_t polls = 0; !done; ++polls) {
+              if (polls == GIVE_UP) __trap();
               asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
                            : "=r"(done) : "r"(smem(&bars[warp])), "r"(phase) : "memory");
+            }
           }
           phase ^= 1;
           __syncwarp();
@@ -280,6 +301,7 @@ static void write_rec(Rec* ring, uint32_t seq, uint32_t gen, uint32_t kind, floa
   r.x = x + (size_t)seq * SLICE; r.y = y + (size_t)seq * SLICE; r.n = SLICE; r.kind = kind;
   r.seq = seq; r.tag = gen * 2654435761u + seq;
   memset(r.pad, 0, sizeof r.pad);
+  r.pad[0] = r.pad[4] = r.tag;
 }
 
 typedef void (*Kernel)(const Rec*, const uint32_t*, uint32_t);
@@ -299,9 +321,9 @@ int main() {
   setvbuf(stdout, nullptr, _IONBF, 0);
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
   CK(cudaFree(0));
-  const int sms = prop.multiProcessorCount, blocks = 2 * sms;
+  const int sms = prop.multiProcessorCount;
   int khz = 0; CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d blocks x %u warps (%d warps), clock %d kHz\n", prop.name, sms, blocks, WARPS, blocks * (int)WARPS, khz);
+  printf("%s, %d SMs, clock %d kHz; grids: %d blocks x %u warps, %d x 1\n", prop.name, sms, khz, 2 * sms, WARPS, sms);
   float *x, *y;
   CK(cudaMalloc(&x, (size_t)N * SLICE * 4)); CK(cudaMalloc(&y, (size_t)N * SLICE * 4));
   CK(cudaMemset(x, 0, (size_t)N * SLICE * 4)); CK(cudaMemset(y, 0, (size_t)N * SLICE * 4));
@@ -314,10 +336,12 @@ int main() {
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   uint32_t gen = 1;
-  printf("%-8s %-4s %-6s %10s %12s %6s %6s\n", "mode", "kind", "pub", "batch us", "cycles/task", "bad", "done");
-  for (int stream = 0; stream < 2; ++stream)
-    for (uint32_t kind = 0; kind < 2; ++kind)
-      for (int m = SERIAL; m <= BATCH8; ++m) {
+  printf("%-8s %-6s %-4s %-6s %10s %12s %6s %6s\n", "mode", "warps", "kind", "pub", "batch us", "cycles/task", "bad", "done");
+  for (int m = SERIAL; m <= BULK; ++m)
+   for (int light = 0; light < 2; ++light)
+    for (int stream = 0; stream < 2; ++stream)
+      for (uint32_t kind = 0; kind < 2; ++kind) {
+        const int blocks = light ? sms : 2 * sms, warps = light ? 1 : (int)WARPS;
         std::vector<double> times, cycles;
         uint32_t bad_total = 0, done_wrong = 0;
         for (int rep = 0; rep < 24; ++rep, ++gen) {
@@ -335,7 +359,7 @@ int main() {
           }
           CK(cudaDeviceSynchronize());
           CK(cudaEventRecord(e0, s));
-          kernel(m)<<<blocks, 32 * WARPS, 0, s>>>(ring_d, stream ? htail_d : nullptr, gen);
+          kernel(m)<<<blocks, 32 * warps, 0, s>>>(ring_d, stream ? htail_d : nullptr, gen);
           CK(cudaGetLastError());
           CK(cudaEventRecord(e1, s));
           if (stream) {
@@ -355,7 +379,7 @@ int main() {
           bad_total += bad; done_wrong += done != N;
           if (rep >= 3) { times.push_back(ms * 1e3); cycles.push_back((double)cyc / N); }
         }
-        printf("%-8s %-4s %-6s %10.1f %12.0f %6u %6s\n", mode_name(m), kind ? "axpy" : "noop", stream ? "stream" : "pre",
+        printf("%-8s %-6d %-4s %-6s %10.1f %12.0f %6u %6s\n", mode_name(m), blocks * warps, kind ? "axpy" : "noop", stream ? "stream" : "pre",
                median(times), median(cycles), bad_total, done_wrong ? "WRONG" : "ok");
       }
   return 0;

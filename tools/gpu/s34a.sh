@@ -15,6 +15,11 @@ step 90 hostile "$(bin $T/hostile_gpu)" --include-ignored --test-threads=1
 grep -c "^test result: ok. 1 passed" $L/hostile.log
 step 200 custom "$(bin $T/custom_task_gpu)" --include-ignored --test-threads=1
 step 120 build-probe nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/read_probe benches/floor/read_probe.cu -lpthread
-step 120 read-probe /tmp/read_probe
+# The SASS of `ahead` (persistent<1>) and `bulk` (persistent<6>): is the read-ahead's load
+# issued before the body and the MEMBAR/RED of the completion, its first use after them?
+cuobjdump -sass -fun '_Z10persistentILi1EEvPK3RecPKjj' /tmp/read_probe > $L/ahead.sass 2>&1
+cuobjdump -sass -fun '_Z10persistentILi6EEvPK3RecPKjj' /tmp/read_probe > $L/bulk.sass 2>&1
+grep -nE "LDG|MEMBAR|RED|ATOM|UBLKCP|SYNCS|LDGSTS|FENCE" $L/ahead.sass | head -40
+step 240 read-probe /tmp/read_probe
 cat $L/read-probe.log
 exit 0
