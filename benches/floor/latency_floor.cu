@@ -23,8 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "floor.cuh"
 
 __device__ __forceinline__ uint64_t ld_sys(const volatile uint64_t* p) {
   uint64_t v; asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory"); return v; }
@@ -32,8 +31,6 @@ __device__ __forceinline__ void st_sys(volatile uint64_t* p, uint64_t v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
 __device__ __forceinline__ uint32_t ld_acq_gpu(const uint32_t* p) {
   uint32_t v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ void st_rel_gpu(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
 
 struct Box { uint64_t flag; uint64_t pad[15]; uint64_t echo; uint64_t pad2[15]; uint64_t ll[16]; uint64_t stage[8]; };
 

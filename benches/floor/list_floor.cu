@@ -37,8 +37,8 @@
 #include <chrono>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include "floor.cuh"
 
-#define CK(x) do { cudaError_t err_ = (x); if (err_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(err_)); exit(1); } } while (0)
 #define CU(x) do { CUresult err_ = (x); if (err_ != CUDA_SUCCESS) { const char* msg_; cuGetErrorString(err_, &msg_); printf("%s: %s\n", #x, msg_); exit(1); } } while (0)
 
 constexpr int N = 20000, SLICE = 1024, SEG = 1024, CAP = 1 << 16;
@@ -60,31 +60,8 @@ enum {
 static_assert(sizeof(Task) == 64, "task is 64 bytes");
 struct Header { uint32_t head; uint32_t p0[31]; uint32_t tail; uint32_t p1[31]; uint32_t stop; uint32_t p2[31]; };
 
-__device__ __forceinline__ uint32_t ld_acq_sys(const uint32_t* p) {
-  uint32_t v; asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
 __device__ __forceinline__ uint32_t ld_rlx_gpu(const uint32_t* p) {
   uint32_t v; asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
-  uint32_t r; asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "r"(v) : "memory"); return r; }
-__device__ __forceinline__ void st_rlx_sys(uint32_t* p, uint32_t v) {
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
-
-__device__ __forceinline__ void axpy(float a, const float* x, float* y, uint32_t n) {
-  const int lane = threadIdx.x & 31;
-  const float4* x4 = (const float4*)x; float4* y4 = (float4*)y;
-  uint32_t n4 = n / 4;
-  for (uint32_t base = 0; base + 8 * 32 <= n4; base += 8 * 32) {
-    float4 xv[8], yv[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) { xv[u] = x4[base + u * 32 + lane]; yv[u] = y4[base + u * 32 + lane]; }
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      float4 r = yv[u];
-      r.x += a * xv[u].x; r.y += a * xv[u].y; r.z += a * xv[u].z; r.w += a * xv[u].w;
-      y4[base + u * 32 + lane] = r;
-    }
-  }
-}
 
 // direct != 0: read task seq from list[seq % N] instead of the ring.
 __device__ __forceinline__ bool entry_ok(const Entry& e, uint32_t handle, uint32_t off, uint32_t n) {
@@ -167,7 +144,6 @@ __global__ void flat(const float* x, float* y) {
   if (w < N) axpy(1e-3f, x + (size_t)w * SLICE, y + (size_t)w * SLICE, SLICE);
 }
 
-static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 using clk = std::chrono::steady_clock;
 static double us(clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 

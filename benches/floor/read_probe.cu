@@ -61,8 +61,7 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t err_ = (x); if (err_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(err_)); exit(1); } } while (0)
+#include "floor.cuh"
 
 constexpr uint32_t N = 20000, SLICE = 1024, CAP = 1u << 15, WARPS = 8, CHUNK = 512;
 static_assert(CAP >= N, "one launch never wraps the ring");
@@ -81,10 +80,6 @@ __device__ unsigned long long g_cycles;
 
 __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* p) {
   uint32_t v; asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ uint32_t ld_acquire_sys(const uint32_t* p) {
-  uint32_t v; asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ void st_release_gpu(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
 // The task's completion: a release add, as the runtime's on its segment's count.
 __device__ __forceinline__ void complete() {
   asm volatile("red.release.gpu.global.add.u32 [%0], 1;" :: "l"(&g_done) : "memory"); }
@@ -95,23 +90,6 @@ __device__ __forceinline__ uint4 ld16(const void* p) {
   return v;
 }
 __device__ __forceinline__ uint32_t smem(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void axpy(float a, const float* x, float* y, uint32_t n) {
-  const int lane = threadIdx.x & 31;
-  const float4* x4 = (const float4*)x; float4* y4 = (float4*)y;
-  uint32_t n4 = n / 4;
-  for (uint32_t base = 0; base + 8 * 32 <= n4; base += 8 * 32) {
-    float4 xv[8], yv[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) { xv[u] = x4[base + u * 32 + lane]; yv[u] = y4[base + u * 32 + lane]; }
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      float4 r = yv[u];
-      r.x += a * xv[u].x; r.y += a * xv[u].y; r.z += a * xv[u].z; r.w += a * xv[u].w;
-      y4[base + u * 32 + lane] = r;
-    }
-  }
-}
 
 // The record lanes `4j` .. `4j + 3` hold (16 bytes each), given to every lane; checks it
 // is the one that `seq` must read in this launch, and runs it.
@@ -184,8 +162,8 @@ __global__ void __launch_bounds__(32 * WARPS, 2) persistent(const Rec* ring, con
     if (lane == 0) {
       uint32_t last = 0, idle = 0;
       while (last < N) {
-        uint32_t t = ld_acquire_sys(host_tail);
-        if (t != last) { st_release_gpu(&g_tail, t); last = t; idle = 0; }
+        uint32_t t = ld_acq_sys(host_tail);
+        if (t != last) { st_rel_gpu(&g_tail, t); last = t; idle = 0; }
         else if (++idle == 4 * GIVE_UP) __trap();
         else __nanosleep(64);
       }
@@ -292,8 +270,6 @@ __global__ void __launch_bounds__(32 * WARPS, 2) persistent(const Rec* ring, con
   const long long t1 = clock64();
   if (lane == 0 && tasks) atomicAdd(&g_cycles, (unsigned long long)(t1 - t0));
 }
-
-static double median(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 
 // Writes record `seq` of launch `gen`.
 static void write_rec(Rec* ring, uint32_t seq, uint32_t gen, uint32_t kind, float* x, float* y) {
