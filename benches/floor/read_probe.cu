@@ -22,10 +22,13 @@
 //            the body's time to complete anyway, so axpy tells whether the loads
 //            overlap at all, noop whether the release waits for them
 //   cpasync  the same read-ahead by cp.async (16 bytes a lane into a per-warp slot in
-//            shared memory), waited for after the completion. PTX ISA: "cp.async is
-//            treated as a weak memory operation performed in the generic proxy", so by
-//            the model the release orders it like a load; what the hardware does is
-//            the question
+//            shared memory), waited for after the completion. PTX ISA 8.9.1.1: its
+//            operations are ordered after the thread's prior instructions but are not
+//            part of its program order, so by the model the release need not wait for
+//            it; whether MEMBAR.ALL.GPU does is the question. In SASS it is LDGSTS,
+//            tracked apart from the register scoreboards, which `ahead`'s load is not
+//            (its first use of the current record waits on the read-ahead's scoreboard:
+//            docs/host-path.md, session 34)
 //   bulk     the same read-ahead by cp.async.bulk (one 64-byte copy by the TMA unit,
 //            completed on an mbarrier), after fence.proxy.async.global (the acquire of
 //            `tail` is in the generic proxy, the copy in the async proxy). Bulk copies
