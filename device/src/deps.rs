@@ -15,9 +15,11 @@
 //! queue tasks. Tasks pushed from another runtime through a link (the inbox warp's)
 //! have no place in this order: a wait on a counter that only they signal ends only
 //! once some worker looks at the spawn ring (an idle one, or one after every few
-//! tasks), and never if every worker holds such a wait. A wait on a counter nothing will signal ends with
-//! [`Status::CounterDropped`] when the host drops the counter, [`Status::Cancelled`]
-//! when the host cancels its ticket, [`Status::Aborted`] when the host aborts.
+//! tasks), and never if every worker holds such a wait.
+//!
+//! A wait on a counter nothing will signal ends with [`Status::CounterDropped`] when the
+//! host drops the counter, [`Status::Cancelled`] when the host cancels its ticket,
+//! [`Status::Aborted`] when the host aborts.
 
 use resident_shared::{DROPPED, Status, Task};
 

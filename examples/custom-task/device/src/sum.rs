@@ -156,16 +156,23 @@ pub struct SumPart {
     pub done: CounterId,
 }
 
+impl SumPart {
+    /// The part's work, as a [`SumSquares`].
+    fn work(&self) -> SumSquares {
+        SumSquares { x: self.x, partials: self.partials, index: self.index }
+    }
+}
+
 impl DeviceTask for SumPart {
     const ID: TaskId = TaskId(0x206);
 
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
         d.counter(self.done);
-        SumSquares { x: self.x, partials: self.partials, index: self.index }.declare(d)
+        self.work().declare(d)
     }
 
     fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
-        let out = SumSquares { x: self.x, partials: self.partials, index: self.index }.run(cx);
+        let out = self.work().run(cx);
         // Signalled whatever the outcome (see `SumSplit`), by every lane: a failure may
         // be lane 0's alone (its write of the partial).
         cx.signal(self.done)?;

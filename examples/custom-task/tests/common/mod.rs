@@ -138,6 +138,10 @@ pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
     let chunk = n.div_ceil(parts as usize);
     let (partials, totals) = (rt.buffer::<f32>(parts as usize).unwrap(), rt.buffer::<f32>(waiters).unwrap());
     let done = rt.counter().unwrap();
+    // The waiting `Total`s, each until `done` reaches `target`.
+    let waiting = |target: u32| -> Vec<Task> {
+        (0..waiters).map(|i| Total { partials: partials.all(), total: totals.slice(i..i + 1) }.task().after(done.id(), target)).collect()
+    };
     for (pass, residue) in (1..).zip(0..4u64) {
         partials.write(&vec![f32::NAN; parts as usize]).unwrap();
         totals.write(&vec![f32::NAN; waiters]).unwrap();
@@ -148,9 +152,7 @@ pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
         let pad = (residue + 4 - (probe.first_seq() + 1) % 4) % 4;
         let mut batch: Vec<Task> = (0..pad).map(Task::noop).collect();
         batch.push(SumSplit { x: xb.all(), partials: partials.all(), done: done.id() }.task());
-        batch.extend(
-            (0..waiters).map(|i| Total { partials: partials.all(), total: totals.slice(i..i + 1) }.task().after(done.id(), pass * parts)),
-        );
+        batch.extend(waiting(pass * parts));
         let t = rt.submit(&batch).unwrap();
         assert_eq!((t.first_seq() + pad) % 4, residue);
         if let Err(e) = t.wait_timeout(std::time::Duration::from_secs(20)) {
@@ -174,9 +176,7 @@ pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
     let forged = Slice::<f32>::new(u.all().handle, 0, n as u32);
     let before = done.value().unwrap();
     let mut batch = vec![SumSplit { x: forged, partials: partials.all(), done: done.id() }.task()];
-    batch.extend(
-        (0..waiters).map(|i| Total { partials: partials.all(), total: totals.slice(i..i + 1) }.task().after(done.id(), before + parts)),
-    );
+    batch.extend(waiting(before + parts));
     // SAFETY: the point of the test: the device refuses the forged slice in every part,
     // touching nothing it does not own.
     let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
