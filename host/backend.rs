@@ -224,6 +224,19 @@ impl Backend {
     pub fn health(&self) -> Health {
         each!(self, b => b.health())
     }
+    /// The device fault the backend holds, if any, whether or not the runtime has
+    /// recorded it yet: a CPU worker's panic (`CpuBackend::fault`, set before it raised
+    /// `abort`), or a dead kernel's sticky error (a driver query: the caller binds).
+    /// For the runtime to consult before it answers `ShutDown` or `Aborted`.
+    pub fn fault(&self) -> Option<crate::Error> {
+        match self {
+            Backend::Cpu(b) => b.fault(),
+            Backend::Cuda(b) => match b.health() {
+                Health::Fault(e) => Some(e),
+                _ => None,
+            },
+        }
+    }
     /// Asks every worker to leave as soon as it can (running tasks that poll, like
     /// `spin`, end early with `Aborted`).
     pub fn abort(&self) -> Result<()> {

@@ -44,7 +44,9 @@ impl<T: Element> Buffer<T> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::BufferTooLarge(len))?;
         // What earlier drops left, if no task can use it any more: room first.
         shared.reclaim();
-        let mem = shared.backend.alloc(bytes)?;
+        // A driver call on a device that faulted before anyone polled it fails with
+        // the sticky error: the fault then, recorded (`Shared::explain`).
+        let mem = shared.backend.alloc(bytes).map_err(|e| shared.explain(e))?;
         // Every task before `born` was written and checked before the registration below
         // (it is published), so it cannot name this buffer; a task of a reservation
         // opened earlier but not yet published can (its pushes are checked as they come).
@@ -55,7 +57,8 @@ impl<T: Element> Buffer<T> {
         let handle = r.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
         if let Err(e) = shared.backend.set_buffer_entry(handle.index(), r.registry.entry(handle).unwrap()) {
             r.registry.unregister(handle);
-            return Err(e);
+            drop(r);
+            return Err(shared.explain(e));
         }
         drop(r);
         Ok(Self { shared, handle, len: len32, mem: Some(mem), born, _t: PhantomData })

@@ -52,7 +52,9 @@ impl Counter {
         let reset = |word: usize| unsafe { shared.backend.upload(shared.backend.counter_addr(word), &0u32.to_ne_bytes(), 4) };
         if let Err(e) = reset(id.index as usize).and_then(|()| reset(DROPPED + id.index as usize)) {
             p.counters.give_back(id);
-            return Err(e);
+            drop(p);
+            // The fault, if the copy failed on a dead device (as in `Buffer::new`).
+            return Err(shared.explain(e));
         }
         drop(p);
         Ok(Self { shared, id })

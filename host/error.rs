@@ -15,11 +15,23 @@ pub enum Rejection {
     /// The task's type declares children of a type the set does not hold.
     #[error("the task may push tasks of id {:#x}, which is not in the runtime's task set", .0.0)]
     UnknownChild(TaskId),
-    /// The header words the runtime owns are set: `flags`, or a half of `seg` where the
-    /// header names no counter (`seg` holds only the generations of the header's
-    /// counters before submission: `Task::after`, `Task::signals`).
-    #[error("the runtime's header words (flags, or seg beyond the counters' generations) are not zero")]
+    /// A header word the runtime owns is set: a half of `seg` where the header names no
+    /// counter (`seg` holds only the generations of the header's counters before
+    /// submission: `Task::after`, `Task::signals`).
+    #[error("the runtime's header word seg holds more than the header counters' generations")]
     NonZeroReserved,
+    /// The task's record was built by another type than the one the runtime's task set
+    /// holds at its id (`Task::with_args` tags each record with its type,
+    /// `resident_shared::type_tag`): it is refused rather than run as that type.
+    #[error("task {0:?} was built by a type that is not the runtime's task set's type of that id")]
+    ForeignType(TaskId),
+    /// The task's declaration names more items (slices, counters and pushed types
+    /// together) than the device holds a running task to (`resident_shared::COLLECTED`).
+    #[error("the task's declaration names more than {max} slices, counters and pushed types")]
+    DeclarationTooLong {
+        /// The most items a declaration may have.
+        max: usize,
+    },
     /// A counter (in the header or declared) is not live.
     #[error("counter {0} is not a live device counter")]
     BadCounter(u16),

@@ -47,8 +47,17 @@ impl LaunchEnv {
             ("pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
             ("srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
         ];
+        // Decimal digits only (`parse` alone takes a leading `+`), within a `usize`.
         let num = |k: &str| -> Result<Option<usize>> {
-            get(k).map(|v| v.trim().parse::<usize>().map_err(|_| Error::Config(format!("{k}={v:?} is not a number")))).transpose()
+            get(k)
+                .map(|v| {
+                    let t = v.trim();
+                    match t.parse::<usize>() {
+                        Ok(n) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+                        _ => Err(Error::Config(format!("{k}={v:?} is not a number"))),
+                    }
+                })
+                .transpose()
         };
         for (launcher, r, s, l) in KINDS {
             if let (Some(rank), Some(size)) = (num(r)?, num(s)?) {
@@ -59,7 +68,9 @@ impl LaunchEnv {
                 // next port, unless RESIDENT_RDZV_PORT names one.
                 let port = match (num("RESIDENT_RDZV_PORT")?, num("MASTER_PORT")?) {
                     (Some(p), _) => Some(p),
-                    (None, Some(p)) => Some(p + 1),
+                    // Saturating: a MASTER_PORT near `usize::MAX` is refused below, not
+                    // wrapped (or a panic in a debug build).
+                    (None, Some(p)) => Some(p.saturating_add(1)),
                     _ => None,
                 };
                 if port.is_some_and(|p| p == 0 || p > u16::MAX as usize) {

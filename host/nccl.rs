@@ -55,7 +55,8 @@ impl NcclId {
     /// From [`NcclId::to_hex`]'s text.
     pub fn from_hex(s: &str) -> Result<Self> {
         let s = s.trim();
-        if s.len() != 256 || !s.is_ascii() {
+        // Hex digits only: `from_str_radix` alone takes a sign (`+1` would pass).
+        if s.len() != 256 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::Config("an NCCL id is 256 hex digits".into()));
         }
         let mut id = [0u8; 128];

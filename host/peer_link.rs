@@ -266,9 +266,9 @@ impl Inner {
                     reached = Self::reached(counts.0, target);
                 }
                 if !reached {
-                    // P5: what it has not run now never runs.
-                    self.to.fault()?;
-                    return Err(Error::ShutDown);
+                    // P5: what it has not run now never runs; the receiver's fault if
+                    // that is why (recorded, or only its backend's yet).
+                    return Err(self.to.stopped());
                 }
             }
             if reached {
@@ -285,7 +285,7 @@ impl Inner {
             // never published, which no wait can see filled.
             self.from.fault()?;
             if self.from.is_aborted() {
-                return Err(Error::ShutDown);
+                return Err(self.from.stopped());
             }
             if crate::deadline::passed(deadline) {
                 return Err(Error::Timeout);

@@ -1,11 +1,22 @@
 //! What dropped buffers, counters and task lists leave behind until no task can touch
-//! them: a drop never waits (issue 21: a drop behind a hung or waiting task blocked its
-//! caller for 30 s). It takes the thing out of the registries at once, so no later task
-//! can name it, and leaves what tasks in flight may still use (the memory, the table
-//! entry, the counter id) here with the sequence number that every such task lies
-//! before. It is released once everything before that has completed, by the next
-//! allocation, drop or shutdown that looks ([`Shared::reclaim`]), or never, if workers
-//! that would not leave may still use it (`Lifecycle::leaked`).
+//! them: a drop never waits (a drop behind a hung or waiting task would block its
+//! caller for as long as the task). It takes the thing out of the registries at once,
+//! so no later task can declare it, and leaves what tasks in flight may still use (the
+//! memory, the table entry, the counter id) here with the sequence number that every
+//! such task lies before. It is released once everything before that has completed, by
+//! the next allocation, drop or shutdown that looks ([`Shared::reclaim`]), or never, if
+//! workers that would not leave may still use it (`Lifecycle::leaked`).
+//!
+//! A buffer goes in two steps, because a task may reach a buffer its declaration does
+//! not name (the host checks declarations; a task whose `run` strays from its own is
+//! refused by the device, but only by the table entry once the handle is dropped):
+//! 1. [`Held::Buffer`]: the tasks submitted before the drop, which may have declared
+//!    it, complete with the entry live.
+//! 2. Then the entry is cleared, so every task published after that finds no buffer
+//!    there (the clear is a synchronous write, before any later publication, which
+//!    the workers acquire before they read entries); [`Held::Cleared`]: the memory
+//!    stays until the tasks reserved before the clear, which may have read the live
+//!    entry, complete. Only then is the memory freed and the index given back.
 //!
 //! What it does not own: the decision that a task can no longer run (the completion
 //! tracker's `completed`), the registries' own bookkeeping (`BufferRegistry::release`,
@@ -18,8 +29,11 @@ use crate::runtime::Shared;
 
 /// Something a drop left for tasks in flight.
 pub(crate) enum Held {
-    /// A buffer's memory and its table entry (index), which tasks in flight read.
+    /// A buffer's memory and its live table entry (index), which tasks in flight read.
     Buffer { index: usize, mem: Option<Memory> },
+    /// A buffer whose table entry is cleared: its memory, which tasks that read the
+    /// entry before the clear may still use.
+    Cleared { index: usize, mem: Option<Memory> },
     /// A counter id, which tasks in flight may wait on or signal.
     Counter(CounterId),
     /// A task list's memory, which the workers read its tasks from.
@@ -51,8 +65,17 @@ impl Shared {
 
     /// Releases whatever no task can touch any more. Never waits.
     pub fn reclaim(&self) {
+        // Twice: a buffer whose entry the first pass clears is often free at once (no
+        // task was reserved since), and an idle runtime may not look again soon.
+        if self.reclaim_pass() {
+            self.reclaim_pass();
+        }
+    }
+
+    /// One pass of [`Shared::reclaim`]; whether it cleared a buffer's entry.
+    fn reclaim_pass(&self) -> bool {
         if self.life.leaked() {
-            return;
+            return false;
         }
         // Only a permanent end frees regardless of completions: workers that left an
         // idle queue (elastic residency) come back at the next submission, which may
@@ -63,23 +86,32 @@ impl Shared {
         let free: Vec<Held> = {
             let mut p = self.reclaim.pending.lock().unwrap_or_else(|e| e.into_inner());
             if p.is_empty() {
-                return;
+                return false;
             }
             let (free, keep) = std::mem::take(&mut *p).into_iter().partition(|(target, _)| gone || *target <= done);
             *p = keep;
             free.into_iter().map(|(_, h)| h).collect()
         };
         if free.is_empty() {
-            return;
+            return false;
         }
         let _ = self.bind();
         let mut r = self.registries.write();
+        let mut cleared = Vec::new();
         for held in free {
             match held {
                 Held::Buffer { index, mem } => {
-                    // The entry goes before the index is free again: a new buffer there
-                    // writes its own after this (under the same lock).
+                    // Step 2 (module doc): the entry goes now; a new buffer at the index
+                    // writes its own only once the index is released, below or later.
                     let _ = self.backend.set_buffer_entry(index, BufferEntry::EMPTY);
+                    if gone {
+                        r.registry.release(index);
+                        drop(mem);
+                    } else {
+                        cleared.push(Held::Cleared { index, mem });
+                    }
+                }
+                Held::Cleared { index, mem } => {
                     r.registry.release(index);
                     drop(mem);
                 }
@@ -87,5 +119,16 @@ impl Shared {
                 Held::List(mem) => drop(mem),
             }
         }
+        if cleared.is_empty() {
+            return false;
+        }
+        // Read after the clears have landed (synchronous writes): every task at or past
+        // `next` is reserved after them, so published after them, and the workers'
+        // acquire of its publication orders their entry loads after the clear.
+        let target = self.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+        drop(r);
+        let mut p = self.reclaim.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.extend(cleared.into_iter().map(|h| (target, h)));
+        true
     }
 }

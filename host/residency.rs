@@ -219,7 +219,7 @@ impl Shared {
     pub(crate) fn release_if_idle(&self) -> Result<bool> {
         self.fault()?;
         if self.life.is_closing() {
-            return Err(Error::ShutDown);
+            return Err(self.stopped());
         }
         let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         if self.backend.is_parked() || self.held() {
@@ -248,7 +248,8 @@ impl Shared {
         drop(p);
         if let Err(e) = r {
             self.unhold();
-            return Err(e);
+            // (After the producer lock: `stopped` may record the fault.)
+            return Err(if e == Error::ShutDown { self.stopped() } else { e });
         }
         Ok(())
     }
@@ -272,7 +273,7 @@ impl Shared {
         loop {
             self.fault()?;
             if self.life.is_closing() {
-                return Err(Error::ShutDown);
+                return Err(self.stopped());
             }
             if crate::reservation::open_here(self) {
                 return Err(Error::ReservationOpen);
@@ -288,7 +289,8 @@ impl Shared {
                     ));
                 }
                 if p.closed {
-                    return Err(Error::ShutDown);
+                    drop(p);
+                    return Err(self.stopped());
                 }
                 p.kernel_out = true;
                 KEPT_OUT.with(|k| k.borrow_mut().push(self as *const Shared as usize));
@@ -305,7 +307,7 @@ impl Shared {
         loop {
             self.fault()?;
             if self.life.is_closing() {
-                return Err(Error::ShutDown);
+                return Err(self.stopped());
             }
             let p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
             if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {

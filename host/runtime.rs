@@ -64,10 +64,45 @@ impl Shared {
     }
 
     /// For operations that start something new (a buffer, a counter, a list, a
-    /// submission): the fault, or `ShutDown` once the runtime is closing.
+    /// submission): the fault, or, once the runtime is closing, what [`Shared::stopped`]
+    /// says (the fault behind the close if the backend holds one, else `ShutDown`).
     pub fn usable(&self) -> Result<()> {
         self.fault()?;
-        if self.life.is_closing() { Err(Error::ShutDown) } else { Ok(()) }
+        if self.life.is_closing() { Err(self.stopped()) } else { Ok(()) }
+    }
+
+    /// [`Shared::fault`], and if none is recorded, the backend's own: a fault the
+    /// backend holds but nobody has polled yet (a CPU worker that panicked, a kernel
+    /// that trapped) is recorded now (every ticket fails with it, stderr says so), so
+    /// that it is the answer from here on. For paths that are about to answer with
+    /// something less telling (`ShutDown`, `TaskFailed { Aborted }`); not rate-limited,
+    /// so not for hot paths (on CUDA it is a driver query).
+    ///
+    /// Ordering: the recorded fault as in `Lifecycle::fault` (SeqCst flag). The CPU
+    /// backend's fault is under its mutex, inserted before the worker's release store
+    /// of `abort` (host/cpu/backend.rs, `start_workers`): a caller that saw a task end
+    /// by that abort (through its record's stamp, acquired by the scan, then the
+    /// ticket's `finish`/`is_done`) sees it. On CUDA the sticky error is the driver's.
+    pub fn fault_now(&self) -> Result<()> {
+        self.fault()?;
+        let _ = self.bind();
+        match self.backend.fault() {
+            Some(e) => Err(self.record_fault(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// The answer of a call refused because the runtime is closing, aborted, or its
+    /// publication failed: the fault behind it if there is one (recorded now if only
+    /// the backend knew it: [`Shared::fault_now`]), else `ShutDown`. Every
+    /// producer-facing `ShutDown` goes through here, so a fault is never reported as
+    /// a shutdown. Callers hold no lock of the runtime's (it may
+    /// record the fault, which takes the tracker's).
+    pub fn stopped(&self) -> Error {
+        match self.fault_now() {
+            Err(e) => e,
+            Ok(()) => Error::ShutDown,
+        }
     }
 
     /// No worker can touch queue or buffer memory any more: they left (shutdown, abort)
@@ -118,6 +153,11 @@ impl Shared {
     /// The runtime's fault in place of `e` if the device has died (a driver call fails
     /// with a less telling error then), else `e`.
     pub fn explain(&self, e: Error) -> Error {
+        // A recorded fault first (a hung task, an exited kernel): the backend may look
+        // merely exited by now, which during a close would read as `ShutDown`.
+        if let Err(f) = self.fault() {
+            return f;
+        }
         match self.backend.health() {
             Health::Fault(f) => self.record_fault(f),
             Health::Exited if self.life.is_closing() => Error::ShutDown,

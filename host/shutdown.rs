@@ -47,11 +47,20 @@ impl Shared {
         if to <= from {
             return Ok(());
         }
+        // The wait ended because the workers are gone rather than drained: perhaps a
+        // dead device whose fault nobody has polled yet (a CPU worker that panicked:
+        // every worker left at its abort), which must be the answer, not the memory.
+        let gone = std::cell::Cell::new(false);
         let settled = || {
             self.tracker.advance(&self.backend);
-            self.workers_gone() || self.tracker.settled(from, to)
+            if self.workers_gone() {
+                gone.set(true);
+                return true;
+            }
+            self.tracker.settled(from, to)
         };
         match self.wait_until(deadline, settled) {
+            Ok(()) if gone.get() => self.fault_now(),
             Ok(()) => self.fault(),
             Err(Error::ShutDown) => loop {
                 // A shutdown resolves tickets too: wait until the workers are gone
@@ -62,7 +71,7 @@ impl Shared {
                     return Ok(());
                 }
                 if (self.life.is_stopped() && self.life.leaked()) || deadline::passed(deadline) {
-                    return Err(if deadline::passed(deadline) { Error::Timeout } else { Error::ShutDown });
+                    return Err(if deadline::passed(deadline) { Error::Timeout } else { self.stopped() });
                 }
                 std::thread::sleep(Duration::from_millis(1));
             },
@@ -83,12 +92,21 @@ impl Shared {
         // `None`: a timeout too long for the clock, i.e. no deadline.
         let deadline = deadline::after(self.config.shutdown_timeout);
         let _ = self.bind();
-        let mut result = self.fault();
+        // The backend's fault too, not only a recorded one: a close that a fault
+        // prompted (a CPU worker that panicked, a kernel that trapped, with no health
+        // poll since) records it now, before it closes the gate or aborts anything, so
+        // that producers refused from here on get the fault (`Shared::stopped`) and
+        // nothing is drained into a dead device.
+        let mut result = self.fault_now();
         // The reservation gate: no batch is reserved after the sentinel. The producer
         // lock is held only for reservations, but take it with a bound anyway.
         let mut p = match lock_until(&self.producer, deadline) {
             Some(p) => p,
             None => {
+                // The fault, if the backend has one, before the abort (as the watchdog).
+                if let Err(f) = self.fault_now() {
+                    result = Err(f);
+                }
                 self.abort_workers();
                 result = result.and(Err(Error::Timeout));
                 self.producer.lock().unwrap_or_else(|e| e.into_inner())
@@ -117,6 +135,11 @@ impl Shared {
             }
         }
         if !exited {
+            // A fault that came during the drain, before the abort that it may have
+            // caused tasks to end with (as the watchdog: record, then abort).
+            if let Err(f) = self.fault_now() {
+                result = Err(f);
+            }
             self.abort_workers();
             exited = self.backend.wait_exit(Some(ABORT_GRACE));
         }

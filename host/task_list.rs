@@ -45,9 +45,10 @@ impl TaskList {
         // segments are fixed relative to its start and the replay copy needs no patch.
         let place = Placement::batch(len, 0, shared.tracker.segment_size());
         let placed: Vec<Task> = tasks.iter().enumerate().map(|(i, t)| place.apply(i, t)).collect();
-        let mem = shared.backend.alloc(size_of_val(tasks))?;
+        // Driver calls: on a device that faulted unseen, the fault (as in `Buffer::new`).
+        let mem = shared.backend.alloc(size_of_val(tasks)).map_err(|e| shared.explain(e))?;
         // SAFETY: `mem` holds exactly the tasks' bytes.
-        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed), 8) }?;
+        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed), 8) }.map_err(|e| shared.explain(e))?;
         Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), names })
     }
 

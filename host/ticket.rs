@@ -126,8 +126,24 @@ impl Ticket {
         if let Some(e) = &o.error {
             return Err(e.clone());
         }
-        match o.failure {
-            Some((seq, status)) => Err(Error::TaskFailed { seq, status }),
+        let failure = o.failure;
+        // Not held into `fault_now`, which may record the fault (`fail_all` takes the
+        // tracker's lock, and the scan takes outcome locks under it).
+        drop(o);
+        match failure {
+            Some((seq, status)) => {
+                // Ended by an abort (or, for a parent, a child that was): if a fault
+                // raised that abort, the fault is the answer (guarantee 5), as it is
+                // when the watchdog records `TaskHung` before it aborts. The CPU
+                // backend's workers abort themselves when one panics, before the runtime
+                // has recorded anything; their fault is visible here (the chain in
+                // `Shared::fault_now`) and is recorded now if nobody has. An abort with
+                // no fault (shutdown past its timeout) still reads `TaskFailed { Aborted }`.
+                if matches!(status, resident_shared::Status::Aborted | resident_shared::Status::ChildFailed) {
+                    self.shared.fault_now()?;
+                }
+                Err(Error::TaskFailed { seq, status })
+            }
             None => Ok(()),
         }
     }

@@ -17,6 +17,8 @@ pub(crate) struct Declared {
     pub spawns: bool,
     /// Only `submit_unchecked` may pass it.
     pub unchecked: bool,
+    /// Its record was built by another type than the set's of its id.
+    pub foreign: bool,
 }
 
 /// Checks every task of a batch; the first bad one names its index. The set's own
@@ -107,9 +109,10 @@ fn check_in(
     c: &mut Collected,
     collect: impl FnOnce(&Task, &mut Collected) -> Option<Result<(), ArgError>>,
 ) -> Result<Declared, Rejection> {
-    // Most tasks name no header counter: flags, `seg` and both counter indices zero
-    // (one test for the common case; the words are checked one by one otherwise).
-    if (t.flags | t.wait_counter | t.signal_counter) != 0 || t.seg != 0 {
+    // Most tasks name no header counter: `seg` and both counter indices zero (one test
+    // for the common case; the words are checked one by one otherwise). `flags` holds
+    // the building type's tag, which the set's dispatch checks (`declare_as`).
+    if (t.wait_counter | t.signal_counter) != 0 || t.seg != 0 {
         header(t, counters)?;
     }
     not_reserved(t)?;
@@ -122,7 +125,7 @@ fn check_in(
     {
         let mut d = Declared::default();
         items.iter().for_each(|a| d.note(a));
-        return if d.unchecked { Err(Rejection::RequiresUnchecked(t.id())) } else { Ok(d) };
+        return d.verdict(t);
     }
     let mut slices = 0;
     let mut first_bad = None;
@@ -141,26 +144,23 @@ fn check_in(
             }
             d
         }
-        // More items than the collector holds: declare again, item by item.
-        None => declare(t, set, one)?,
+        // More items than the collector holds: the device could not hold the task to
+        // its declaration (it collects as many), so it is refused.
+        None => return Err(Rejection::DeclarationTooLong { max: resident_shared::COLLECTED }),
     };
+    if declared.foreign {
+        return Err(Rejection::ForeignType(t.id()));
+    }
     if let Some(bad) = first_bad {
         return Err(bad);
     }
-    if declared.unchecked {
-        return Err(Rejection::RequiresUnchecked(t.id()));
-    }
-    Ok(declared)
+    declared.verdict(t)
 }
 
-/// The runtime's header words of `t`: `flags` zero, and each header counter either
-/// absent (index and generation zero: `seg` carries the generations until submission)
-/// or live.
+/// The runtime's header words of `t`: each header counter either absent (index and
+/// generation zero: `seg` carries the generations until submission) or live.
 #[inline(never)]
 fn header(t: &Task, counters: &CounterRegistry) -> Result<(), Rejection> {
-    if t.flags != 0 {
-        return Err(Rejection::NonZeroReserved);
-    }
     for c in <[CounterId; 2]>::from(t.header_counters()) {
         if c.index == 0 {
             if c.generation != 0 {
@@ -200,7 +200,7 @@ fn passes(a: &Access, set: &SetInfo, reg: &BufferRegistry, counters: &CounterReg
         Access::Slice { slice, elem, .. } => reg.holds(slice, elem),
         Access::Counter(c) => counters.is_live(c),
         Access::Spawns(id) => set.ids.contains(&id),
-        Access::Unchecked => true,
+        Access::Unchecked | Access::Foreign => true,
     }
 }
 
@@ -211,7 +211,21 @@ impl Declared {
         match a {
             Access::Spawns(_) => self.spawns = true,
             Access::Unchecked => self.unchecked = true,
+            Access::Foreign => self.foreign = true,
             _ => {}
+        }
+    }
+
+    /// The task's verdict once its items passed: refused if its record is another
+    /// type's, or if only `submit_unchecked` may pass it.
+    #[inline(always)]
+    fn verdict(self, t: &Task) -> Result<Self, Rejection> {
+        if self.foreign {
+            Err(Rejection::ForeignType(t.id()))
+        } else if self.unchecked {
+            Err(Rejection::RequiresUnchecked(t.id()))
+        } else {
+            Ok(self)
         }
     }
 }

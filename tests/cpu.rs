@@ -315,6 +315,37 @@ fn fault_illegal_address_resolves_every_ticket_and_a_new_runtime_works() {
     );
 }
 
+// A CPU worker's panic (a trap, a modelled illegal address; a user
+// task's `run` that panics takes the same path) is named `DeviceFault` to every
+// waiter, producer and later call, never `TaskFailed { Aborted }` or `ShutDown`.
+
+#[test]
+fn fault_names_itself_to_aborted_tasks() {
+    for fault in [common::faults::Fault::Trap, common::faults::Fault::IllegalAddress(8)] {
+        common::faults::fault_names_itself_to_aborted_tasks(cpu_with(|c| c.cpu_workers = 6), fault, Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn fault_names_itself_to_async_waiters() {
+    common::faults::fault_names_itself_to_async_waiters(cpu_with(|_| {}), common::faults::Fault::Trap, Duration::from_secs(10));
+}
+
+#[test]
+fn close_after_an_unseen_fault_names_it() {
+    common::faults::close_after_an_unseen_fault_names_it(cpu_with(|_| {}), common::faults::Fault::Trap);
+}
+
+#[test]
+fn read_after_an_unseen_fault_names_it() {
+    common::faults::read_after_an_unseen_fault_names_it(cpu_with(|_| {}), common::faults::Fault::Trap);
+}
+
+#[test]
+fn producers_racing_a_fault_get_the_fault() {
+    common::faults::producers_racing_a_fault_get_the_fault(|| cpu_with(|_| {}), common::faults::Fault::Trap, 20, 6);
+}
+
 #[test]
 fn fault_hang_watchdog_fires() {
     let d = Duration::from_millis(300);

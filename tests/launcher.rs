@@ -43,8 +43,38 @@ fn bad_environments_are_typed_errors() {
         &[("RANK", "x"), ("WORLD_SIZE", "2")][..],
         &[("RANK", "0"), ("WORLD_SIZE", "0")][..],
         &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "65535")][..],
+        // Numbers are decimal digits alone: no sign, no blanks inside, nothing past usize.
+        &[("RANK", "+1"), ("WORLD_SIZE", "2")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "+2")][..],
+        &[("RANK", "-0"), ("WORLD_SIZE", "2")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "2 0")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "99999999999999999999999")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "+29500")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("RESIDENT_RDZV_PORT", "+1")][..],
+        // A port near usize::MAX: refused, not wrapped (or a panic in a debug build).
+        &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "18446744073709551615")][..],
+        &[("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "h"), ("MASTER_PORT", "18446744073709551614")][..],
     ] {
         assert!(matches!(LaunchEnv::from_vars(env(vars)), Err(Error::Config(_))), "{vars:?}");
+    }
+}
+
+#[test]
+fn nccl_ids_are_hex_digits_alone() {
+    let good: String = (0..128).map(|i| format!("{:02x}", (i * 37 + 5) as u8)).collect();
+    let id = resident::nccl::NcclId::from_hex(&good).unwrap();
+    assert_eq!(id.to_hex(), good);
+    // Signs, blanks and other non-digits in any pair, though u8::from_str_radix takes
+    // a leading `+`.
+    for bad in [
+        "+1".repeat(128),
+        format!("{} 1", &good[..254]),
+        format!("g{}", &good[1..]),
+        format!("{}+f", &good[..254]),
+        good[..254].to_string(),
+    ] {
+        assert!(matches!(resident::nccl::NcclId::from_hex(&bad), Err(Error::Config(_))), "{bad:?}");
     }
 }
 

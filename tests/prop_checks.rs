@@ -191,11 +191,13 @@ proptest! {
             // and by design not safe to hand the device (that is what `unsafe` says).
             // The runtime's header words and counters are checked first: with those
             // clean, the refusal names the reason.
-            use resident::Rejection::{BadCounter, NonZeroReserved, RequiresUnchecked};
-            let clean = task.flags == 0 && task.seg == 0 && task.wait_counter == 0 && task.signal_counter == 0;
+            use resident::Rejection::{BadCounter, ForeignType, NonZeroReserved, RequiresUnchecked};
+            let clean = task.seg == 0 && task.wait_counter == 0 && task.signal_counter == 0;
             let refused = match &host {
                 Err(Error::InvalidTask { reason: RequiresUnchecked(_), .. }) => true,
                 Err(Error::InvalidTask { reason: NonZeroReserved | BadCounter(_), .. }) => !clean,
+                // `flags` that are not the type's tag: another type's record.
+                Err(Error::InvalidTask { reason: ForeignType(_), .. }) => task.flags != 0,
                 _ => false,
             };
             prop_assert!(refused, "unchecked-only opcode through the checked API: {:?}", host);

@@ -48,4 +48,4 @@ pub use builtin::Builtins;
 pub use kernel::DeviceKernel;
 pub use resident_shared as shared;
 pub use resident_shared::{ArgError, CounterId, Declare, Element, Slice, Status, Task, TaskId};
-pub use task::{AtomicElement, DeviceTask, TaskCx, TaskSet, View};
+pub use task::{AtomicElement, DeclarationCheck, DeviceTask, TaskCx, TaskSet, View};

@@ -373,6 +373,7 @@ unsafe fn run<S: TaskSet>(p: &KernelParams, done: &Completer, task: &Task, seq: 
         child_seg: 0,
         cancel_stamp: 0,
         spawned: core::cell::Cell::new(false),
+        declared: crate::task::Declared::NONE,
     };
     // Acquire pattern at system scope: the relaxed loads of the slot's words (which saw
     // the host's stores), then this fence, pair with the host's program order, which

@@ -64,6 +64,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         child_seg: 0,
         cancel_stamp: 0,
         spawned: core::cell::Cell::new(false),
+        declared: crate::task::Declared::NONE,
     };
     let preclaim = p.flags & worker_flags::PRECLAIM != 0;
     let sparse_look = p.flags & worker_flags::SPARSE_LOOK != 0;
@@ -321,6 +322,7 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         child_seg: 0,
         cancel_stamp: 0,
         spawned: core::cell::Cell::new(false),
+        declared: crate::task::Declared::NONE,
     };
     let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {

@@ -155,10 +155,23 @@ impl CpuBackend {
                     if let Err(e) = r {
                         // A task that traps (or panics) is the CPU's device fault: as on a
                         // GPU, where the whole kernel dies, every worker must go. Recorded
-                        // first, so that the health poll that sees them gone sees why.
+                        // first, so that the health poll that sees them gone sees why, and
+                        // so that every task the abort below ends (`spin`, counter and
+                        // link waits: `Status::Aborted`) is ordered after the record:
+                        //   this insert (released by the unlock)
+                        //   -> the release store of `abort` below
+                        //   -> another worker's acquire load of it (`TaskCx::aborting`)
+                        //   -> that worker's record of the task (fence + stamp store)
+                        //   -> the host's acquire load of the stamp (completions.rs)
+                        //   -> `TicketState::finish` (release) -> a waiter's `is_done`
+                        //   -> `Ticket::outcome` -> `CpuBackend::fault` (this lock).
+                        // So whoever reads an `Aborted` that this abort caused finds the
+                        // fault here (`Shared::fault_now`), and names it instead.
+                        // (Poison-tolerant: this thread is already unwinding a panic.)
                         let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned());
-                        fault.lock().unwrap().get_or_insert(msg.unwrap_or_else(|| "worker panicked".into()));
-                        // Release: pairs with the other workers' acquire load of `abort`.
+                        fault.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(msg.unwrap_or_else(|| "worker panicked".into()));
+                        // Release: pairs with the other workers' acquire load of `abort`
+                        // (the chain above).
                         // SAFETY: the header outlives the workers (see above).
                         unsafe { AtomicU32::from_ptr(abort_addr as *mut u32) }.store(1, Ordering::Release);
                     }
@@ -339,9 +352,16 @@ impl CpuBackend {
         Ok(())
     }
 
+    /// The fault a worker recorded (a task that panicked or trapped), if any. Recorded
+    /// before that worker raised `abort` (`start_workers`): a caller ordered after a
+    /// task that this abort ended (it read the task's record) sees it.
+    pub fn fault(&self) -> Option<Error> {
+        self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone().map(Error::DeviceFault)
+    }
+
     pub fn health(&self) -> Health {
-        if let Some(msg) = self.fault.lock().unwrap().clone() {
-            return Health::Fault(Error::DeviceFault(msg));
+        if let Some(e) = self.fault() {
+            return Health::Fault(e);
         }
         // Workers that left an idle queue on purpose (or are leaving, or coming back
         // while this looks) are not a dead runtime.

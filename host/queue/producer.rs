@@ -362,8 +362,14 @@ fn reserve_once(
     // the latency path, which the relay warp may shorten further by running it itself.
     // A leaf: its type declares no children (and it is a checked type; an unknown id
     // only fails on the device).
+    // Declared as the set's type of its id, whatever type built the record (`flags`
+    // holds its tag until placement: a checked submission refuses another type's, but
+    // `submit_unchecked` runs it as the set's type, which must not push children past
+    // a ticket that resolves from the task's own record).
     let express = match src {
-        Source::Host([t]) => crate::validate::declare(t, &shared.set, |_| {}).is_ok_and(|d| !d.spawns && !d.unchecked),
+        Source::Host([t]) => {
+            crate::validate::declare(&Task { flags: 0, ..*t }, &shared.set, |_| {}).is_ok_and(|d| !d.spawns && !d.unchecked)
+        }
         _ => false,
     };
     let mut flags = if keep_results { task_flags::RESULT } else { 0 };
@@ -445,7 +451,11 @@ fn reserve_once(
     };
     phases::lap(Phase::ProducerLock);
     if p.closed && origin != Origin::Runtime {
-        return Err(Error::ShutDown);
+        // Closed by a shutdown that a fault may have started before anyone recorded it:
+        // the fault if there is one. No lock held into it (it may record the fault).
+        drop(p);
+        drop(reg);
+        return Err(shared.stopped());
     }
     // `Runtime::with_kernel_out` on another thread (this one's was refused above): no
     // relaunch until it ends. Waits with no lock held (the thread may drop buffers,
@@ -654,9 +664,9 @@ impl Batch {
             self.has_room(shared, piece, shared.tracker.advance(&shared.backend))
         })?;
         if shared.is_aborted() {
-            // The workers are leaving: nothing published now would run.
-            shared.fault()?;
-            return Err(Error::ShutDown);
+            // The workers are leaving: nothing published now would run. The fault
+            // behind it, if any (recorded, or only the backend's yet).
+            return Err(shared.stopped());
         }
         Ok(())
     }
@@ -674,9 +684,8 @@ impl Batch {
     /// compact form ([`Batch::stage`]; only a run over the host ring).
     pub fn commit(&self, shared: &Shared, piece: &Piece, compact: bool) -> Result<()> {
         if shared.is_aborted() {
-            // The workers are leaving: nothing published now would run.
-            shared.fault()?;
-            return Err(Error::ShutDown);
+            // The workers are leaving: nothing published now would run (as in `room`).
+            return Err(shared.stopped());
         }
         let cap = shared.backend.capacity() as u64;
         let (at, end) = (piece.at, piece.end);
@@ -702,7 +711,14 @@ impl Batch {
             _ => How::Tail,
         };
         debug_assert!(!compact || matches!(how, How::Run { from, .. } if from & lists::IN_HOST != 0), "compact, not over the host ring");
-        shared.publisher.commit(Publication { at, end, how }, |p| publish(shared, p))
+        // `ShutDown` from the publisher: an earlier publication failed (`failed`,
+        // host/queue/publisher.rs), most often another producer's on a device that
+        // just faulted, whose `publish` recorded the fault; or `publish` itself found
+        // the kernel exited during a close. Either way the fault, if there is one.
+        shared
+            .publisher
+            .commit(Publication { at, end, how }, |p| publish(shared, p))
+            .map_err(|e| if e == Error::ShutDown { shared.stopped() } else { e })
     }
 }
 

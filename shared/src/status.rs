@@ -33,6 +33,12 @@ pub enum Status {
     /// A push through a link ([`crate::link::LinkId`]) that names no live link of this
     /// runtime: dropped, another runtime's, or forged.
     BadLink = 11,
+    /// The task reached memory, a counter or a task type that its declaration
+    /// (`DeviceTask::declare`) does not grant: a slice outside every declared one, a
+    /// write to a slice declared read-only (or atomic-only), a counter it does not name,
+    /// a child of a type it does not declare, or a child that would touch more than the
+    /// pushing task declared. Nothing of that access happened.
+    Undeclared = 12,
 }
 
 impl Status {
@@ -51,6 +57,7 @@ impl Status {
             9 => Some(Self::Cancelled),
             10 => Some(Self::CounterDropped),
             11 => Some(Self::BadLink),
+            12 => Some(Self::Undeclared),
             _ => None,
         }
     }
@@ -70,6 +77,7 @@ impl Status {
             Self::Cancelled => "its ticket was cancelled while it waited",
             Self::CounterDropped => "a counter it waited on was dropped",
             Self::BadLink => "a push through a link that is not live in this runtime",
+            Self::Undeclared => "it reached memory, a counter or a task type its declaration does not grant",
         }
     }
 }

@@ -41,7 +41,10 @@ impl TaskId {
 ///
 /// Header words, and who writes them:
 /// - `opcode` (user): the [`TaskId`] of the task type;
-/// - `flags` (the runtime, at submission: a user task must leave it zero);
+/// - `flags` (the runtime, at submission; before it, the tag of the type that built the
+///   record, [`type_tag`], written by [`Task::with_args`], or zero for a record built
+///   by hand: the host refuses a record whose tag is not that of its set's type of the
+///   same id);
 /// - `seg` (the runtime, at submission; before it, the generations of the counters
 ///   the header names, low half `wait_counter`'s, high half `signal_counter`'s, which
 ///   the host checks: zero where no counter is named);
@@ -53,7 +56,8 @@ impl TaskId {
 pub struct Task {
     /// The task type's [`TaskId`], raw.
     pub opcode: u16,
-    /// [`task_flags`] bits, set by the runtime.
+    /// [`task_flags`] bits, set by the runtime; before submission, the building type's
+    /// [`type_tag`] (or zero).
     pub flags: u16,
     /// Where this task's completion is counted: see [`crate::segment`]. Set by the
     /// runtime.
@@ -74,6 +78,44 @@ const _: () = assert!(core::mem::offset_of!(Task, seg) == 4);
 const _: () = assert!(core::mem::offset_of!(Task, wait_counter) == 8);
 const _: () = assert!(core::mem::offset_of!(Task, wait_value) == 12);
 const _: () = assert!(core::mem::offset_of!(Task, args) == 16);
+
+/// The tag of type `T` that a task record built by [`Task::with_args`] carries in its
+/// `flags` until submission: 16 bits of `T`'s `TypeId`, never zero. The host compares
+/// it with the tag of the type its runtime's set holds at the record's id, so a task of
+/// a type that is not in the set is refused whatever its id (two distinct types share a
+/// tag with a probability of 2^-16; a record with tag zero, built by hand with
+/// [`Task::raw`], is taken as the set's type). Zero in device code: records built there
+/// are children and pushes, which no host check takes from `flags`.
+#[inline]
+pub fn type_tag<T: 'static>() -> u16 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        use core::hash::{Hash, Hasher};
+        /// FNV-1a, 64 bits.
+        struct Fnv(u64);
+        impl Hasher for Fnv {
+            fn finish(&self) -> u64 {
+                self.0
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                for b in bytes {
+                    self.0 = (self.0 ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+                }
+            }
+        }
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        core::any::TypeId::of::<T>().hash(&mut h);
+        let h = h.finish();
+        match (h ^ h >> 16 ^ h >> 32 ^ h >> 48) as u16 {
+            0 => 1,
+            t => t,
+        }
+    }
+}
 
 /// Argument words a [`CompactTask`] carries: the first six of a [`Task`]'s twelve.
 pub const COMPACT_ARGS: usize = 6;
@@ -151,7 +193,10 @@ impl Task {
         Self { opcode, flags: 0, seg: 0, wait_counter: 0, signal_counter: 0, wait_value: 0, args }
     }
 
-    /// A task of type `id` with `args` as its arguments (the rest zero). `A` must fit
+    /// A task of type `id` with `args` as its arguments (the rest zero), tagged as built
+    /// by `A` (`flags` holds [`type_tag`]`::<A>()` until submission): `A` is the task
+    /// type's argument struct, and a runtime whose set holds another type at `id`
+    /// refuses the task rather than run it as that type. `A` must fit
     /// [`TASK_ARG_BYTES`] with an alignment of at most 16: a compile-time error
     /// otherwise.
     #[inline]
@@ -159,6 +204,7 @@ impl Task {
         const { assert!(size_of::<A>() <= TASK_ARG_BYTES && align_of::<A>() <= 16, "task arguments: at most 48 bytes, aligned to at most 16") };
         let mut t = Self::raw(id.0, [0; TASK_ARGS]);
         bytemuck::bytes_of_mut(&mut t.args)[..size_of::<A>()].copy_from_slice(bytemuck::bytes_of(args));
+        t.flags = type_tag::<A>();
         t
     }
 

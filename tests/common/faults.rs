@@ -90,9 +90,10 @@ pub fn device_fault_recovers(make: impl Fn() -> resident::Result<Runtime>, fault
             let (r, took) = resolve(t, bound);
             match r {
                 Err(Error::DeviceFault(_)) => faulted += 1,
-                // Completed before the fault was seen (the spins end early on the CPU:
-                // its workers abort when one of them dies).
-                Ok(()) | Err(Error::TaskFailed { status: Status::Aborted, .. }) => {}
+                // Completed before the fault. A spin that the fault's abort ended (the
+                // CPU's workers abort when one of them dies) resolves with the fault,
+                // never `TaskFailed { Aborted }`.
+                Ok(()) => {}
                 other => panic!("{fault:?}: an outstanding ticket resolved with {other:?}"),
             }
             assert!(took < bound, "{fault:?}: a ticket took {took:?} to resolve");
@@ -309,4 +310,227 @@ pub fn raw_axpy_through_unsafe_api(rt: &Runtime) {
     let bad = unsafe { Task::axpy_raw(1.0, xa + 2, ya, 4) };
     let r = unsafe { rt.submit_unchecked(&[bad]) }.unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadArgs, .. })), "{r:?}");
+}
+
+/// Long enough that only an abort ends it within a test.
+const LONG: u64 = 60_000_000_000;
+
+/// Long enough for workers to claim what was published, and for a CPU worker that
+/// claimed a faulting task to have panicked (both take microseconds).
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// Resolves `t` with `try_wait` only: no health poll, so the runtime learns of the
+/// fault only through what the ticket's own resolution says. `None` past `bound`.
+fn try_resolve(t: &Ticket, bound: Duration) -> Option<resident::Result<()>> {
+    let start = Instant::now();
+    loop {
+        if let Some(r) = t.try_wait() {
+            return Some(r);
+        }
+        if start.elapsed() > bound {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn is_fault(r: &resident::Result<()>) -> bool {
+    matches!(r, Err(Error::DeviceFault(_)))
+}
+
+/// Every call a user can make on a runtime whose device faulted answers with the
+/// fault: never `ShutDown`, `TaskFailed { Aborted }`, a driver error or success.
+pub fn later_calls_answer_with_the_fault(rt: &Runtime) {
+    let f = |what: &str, r: resident::Result<()>| assert!(is_fault(&r), "after the fault, {what}: {r:?}");
+    f("submit", rt.submit(&[Task::noop(0)]).map(drop));
+    f("try_submit", rt.try_submit(&[Task::noop(0)]).map(drop));
+    f("submit_for_results", rt.submit_for_results(&[Task::noop(0)]).map(drop));
+    f("submit_pipelined", rt.submit_pipelined(&vec![Task::noop(0); 5000]).map(drop));
+    // SAFETY: a noop.
+    f("submit_unchecked", unsafe { rt.submit_unchecked(&[Task::noop(0)]) }.map(drop));
+    f("reserve", rt.reserve(4).map(drop));
+    f("upload_tasks", rt.upload_tasks(&[Task::noop(0)]).map(drop));
+    f("buffer", rt.buffer::<f32>(16).map(drop));
+    f("buffer_from", rt.buffer_from(&[1u32; 4]).map(drop));
+    f("counter", rt.counter().map(drop));
+    f("wait_idle", rt.wait_idle());
+    f("release", rt.release().map(drop));
+    f("with_kernel_out", rt.with_kernel_out(|| ()));
+    f("health", rt.health());
+    assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "fault(): {:?}", rt.fault());
+}
+
+/// A task faults while other tasks wait: on `spin` (it polls `abort`) and on a counter
+/// nothing signals, each alone (an express ticket, resolved from its own record) and
+/// inside a batch (resolved from its segment record, with and without kept results).
+/// The fault's abort ends them all (`Status::Aborted` on the CPU, where the dying
+/// worker raises `abort`), and every one of those tickets must resolve with the fault
+/// (guarantee 5), even read with `try_wait` alone, which polls no health: the first
+/// ticket read must record the fault, so that `Runtime::fault` (no poll) says it. Then
+/// every later call answers with it, `close` included, and after the close too. `rt`
+/// needs six workers at least (five held, one for the fault).
+pub fn fault_names_itself_to_aborted_tasks(rt: Runtime, fault: Fault, bound: Duration) {
+    let bound = scaled(bound);
+    let c = rt.counter().unwrap();
+    let held: Vec<(&str, Ticket)> = vec![
+        ("a lone spin", rt.submit(&[Task::spin(LONG)]).unwrap()),
+        ("a spin in a batch", rt.submit(&[Task::noop(1), Task::spin(LONG)]).unwrap()),
+        ("a lone counter wait", rt.submit(&[Task::noop(2).after(c.id(), 1)]).unwrap()),
+        ("a counter wait in a batch", rt.submit(&[Task::noop(3), Task::noop(4).after(c.id(), 1)]).unwrap()),
+        ("a counter wait kept for results", rt.submit_for_results(&[Task::noop(5), Task::noop(6).after(c.id(), 1)]).unwrap()),
+    ];
+    std::thread::sleep(SETTLE);
+    for (what, t) in &held {
+        assert!(t.try_wait().is_none(), "{what} ended before the fault");
+    }
+    // SAFETY: fault injection; the runtime must survive it.
+    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    for (what, t) in &held {
+        match try_resolve(t, bound) {
+            Some(r) => assert!(is_fault(&r), "{fault:?}: {what} resolved with {r:?}"),
+            None => panic!("{fault:?}: {what} did not resolve within {bound:?}"),
+        }
+        assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "{fault:?}: {what} named the fault, which is not recorded");
+    }
+    // Read again: the outcome does not change.
+    for (what, t) in &held {
+        assert!(matches!(t.try_wait(), Some(Err(Error::DeviceFault(_)))), "{what}, read again");
+        assert!(is_fault(&t.wait()), "{what}, waited");
+    }
+    assert!(is_fault(&victim.wait_timeout(bound)), "the faulting ticket");
+    later_calls_answer_with_the_fault(&rt);
+    let r = rt.close();
+    assert!(is_fault(&r), "close: {r:?}");
+    assert!(is_fault(&rt.close()), "close again");
+    // After the close, the fault still, not `ShutDown`.
+    later_calls_answer_with_the_fault(&rt);
+}
+
+/// As [`fault_names_itself_to_aborted_tasks`], for futures: tasks waiting on `spin`
+/// and on a counter, their tickets awaited (`wait_async`, woken by the notifier thread,
+/// which scans before it polls health) when the fault ends them.
+pub fn fault_names_itself_to_async_waiters(rt: Runtime, fault: Fault, bound: Duration) {
+    let bound = scaled(bound);
+    let c = rt.counter().unwrap();
+    let held = [rt.submit(&[Task::spin(LONG)]).unwrap(), rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap()];
+    std::thread::sleep(SETTLE);
+    std::thread::scope(|s| {
+        let waiters: Vec<_> = held.iter().map(|t| s.spawn(move || futures::executor::block_on(t.wait_async()))).collect();
+        std::thread::sleep(SETTLE);
+        // SAFETY: fault injection.
+        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+        let start = Instant::now();
+        for w in waiters {
+            let r = w.join().unwrap();
+            assert!(is_fault(&r), "{fault:?}: an awaited ticket resolved with {r:?}");
+        }
+        assert!(start.elapsed() < bound, "the futures took {:?}", start.elapsed());
+        assert!(is_fault(&victim.wait_timeout(bound)));
+    });
+    later_calls_answer_with_the_fault(&rt);
+}
+
+/// The runtime is closed after a fault that nobody has seen yet (no waiter, no health
+/// poll: a careless user drops or closes a runtime whose tickets it never waited on):
+/// `close` reports the fault, every ticket resolves with it (not `ShutDown`, not
+/// `TaskFailed { Aborted }` from the drain's last scan), and so does every later call.
+pub fn close_after_an_unseen_fault_names_it(rt: Runtime, fault: Fault) {
+    let c = rt.counter().unwrap();
+    let held = [rt.submit(&[Task::spin(LONG)]).unwrap(), rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap()];
+    std::thread::sleep(SETTLE);
+    // SAFETY: fault injection.
+    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    std::thread::sleep(SETTLE);
+    let r = rt.close();
+    assert!(is_fault(&r), "{fault:?}: close after an unseen fault: {r:?}");
+    for t in held.iter().chain([&victim]) {
+        let r = t.try_wait();
+        assert!(matches!(r, Some(Err(Error::DeviceFault(_)))), "{fault:?}: a ticket after the close: {r:?}");
+    }
+    later_calls_answer_with_the_fault(&rt);
+}
+
+/// Producers submit, by every path (submit, try_submit, submit_pipelined, reserve,
+/// task lists, buffers, counters), while a task has just faulted and another thread
+/// closes the runtime: the fault came first, so every refusal names it, never
+/// `ShutDown`, and every ticket accepted resolves with it (or `Ok`). The producers
+/// start together with the close, on a fault nobody has polled yet: those that find
+/// the runtime closing before a health poll of theirs saw the fault are the case.
+/// `rounds` fresh runtimes from `make`.
+pub fn producers_racing_a_fault_get_the_fault(make: impl Fn() -> Runtime, fault: Fault, rounds: usize, producers: usize) {
+    let bound = scaled(Duration::from_secs(20));
+    for round in 0..rounds {
+        let rt = make();
+        let held = rt.submit(&[Task::spin(LONG)]).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        // SAFETY: fault injection.
+        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let go = std::sync::Barrier::new(producers + 1);
+        let tickets: Vec<Ticket> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..producers)
+                .map(|p| {
+                    let (rt, go) = (&rt, &go);
+                    s.spawn(move || {
+                        go.wait();
+                        let mut tickets = vec![];
+                        for i in 0..50usize {
+                            let r: resident::Result<Option<Ticket>> = match (p + i) % 7 {
+                                0 => rt.submit(&[Task::noop(i as u64)]).map(Some),
+                                1 => match rt.try_submit(&[Task::noop(i as u64)]) {
+                                    Err(Error::QueueFull | Error::WouldBlock) => Ok(None),
+                                    r => r.map(Some),
+                                },
+                                2 => rt.submit_pipelined(&vec![Task::noop(0); 5000]).map(Some),
+                                3 => rt
+                                    .reserve(2)
+                                    .and_then(|mut r| {
+                                        r.push(Task::noop(1))?;
+                                        r.commit()
+                                    })
+                                    .map(Some),
+                                4 => rt.upload_tasks(&[Task::noop(0)]).and_then(|l| rt.submit_list(&l)).map(Some),
+                                5 => rt.buffer::<u32>(16).map(|_| None),
+                                _ => rt.counter().map(|_| None),
+                            };
+                            match r {
+                                Ok(t) => tickets.extend(t),
+                                Err(Error::DeviceFault(_)) => {}
+                                Err(e) => panic!("round {round}, producer {p}, call {i}: {e:?} (the device had faulted)"),
+                            }
+                        }
+                        tickets
+                    })
+                })
+                .collect();
+            go.wait();
+            let r = rt.close();
+            assert!(is_fault(&r), "round {round}: close: {r:?}");
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        for t in tickets.iter().chain([&held, &victim]) {
+            match t.wait_timeout(bound) {
+                Ok(()) | Err(Error::DeviceFault(_)) => {}
+                other => panic!("round {round}: a ticket: {other:?}"),
+            }
+        }
+        later_calls_answer_with_the_fault(&rt);
+    }
+}
+
+/// A buffer read (which waits for the tasks submitted since the buffer was made) after
+/// a fault that nobody has polled yet: the workers are gone, and the read must say why
+/// (the fault), not return the memory as if the tasks had drained.
+pub fn read_after_an_unseen_fault_names_it(rt: Runtime, fault: Fault) {
+    let marks = rt.buffer_from(&[0u32; 4]).unwrap();
+    let before = rt.submit(&[Task::mark(marks.all(), 0)]).unwrap();
+    // SAFETY: fault injection.
+    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    std::thread::sleep(SETTLE);
+    let r = marks.read();
+    assert!(matches!(r, Err(Error::DeviceFault(_))), "{fault:?}: a read after an unseen fault: {r:?}");
+    assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "the read recorded it");
+    assert!(matches!(before.wait(), Ok(()) | Err(Error::DeviceFault(_))));
+    assert!(is_fault(&victim.wait()));
+    later_calls_answer_with_the_fault(&rt);
 }

@@ -184,7 +184,10 @@ pub fn invalid_tasks_rejected(rt: &Runtime) {
         (Task::raw(0, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownTask(resident::TaskId(0))))),
         (Task::raw(0xdead, [0; 12]), Box::new(|r| matches!(r, Rejection::UnknownTask(resident::TaskId(0xdead))))),
         (Task::terminate(), Box::new(|r| matches!(r, Rejection::ReservedTask(_)))),
-        (Task { flags: 1, ..Task::noop(0) }, Box::new(|r| matches!(r, Rejection::NonZeroReserved))),
+        // `flags` carries the building type's tag until submission: another value is
+        // another type's record.
+        (Task { flags: Task::noop(0).flags ^ 1, ..Task::noop(0) }, Box::new(|r| matches!(r, Rejection::ForeignType(resident::TaskId(1))))),
+        (Task { seg: 1, ..Task::noop(0) }, Box::new(|r| matches!(r, Rejection::NonZeroReserved))),
         (
             Task::axpy(1.0, x.all().with_offset(60), y.all()),
             Box::new(|r| matches!(r, Rejection::OutOfRange { arg: 0, offset: 60, len: 64 })),

@@ -16,6 +16,8 @@ const RELAY_AXPY_MAX: u32 = 1024;
 
 impl DeviceTask for Axpy {
     const ID: TaskId = ids::AXPY;
+    // SAFETY: for any arguments, `run` views `x` (declared `read`) and `y` (declared `write`), writes `y`: exactly what `declare` names.
+    const DECLARATION_CHECK: crate::DeclarationCheck = unsafe { crate::DeclarationCheck::vouched() };
     const RELAY: bool = true;
     #[inline]
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
@@ -33,7 +35,7 @@ impl DeviceTask for Axpy {
         let (lx, ly) = (cx.lookup(self.x), cx.lookup(self.y));
         let (x, y) = (lx.view()?, ly.view()?);
         // SAFETY: both views hold `len` f32s of live buffers.
-        unsafe { axpy(alpha, x.as_ptr(), y.as_ptr(), x.len() as usize) };
+        unsafe { axpy(alpha, x.as_ptr(), y.as_mut_ptr()?, x.len() as usize) };
         Ok(x.len() as u64)
     }
     fn on_relay(&self) -> bool {

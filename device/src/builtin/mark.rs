@@ -7,6 +7,8 @@ use crate::{DeviceTask, TaskCx, arch};
 
 impl DeviceTask for Mark {
     const ID: TaskId = ids::MARK;
+    // SAFETY: for any arguments, `run` views `marks`, declared `atomic`, and updates it atomically: exactly what `declare` names.
+    const DECLARATION_CHECK: crate::DeclarationCheck = unsafe { crate::DeclarationCheck::vouched() };
     const RELAY: bool = true;
     #[inline]
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {

@@ -9,6 +9,8 @@ use crate::{DeviceTask, TaskCx, arch};
 
 impl DeviceTask for Tree {
     const ID: TaskId = ids::TREE;
+    // SAFETY: for any arguments, `run` views `marks` (declared `atomic`), updates it atomically, and pushes `Tree`s (declared) over the same `marks`, whose declarations are its own: exactly what `declare` names.
+    const DECLARATION_CHECK: crate::DeclarationCheck = unsafe { crate::DeclarationCheck::vouched() };
 
     /// The node's children touch the same slice; the whole subtree must fit it.
     #[inline]

@@ -2,8 +2,9 @@
 
 use resident_shared::segment::{self, SegmentCount};
 use resident_shared::spawn;
-use resident_shared::{BufferEntry, CounterId, Element, QueueHeader, Slice, Status, Task, task_flags};
+use resident_shared::{Access, AccessMode, BufferEntry, CounterId, ElemType, Element, Grant, QueueHeader, Slice, Status, Task, task_flags};
 
+use super::declared::Declared;
 use super::{DeviceTask, View};
 use crate::spawn::SpawnRing;
 use crate::{arch, buffers};
@@ -33,6 +34,9 @@ pub struct TaskCx {
     /// persistent loop then looks for children before it claims again (with
     /// `worker_flags::SPARSE_LOOK`, device/src/worker.rs).
     pub(crate) spawned: core::cell::Cell<bool>,
+    /// The running task's declaration (`task::run_as`), which every view, counter and
+    /// push is held to (`super::declared`); grants nothing outside a task's run.
+    pub(crate) declared: Declared,
 }
 
 /// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
@@ -41,15 +45,33 @@ pub struct TaskCx {
 pub struct Lookup<T> {
     entry: BufferEntry,
     slice: Slice<T>,
+    grant: Grant,
 }
 
 impl<T: Element> Lookup<T> {
-    /// The checked view: `BadBuffer` unless the slice names a live buffer of `T`,
-    /// `OutOfRange` unless it lies within it.
+    /// The checked view: `Undeclared` unless the task's declaration grants the slice,
+    /// `BadBuffer` unless it names a live buffer of `T`, `OutOfRange` unless it lies
+    /// within it.
     #[inline(always)]
     pub fn view(self) -> Result<View<T>, Status> {
-        buffers::check::<T>(self.entry, self.slice.erase()).map(|p| View::new(p, self.slice.len))
+        checked(self.entry, self.slice, self.grant)
     }
+}
+
+/// A slice as a declaration item (its mode is not looked at by a query).
+#[inline(always)]
+fn wanted<T: Element>(s: Slice<T>) -> Access {
+    Access::Slice { slice: s.erase(), elem: ElemType::of::<T>(), mode: AccessMode::Read }
+}
+
+/// The view of `s`, whose table entry is `e` and which the declaration grants `grant`.
+#[inline(always)]
+fn checked<T: Element>(e: BufferEntry, s: Slice<T>, grant: Grant) -> Result<View<T>, Status> {
+    let p = buffers::check::<T>(e, s.erase());
+    if grant == Grant::NONE {
+        return Err(Status::Undeclared);
+    }
+    p.map(|p| View::new(p, s.len, grant))
 }
 
 impl TaskCx {
@@ -66,7 +88,38 @@ impl TaskCx {
             child_seg,
             cancel_stamp,
             spawned: core::cell::Cell::new(false),
+            declared: Declared::NONE,
         }
+    }
+
+    /// The context a task's run gets: this one's, held to the task's declaration
+    /// `items`.
+    ///
+    /// # Safety
+    /// `items` must stay readable while the context is used (the running task's
+    /// declaration, for its run).
+    #[inline(always)]
+    pub(crate) unsafe fn for_run(&self, items: &resident_shared::Collected) -> TaskCx {
+        TaskCx { declared: unsafe { Declared::of(items) }, ..self.for_task(self.child_seg, self.cancel_stamp) }
+    }
+
+    /// The context a run of a type whose author vouched for it gets
+    /// (`DeclarationCheck::vouched`): this one's, everything granted.
+    #[inline(always)]
+    pub(crate) fn for_vouched_run(&self) -> TaskCx {
+        TaskCx { declared: Declared::EVERYTHING, ..self.for_task(self.child_seg, self.cancel_stamp) }
+    }
+
+    /// What the running task's declaration grants `s`.
+    #[inline(always)]
+    fn grant<T: Element>(&self, s: Slice<T>) -> Grant {
+        self.declared.grant(wanted(s))
+    }
+
+    /// Whether the running task's declaration names counter `c`.
+    #[inline(always)]
+    fn names_counter(&self, c: CounterId) -> bool {
+        self.declared.grant(Access::Counter(c)).contains(Grant::NAMED)
     }
 
     // --- Who runs the task ---
@@ -167,16 +220,18 @@ impl TaskCx {
 
     // --- Buffers ---
 
-    /// The elements `s` names, if it names a live buffer of `T` and lies within it
-    /// (`BadBuffer` or `OutOfRange` otherwise): the device's own check, whatever the
-    /// host checked.
+    /// The elements `s` names, if the task's declaration grants them (`Undeclared`
+    /// otherwise: `s` must lie within a slice the task's `declare` names, and the view
+    /// allows the writes and atomic updates its mode grants), and if it names a live
+    /// buffer of `T` and lies within it (`BadBuffer` or `OutOfRange` otherwise): the
+    /// device's own check, whatever the host checked.
     #[inline(always)]
     pub fn view<T: Element>(&self, s: Slice<T>) -> Result<View<T>, Status> {
         // SAFETY: `buffers` is the live table of `MAX_BUFFERS` entries (the loop's
         // contract, `crate::worker`), and the task was handed over by an acquire
         // (`buffers::entry`'s ordering).
         let e = unsafe { buffers::entry(self.buffers, s.erase()) };
-        buffers::check::<T>(e, s.erase()).map(|p| View::new(p, s.len))
+        checked(e, s, self.grant(s))
     }
 
     /// The first half of [`TaskCx::view`]: issues the load of `s`'s table entry and
@@ -187,7 +242,7 @@ impl TaskCx {
     #[inline(always)]
     pub fn lookup<T: Element>(&self, s: Slice<T>) -> Lookup<T> {
         // SAFETY: as in `view`.
-        Lookup { entry: unsafe { buffers::entry(self.buffers, s.erase()) }, slice: s }
+        Lookup { entry: unsafe { buffers::entry(self.buffers, s.erase()) }, slice: s, grant: self.grant(s) }
     }
 
     /// Two views, both table entries loaded before either is checked: one wait for
@@ -197,9 +252,7 @@ impl TaskCx {
     pub fn view2<A: Element, B: Element>(&self, a: Slice<A>, b: Slice<B>) -> Result<(View<A>, View<B>), Status> {
         // SAFETY: as in `view`.
         let (ea, eb) = unsafe { (buffers::entry(self.buffers, a.erase()), buffers::entry(self.buffers, b.erase())) };
-        let pa = buffers::check::<A>(ea, a.erase())?;
-        let pb = buffers::check::<B>(eb, b.erase())?;
-        Ok((View::new(pa, a.len), View::new(pb, b.len)))
+        Ok((checked(ea, a, self.grant(a))?, checked(eb, b, self.grant(b))?))
     }
 
     /// `N` views of one element type, every entry loaded before any is checked (as for
@@ -208,9 +261,9 @@ impl TaskCx {
     pub fn views<T: Element, const N: usize>(&self, s: [Slice<T>; N]) -> Result<[View<T>; N], Status> {
         // SAFETY: as in `view`.
         let entries: [BufferEntry; N] = core::array::from_fn(|i| unsafe { buffers::entry(self.buffers, s[i].erase()) });
-        let mut out = [View::new(core::ptr::null_mut(), 0); N];
+        let mut out = [View::new(core::ptr::null_mut(), 0, Grant::NONE); N];
         for i in 0..N {
-            out[i] = View::new(buffers::check::<T>(entries[i], s[i].erase())?, s[i].len);
+            out[i] = checked(entries[i], s[i], self.grant(s[i]))?;
         }
         Ok(out)
     }
@@ -226,28 +279,36 @@ impl TaskCx {
     pub fn scratch<T: Element>(&self) -> View<T> {
         let per_warp = (arch::dyn_smem_bytes() / arch::block_warps()) & !15;
         let base = arch::dyn_smem().wrapping_add((arch::block_warp_id() * per_warp) as usize);
-        View::new(base as *mut T, per_warp / size_of::<T>() as u32)
+        View::new(base as *mut T, per_warp / size_of::<T>() as u32, Grant::ALL)
     }
 
     // --- Counters ---
 
     /// The current value of counter `c` (acquire, .gpu: once a task sees a value, it
-    /// sees the writes of every task whose signal that value counts).
+    /// sees the writes of every task whose signal that value counts). `Undeclared`
+    /// unless the task's declaration names `c` (`Declare::counter`).
     #[inline(always)]
     pub fn counter_value(&self, c: CounterId) -> Result<u32, Status> {
         if c.index == 0 || self.counters.is_null() {
             return Err(Status::BadArgs);
+        }
+        if !self.names_counter(c) {
+            return Err(Status::Undeclared);
         }
         // SAFETY: the table has an entry for every 16-bit id (`MAX_COUNTERS`).
         Ok(unsafe { arch::ld_acquire_gpu(self.counters.add(c.index as usize)) })
     }
 
     /// Adds one to counter `c` (release, .gpu), after every lane's writes so far
-    /// (warp-collective: every lane must call).
+    /// (warp-collective: every lane must call). `Undeclared` unless the task's
+    /// declaration names `c` (`Declare::counter`).
     #[inline(always)]
     pub fn signal(&self, c: CounterId) -> Result<(), Status> {
         if c.index == 0 || self.counters.is_null() {
             return Err(Status::BadArgs);
+        }
+        if !self.names_counter(c) {
+            return Err(Status::Undeclared);
         }
         arch::syncwarp();
         if arch::lane_id() == 0 {
@@ -266,8 +327,12 @@ impl TaskCx {
     /// for room while other warps pop (at most
     /// [`PUSH_WAIT_NS`](resident_shared::spawn::PUSH_WAIT_NS)); `Err(QueueFull)` if
     /// none came: nothing was pushed (the children in flight at once outgrew
-    /// `RuntimeConfig::spawn_capacity`). Declare the child's type
-    /// (`Declare::spawns`) and what it touches.
+    /// `RuntimeConfig::spawn_capacity`). `Undeclared`, and nothing pushed, unless
+    /// the running task declares the child's type (`Declare::spawns`) and everything
+    /// the child declares lies within what the running task declares (each slice in a
+    /// mode it grants, each counter named): what the host checked bounds what the
+    /// children touch, and a ticket waits for every child (a task that declares no
+    /// children may resolve its ticket from its own completion).
     ///
     /// A type that says `UNCHECKED` (raw addresses, fault injection) cannot be pushed: a
     /// compile-time error, so that no safe device code reaches what only the host's
@@ -279,6 +344,9 @@ impl TaskCx {
         // assertion above fires when the kernel is compiled, not under `cargo check`.
         if C::UNCHECKED {
             return Err(Status::InvalidOpcode);
+        }
+        if !self.declared.grant(Access::Spawns(C::ID)).contains(Grant::NAMED) || !self.declared.covers(child) {
+            return Err(Status::Undeclared);
         }
         self.spawn_record(&child.task())
     }

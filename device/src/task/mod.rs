@@ -61,10 +61,12 @@
 //!   error status instead; views never panic.
 
 mod cx;
+mod declared;
 mod set;
 mod view;
 
 pub use cx::{Lookup, TaskCx};
+pub(crate) use declared::Declared;
 pub use set::{NoTasks, TaskSet, check_ids, concat_ids, declare_as, fingerprint, fits, relay_as, run_as};
 pub use view::{AtomicElement, View};
 
@@ -88,6 +90,11 @@ pub trait DeviceTask: bytemuck::Pod {
     /// The task touches no memory that the host wrote (no buffer, no counter): the relay
     /// warp may run it without its acquire fence (see [`DeviceTask::on_relay`]).
     const PURE: bool = false;
+
+    /// Whether the device holds each run to the task's declaration (the default:
+    /// [`DeclarationCheck::HELD`]), or the type's author vouches for it
+    /// ([`DeclarationCheck::vouched`], an `unsafe` promise).
+    const DECLARATION_CHECK: DeclarationCheck = DeclarationCheck::HELD;
 
     /// What this task touches, and whether its arguments are consistent: every slice it
     /// will resolve with [`TaskCx::view`] (and its children's, if it pushes any), the
@@ -116,6 +123,45 @@ pub trait DeviceTask: bytemuck::Pod {
     /// The task record of these arguments, to submit (or push with [`TaskCx::spawn`]).
     fn task(&self) -> Task {
         Task::with_args(Self::ID, self)
+    }
+}
+
+/// Whether the device holds a task type's runs to its declaration
+/// ([`DeviceTask::DECLARATION_CHECK`]).
+///
+/// Held (the default): before a task runs, its declaration is collected; every slice it
+/// resolves ([`TaskCx::view`]), every write or atomic update through a view, every
+/// counter it reads or signals and every child it pushes is looked up there and refused
+/// with `Status::Undeclared` if not granted. When `run` is inlined into the persistent
+/// loop and touches what `declare` names, the look-ups fold away at compile time; the
+/// rest cost a few comparisons each.
+///
+/// Vouched: no look-ups. For the built-in tasks, whose declarations and runs are
+/// written together, and for a hot task whose author has checked the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeclarationCheck(bool);
+
+impl DeclarationCheck {
+    /// Every run is held to its task's declaration.
+    pub const HELD: Self = Self(true);
+
+    /// No run is held to its declaration: the type's author vouches for it.
+    ///
+    /// # Safety
+    /// For every value of the arguments (pushed children and tasks submitted through
+    /// `submit_unchecked` are not checked by the host), the type's `run` must resolve
+    /// only slices that lie within ones its `declare` names, write only slices declared
+    /// `write`, update atomically only slices declared `write` or `atomic`, read or
+    /// signal only counters it names, and push only children of types it names whose own
+    /// declarations lie within its own. A run that breaks this can reach a dropped
+    /// buffer's memory after another buffer took it.
+    pub const unsafe fn vouched() -> Self {
+        Self(false)
+    }
+
+    /// Whether runs are held to their declaration.
+    pub const fn is_held(self) -> bool {
+        self.0
     }
 }
 

@@ -68,9 +68,10 @@ impl TaskSet for NoTasks {
 }
 
 /// One arm of a set's dispatcher: runs `task` as a `T`. The task gets a context built
-/// for it from `cx` (`TaskCx::for_task`): if `T::run` is not inlined, only that one's
-/// address escapes, and the loop's own context stays in registers (an escaping one is
-/// stored to the stack for every task). Its `spawned` flag goes back to `cx`.
+/// for it from `cx` (`TaskCx::for_run`), held to the task's declaration as a `T`: if
+/// `T::run` is not inlined, only that one's address escapes, and the loop's own context
+/// stays in registers (an escaping one is stored to the stack for every task). Its
+/// `spawned` flag goes back to `cx`.
 ///
 /// A task pushed on the device (`task_flags::CHILD`: spawned, or pushed through a peer
 /// link from another runtime) never runs as an `UNCHECKED` type: `spawn` and `push_to`
@@ -82,17 +83,39 @@ pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
     if T::UNCHECKED && task.flags & resident_shared::task_flags::CHILD != 0 {
         return Outcome::err(resident_shared::Status::InvalidOpcode);
     }
-    let own = cx.for_task(cx.child_seg, cx.cancel_stamp);
-    let out = T::run(task.args_as::<T>(), &own).into();
+    let args = task.args_as::<T>();
+    // What the task is held to (`super::declared`). A declaration's own verdict (`Err`)
+    // was the host's to act on (children have none: they are held to their parent's).
+    // An `UNCHECKED` type's caller vouched for it instead (`submit_unchecked`), and it
+    // reaches memory by raw address: it gets no declaration to be held to (every view
+    // of it is refused), and no table costs the loop for it. A type whose author
+    // vouched for its runs (`DeclarationCheck::vouched`) gets everything granted.
+    let mut declared = resident_shared::Collected::new();
+    let own = if T::DECLARATION_CHECK.is_held() {
+        if !T::UNCHECKED {
+            let _ = args.declare(&mut Declare::collect(&mut declared));
+        }
+        // SAFETY: `declared` outlives `own`, which lives for the run.
+        unsafe { cx.for_run(&declared) }
+    } else {
+        cx.for_vouched_run()
+    };
+    let out = T::run(args, &own).into();
     if own.spawned.get() {
         cx.spawned.set(true);
     }
     out
 }
 
-/// One arm of a set's declaration dispatch.
+/// One arm of a set's declaration dispatch. A record tagged as built by another type
+/// than `T` (`Task::with_args`) declares only that (`Declare::foreign`): the host
+/// refuses it, whatever its arguments would say as a `T`.
 #[inline(always)]
 pub fn declare_as<T: DeviceTask>(task: &Task, d: &mut Declare<'_>) -> Result<(), ArgError> {
+    if task.flags != 0 && task.flags != resident_shared::type_tag::<T>() {
+        d.foreign();
+        return Ok(());
+    }
     if T::UNCHECKED {
         d.unchecked();
     }

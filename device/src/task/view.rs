@@ -1,17 +1,21 @@
 //! [`View`]: the elements of a checked buffer slice (or of scratch memory), with
-//! bounds-checked element access and atomics. Never panics: an index out of range is
-//! `Err(Status::OutOfRange)`.
+//! bounds-checked element access and atomics, limited to what the task's declaration
+//! grants the slice. Never panics: an index out of range is `Err(Status::OutOfRange)`,
+//! a write or an atomic update that the declaration does not grant is
+//! `Err(Status::Undeclared)`.
 
-use resident_shared::{Element, Status};
+use resident_shared::{Element, Grant, Status};
 
 use crate::arch;
 
 /// `len` elements of `T` in device memory (host memory on the CPU backend), resolved by
-/// [`crate::TaskCx::view`]. `Copy`: a view is an address and a length; the memory
-/// stays the runtime's.
+/// [`crate::TaskCx::view`]. `Copy`: a view is an address, a length and what the task's
+/// declaration grants it (reads always; writes for a slice declared `write`; atomic
+/// updates for one declared `write` or `atomic`); the memory stays the runtime's.
 pub struct View<T> {
     ptr: *mut T,
     len: u32,
+    grant: Grant,
 }
 
 impl<T> Clone for View<T> {
@@ -23,8 +27,14 @@ impl<T> Copy for View<T> {}
 
 impl<T: Element> View<T> {
     #[inline(always)]
-    pub(crate) fn new(ptr: *mut T, len: u32) -> Self {
-        Self { ptr, len }
+    pub(crate) fn new(ptr: *mut T, len: u32, grant: Grant) -> Self {
+        Self { ptr, len, grant }
+    }
+
+    /// Whether the task's declaration lets it write these elements.
+    #[inline(always)]
+    pub fn writable(&self) -> bool {
+        self.grant.contains(Grant::WRITE)
     }
 
     /// Elements in the view.
@@ -51,9 +61,12 @@ impl<T: Element> View<T> {
         Ok(unsafe { arch::ld_racy(self.ptr.add(i as usize)) })
     }
 
-    /// Stores `v` at element `i`.
+    /// Stores `v` at element `i`; `Undeclared` if the slice is not declared `write`.
     #[inline(always)]
     pub fn write(&self, i: u32, v: T) -> Result<(), Status> {
+        if !self.writable() {
+            return Err(Status::Undeclared);
+        }
         if i >= self.len {
             return Err(Status::OutOfRange);
         }
@@ -62,11 +75,26 @@ impl<T: Element> View<T> {
         Ok(())
     }
 
-    /// The address of element 0, for code that reads or writes in bulk (vector loads).
-    /// Valid for `len` elements while the task runs.
+    /// The address of element 0, for code that reads in bulk (vector loads). Valid for
+    /// reads of `len` elements while the task runs.
     #[inline(always)]
-    pub fn as_ptr(&self) -> *mut T {
+    pub fn as_ptr(&self) -> *const T {
         self.ptr
+    }
+
+    /// The address of element 0, for code that writes in bulk: `Undeclared` unless the
+    /// slice is declared `write`. Valid for `len` elements while the task runs.
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> Result<*mut T, Status> {
+        if self.writable() { Ok(self.ptr) } else { Err(Status::Undeclared) }
+    }
+
+    /// The address of element 0, for code that updates in bulk with atomic operations
+    /// only: `Undeclared` unless the slice is declared `atomic` or `write`. Valid for
+    /// `len` elements while the task runs.
+    #[inline(always)]
+    pub fn as_atomic_ptr(&self) -> Result<*mut T, Status> {
+        if self.grant.contains(Grant::ATOMIC) { Ok(self.ptr) } else { Err(Status::Undeclared) }
     }
 
     /// Elements `start .. start + len` of this view.
@@ -75,7 +103,7 @@ impl<T: Element> View<T> {
         if start as u64 + len as u64 > self.len as u64 {
             return Err(Status::OutOfRange);
         }
-        Ok(Self { ptr: self.ptr.wrapping_add(start as usize), len })
+        Ok(Self { ptr: self.ptr.wrapping_add(start as usize), len, grant: self.grant })
     }
 }
 
@@ -114,8 +142,12 @@ impl AtomicElement for f32 {
 impl<T: AtomicElement> View<T> {
     /// Adds `v` to element `i` atomically (relaxed, .gpu); returns the value before.
     /// Called by each lane that calls it: to add once per warp, call from one lane.
+    /// `Undeclared` if the slice is declared neither `atomic` nor `write`.
     #[inline(always)]
     pub fn atomic_add(&self, i: u32, v: T) -> Result<T, Status> {
+        if !self.grant.contains(Grant::ATOMIC) {
+            return Err(Status::Undeclared);
+        }
         if i >= self.len {
             return Err(Status::OutOfRange);
         }

@@ -41,7 +41,7 @@ impl DeviceTask for ConvTile {
             return Err(Status::BadArgs);
         }
         // SAFETY: every view holds the length the shape implies (checked above).
-        unsafe { conv::conv_tile(&g, x.as_ptr(), w.as_ptr(), y.as_ptr(), partials.as_ptr(), tile) };
+        unsafe { conv::conv_tile(&g, x.as_ptr(), w.as_ptr(), y.as_mut_ptr()?, partials.as_mut_ptr()?, tile) };
         Ok(tile as u64)
     }
 }
@@ -74,7 +74,7 @@ impl DeviceTask for BnNormalize {
             whole(self.affine, g.affine_len()),
         ])?;
         // SAFETY: as for the conv tile.
-        unsafe { bn::normalize(&g, y.as_ptr(), out.as_ptr(), partials.as_ptr(), affine.as_ptr(), c, n0, count, eps) };
+        unsafe { bn::normalize(&g, y.as_ptr(), out.as_mut_ptr()?, partials.as_ptr(), affine.as_mut_ptr()?, c, n0, count, eps) };
         Ok(count as u64)
     }
 }

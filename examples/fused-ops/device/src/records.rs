@@ -69,9 +69,9 @@ fn resolve(a: &layout::Records, cx: &TaskCx) -> Result<Records, Status> {
     ])?;
     Ok(Records {
         raw: raw.as_ptr(),
-        parsed: parsed.as_ptr(),
-        counts: counts.as_ptr(),
-        table: table.as_ptr(),
+        parsed: parsed.as_mut_ptr()?,
+        counts: counts.as_atomic_ptr()?,
+        table: table.as_atomic_ptr()?,
         first: a.first,
         count: a.count,
         keys: a.keys,
