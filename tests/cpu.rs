@@ -342,6 +342,13 @@ fn read_after_an_unseen_fault_names_it() {
 }
 
 #[test]
+fn producers_during_a_fault_get_the_fault() {
+    for fault in [common::faults::Fault::Trap, common::faults::Fault::IllegalAddress(8)] {
+        common::faults::producers_during_a_fault_get_the_fault(cpu_with(|c| c.cpu_workers = 4), fault, 6);
+    }
+}
+
+#[test]
 fn producers_racing_a_fault_get_the_fault() {
     common::faults::producers_racing_a_fault_get_the_fault(|| cpu_with(|_| {}), common::faults::Fault::Trap, 20, 6);
 }

@@ -92,6 +92,14 @@ gpu_test!(fault_repeatedly, {
     eprintln!("faults injected and survived (each in its own process): {survived}");
 });
 
+// Producers submitting (lone tasks, batches, pipelined batches) while the device
+// traps: every refusal names the fault, never `ShutDown`.
+gpu_test!(producers_during_a_fault, {
+    in_child("producers_during_a_fault", BOUND * 3, || {
+        common::faults::producers_during_a_fault_get_the_fault(gpu_with(|_| {}), Fault::Trap, 6)
+    });
+});
+
 gpu_test!(fault_hang_watchdog_fires, {
     let d = Duration::from_secs(1);
     common::faults::watchdog_ends_hung_task(|| gpu_with(|c| c.task_deadline = Some(d)), d);

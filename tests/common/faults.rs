@@ -465,7 +465,9 @@ pub fn producers_racing_a_fault_get_the_fault(make: impl Fn() -> Runtime, fault:
         std::thread::sleep(Duration::from_millis(20));
         // SAFETY: fault injection.
         let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
-        std::thread::sleep(Duration::from_millis(20));
+        // Long enough for a worker to have run the fault (so that the close below comes
+        // after it, unseen), on a loaded machine too.
+        std::thread::sleep(SETTLE);
         let go = std::sync::Barrier::new(producers + 1);
         let tickets: Vec<Ticket> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..producers)
@@ -532,5 +534,68 @@ pub fn read_after_an_unseen_fault_names_it(rt: Runtime, fault: Fault) {
     assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "the read recorded it");
     assert!(matches!(before.wait(), Ok(()) | Err(Error::DeviceFault(_))));
     assert!(is_fault(&victim.wait()));
+    later_calls_answer_with_the_fault(&rt);
+}
+
+/// Producers already submitting when the device faults (small batches, lone tasks,
+/// pipelined batches, each producer waiting on some of its tickets): each goes on until
+/// a call fails, and that failure is the fault, never `ShutDown`; every ticket any of
+/// them got resolves with success or the fault; the close and every later call answer
+/// with the fault.
+pub fn producers_during_a_fault_get_the_fault(rt: Runtime, fault: Fault, producers: usize) {
+    let bound = scaled(Duration::from_secs(20));
+    let started = std::sync::Barrier::new(producers + 1);
+    let tickets: Vec<Ticket> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..producers)
+            .map(|p| {
+                let (rt, started) = (&rt, &started);
+                s.spawn(move || {
+                    let mut tickets = vec![];
+                    let deadline = Instant::now() + bound;
+                    for i in 0usize.. {
+                        if i == 20 {
+                            started.wait();
+                        }
+                        assert!(Instant::now() < deadline, "producer {p}: no call failed within {bound:?} of the fault");
+                        let r = match (p + i) % 4 {
+                            0 => rt.submit(&[Task::noop(i as u64)]),
+                            1 => rt.submit(&vec![Task::noop(i as u64); 64]),
+                            2 => rt.submit_pipelined(&vec![Task::noop(0); 5000]),
+                            _ => rt.submit_for_results(&[Task::noop(i as u64), Task::spin(1000)]),
+                        };
+                        match r {
+                            Ok(t) if i % 8 == 0 => match t.wait_timeout(bound) {
+                                Ok(()) => {}
+                                Err(Error::DeviceFault(_)) => break,
+                                other => panic!("producer {p}, call {i}: a ticket resolved with {other:?}"),
+                            },
+                            Ok(t) => tickets.push(t),
+                            Err(Error::DeviceFault(_)) => break,
+                            Err(e) => panic!("producer {p}, call {i}: {e:?} while the device faulted"),
+                        }
+                    }
+                    tickets
+                })
+            })
+            .collect();
+        started.wait();
+        // SAFETY: fault injection.
+        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) };
+        let mut all: Vec<Ticket> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        match victim {
+            Ok(t) => all.push(t),
+            Err(e) => assert!(is_fault(&Err(e.clone())), "the fault's own submission: {e:?}"),
+        }
+        all
+    });
+    for t in &tickets {
+        match t.wait_timeout(bound) {
+            Ok(()) | Err(Error::DeviceFault(_)) => {}
+            other => panic!("{fault:?}: a ticket resolved with {other:?}"),
+        }
+    }
+    later_calls_answer_with_the_fault(&rt);
+    let r = rt.close();
+    assert!(is_fault(&r), "{fault:?}: close: {r:?}");
     later_calls_answer_with_the_fault(&rt);
 }
