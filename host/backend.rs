@@ -224,6 +224,14 @@ impl Backend {
     pub fn health(&self) -> Health {
         each!(self, b => b.health())
     }
+    /// Whether no task pushed in through a peer link can be running (CUDA:
+    /// `CudaBackend::peer_tasks_quiet`; the CPU backend has no peer links).
+    pub fn peer_tasks_quiet(&self) -> bool {
+        match self {
+            Backend::Cpu(_) => true,
+            Backend::Cuda(b) => b.peer_tasks_quiet(),
+        }
+    }
     /// The device fault the backend holds, if any, whether or not the runtime has
     /// recorded it yet: a CPU worker's panic (`CpuBackend::fault`, set before it raised
     /// `abort`), or a dead kernel's sticky error (a driver query: the caller binds).

@@ -16,7 +16,9 @@
 //!    there (the clear is a synchronous write, before any later publication, which
 //!    the workers acquire before they read entries); [`Held::Cleared`]: the memory
 //!    stays until the tasks reserved before the clear, which may have read the live
-//!    entry, complete. Only then is the memory freed and the index given back.
+//!    entry, complete, and until no task pushed in through a peer link can be running
+//!    (those are counted in no ticket of this runtime: `Backend::peer_tasks_quiet`).
+//!    Only then is the memory freed and the index given back.
 //!
 //! What it does not own: the decision that a task can no longer run (the completion
 //! tracker's `completed`), the registries' own bookkeeping (`BufferRegistry::release`,
@@ -96,6 +98,10 @@ impl Shared {
             return false;
         }
         let _ = self.bind();
+        // Peer tasks are looked at (driver reads, with peer links) only if memory would
+        // be freed now, once per pass.
+        let peers_quiet = std::cell::OnceCell::new();
+        let mut held_back = Vec::new();
         let mut r = self.registries.write();
         let mut cleared = Vec::new();
         for held in free {
@@ -111,13 +117,19 @@ impl Shared {
                         cleared.push(Held::Cleared { index, mem });
                     }
                 }
-                Held::Cleared { index, mem } => {
+                Held::Cleared { index, mem } if gone || *peers_quiet.get_or_init(|| self.backend.peer_tasks_quiet()) => {
                     r.registry.release(index);
                     drop(mem);
                 }
+                Held::Cleared { index, mem } => held_back.push(Held::Cleared { index, mem }),
                 Held::Counter(id) => r.counters.give_back(id),
                 Held::List(mem) => drop(mem),
             }
+        }
+        if !held_back.is_empty() {
+            // Their tasks have completed; a later pass looks at the peer tasks again.
+            let mut p = self.reclaim.pending.lock().unwrap_or_else(|e| e.into_inner());
+            p.extend(held_back.into_iter().map(|h| (done, h)));
         }
         if cleared.is_empty() {
             return false;

@@ -189,6 +189,27 @@ impl CudaBackend {
         Ok((u64::from_ne_bytes(d.try_into().expect("8 bytes")), u64::from_ne_bytes(f.try_into().expect("8 bytes"))))
     }
 
+    /// Whether no task pushed into this runtime through a peer link can be running: no
+    /// peer link into it is open (so its relay moves no more tasks out of the inboxes),
+    /// and in every inbox, `done` (read first) has counted every position the relay
+    /// moved (`dequeue`, read after it: `done` only grows and never passes `dequeue`,
+    /// so equal values mean none was in flight at the second read). What the reclaim
+    /// waits for before it frees a dropped buffer's memory: peer tasks are checked by no
+    /// host of this runtime and counted in no ticket of it. A failed read says no.
+    pub fn peer_tasks_quiet(&self) -> bool {
+        if self.relay().peers() != 0 {
+            return false;
+        }
+        let v = self.peer_state().inboxes.lock().unwrap_or_else(|e| e.into_inner());
+        v.iter().all(|inbox| {
+            let Ok((done, _)) = self.inbox_counts(inbox) else { return false };
+            let mut w = [0u8; 4];
+            // SAFETY: 4 bytes of a live inbox (held in `inboxes`).
+            let dequeue = unsafe { self.download(inbox.addr() + std::mem::offset_of!(InboxHeader, dequeue) as u64, &mut w, 4) };
+            dequeue.is_ok() && u32::from_ne_bytes(w) == done as u32
+        })
+    }
+
     /// One more (`+1`) or one fewer (`-1`) open peer link into this runtime: its relay
     /// looks at inboxes only while there are any.
     pub fn add_peers(&self, delta: i64) {

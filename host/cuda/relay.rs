@@ -272,6 +272,16 @@ impl Relay {
         }
     }
 
+    /// Open peer links into the runtime, as `add_peers` counted them (0 without a relay).
+    pub fn peers(&self) -> u64 {
+        if !self.enabled() {
+            return 0;
+        }
+        // SAFETY: as in `add_peers`. Relaxed: a count this thread or another changed
+        // under the peer link's own locks; nothing is read through it.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.mailbox()).peers) }.load(Ordering::Relaxed)
+    }
+
     /// Time slices the relay has seen other contexts take (`RelayMailbox::slices`) and
     /// the last one's length in nanoseconds; zero without a relay. Relaxed: pairs with
     /// the relay's relaxed `.sys` stores; a hint, nothing is read through it.
