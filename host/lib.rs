@@ -102,8 +102,8 @@ pub use resident_shared::link::LinkId;
 #[doc(hidden)]
 pub use resident_shared::steps;
 pub use resident_shared::{
-    Access, AccessMode, ArgError, BufSlice, BufferHandle, Completion, CounterId, Declare, ElemType, Element, OneTaskParams, Slice, Status,
-    TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,
+    Access, AccessMode, ArgError, BufSlice, BufferHandle, COLLECTED, Completion, CounterId, Declare, ElemType, Element, OneTaskParams,
+    Slice, Status, TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,
 };
 pub use runtime::{Runtime, cuda_available, device_count};
 pub use task_list::TaskList;

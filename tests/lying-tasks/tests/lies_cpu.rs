@@ -45,3 +45,8 @@ fn lies_touch_only_declared_memory() {
 fn a_task_that_panics_is_a_device_fault() {
     common::a_task_that_panics_is_a_device_fault(cpu());
 }
+
+#[test]
+fn long_declarations_refused() {
+    common::long_declarations_refused(&cpu());
+}

@@ -25,3 +25,4 @@ gpu_test!(lies_touch_only_declared_memory, {
     let arena = common::Arena::new(&rt);
     common::lies_touch_only_declared_memory(&rt, &arena, 2000);
 });
+gpu_test!(long_declarations_refused, common::long_declarations_refused(&gpu()));

@@ -7,7 +7,8 @@
 //!   perhaps a counter and its own type as a child, and then does one thing ([`op`])
 //!   to a slice of its choosing, declared or not;
 //! - [`Impostor`]: a type that is in no set, with the same id as [`Lie`]: a runtime
-//!   whose set holds `Lie` must refuse it, not run its bytes as a `Lie`.
+//!   whose set holds `Lie` must refuse it, not run its bytes as a `Lie`;
+//! - [`Verbose`]: a declaration of as many items as its arguments say.
 #![no_std]
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -174,7 +175,37 @@ impl DeviceTask for Impostor {
     }
 }
 
+/// Declares `x` for reading `n` times over (a declaration of `n` items), then reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Verbose {
+    /// Read.
+    pub x: Slice<u32>,
+    /// How many times `x` is declared.
+    pub n: u32,
+}
+
+impl DeviceTask for Verbose {
+    const ID: TaskId = TaskId(0x101);
+
+    fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError> {
+        for _ in 0..self.n.min(64) {
+            d.read(self.x);
+        }
+        Ok(())
+    }
+
+    fn run(&self, cx: &TaskCx) -> Result<u64, Status> {
+        let v = cx.view(self.x)?;
+        let mut sum = 0u32;
+        for i in cx.lane_range(v.len()) {
+            sum = sum.wrapping_add(v.read(i)?);
+        }
+        Ok(cx.warp_sum_u32(sum) as u64)
+    }
+}
+
 resident_device::task_set! {
     /// The lying tasks and the built-in ones (not [`Impostor`]).
-    pub struct Liars: Builtins { Lie }
+    pub struct Liars: Builtins { Lie, Verbose }
 }

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use lying_tasks::{MARK, allowed};
-use lying_tasks_device::{Impostor, Lie, mode, op};
+use lying_tasks_device::{Impostor, Lie, Verbose, mode, op};
 use proptest::prelude::*;
 use rand::Rng;
 use resident::{Buffer, DeviceTask, Error, Rejection, Runtime, Slice, Status, Task};
@@ -278,4 +278,21 @@ pub fn a_task_that_panics_is_a_device_fault(rt: Runtime) {
     assert!(matches!(rt.counter(), Err(Error::DeviceFault(_))));
     assert!(matches!(rt.close(), Err(Error::DeviceFault(_))));
     assert!(matches!(rt.submit(&[Task::noop(0)]), Err(Error::DeviceFault(_))), "after the close: the fault, not ShutDown");
+}
+
+/// A declaration of more items than the device holds a running task to is refused at
+/// submission (`DeclarationTooLong`); one of as many runs.
+pub fn long_declarations_refused(rt: &Runtime) {
+    let (x_data, x) = random(rt, 100);
+    let sum = x_data.iter().fold(0u32, |a, &v| a.wrapping_add(v)) as u64;
+    let max = resident::COLLECTED as u32;
+    let t = rt.submit_for_results(&[Verbose { x: x.all(), n: max }.task()]).unwrap();
+    assert_eq!(t.results().unwrap(), vec![sum]);
+    for n in [max + 1, 40] {
+        let r = rt.submit(&[Verbose { x: x.all(), n }.task()]).map(drop);
+        assert!(
+            matches!(r, Err(Error::InvalidTask { reason: Rejection::DeclarationTooLong { max: m }, .. }) if m == max as usize),
+            "{n} items: {r:?}"
+        );
+    }
 }
