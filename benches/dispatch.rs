@@ -478,11 +478,18 @@ fn bench(c: &mut Criterion) {
             let axpy_graph = base.capture_graph(&axpy, false).unwrap();
             let axpy_graph_pdl = base.capture_graph(&axpy, true).unwrap();
             let (src, dst) = base.copy_buffers(AXPY_BYTES as usize / 2).unwrap();
+            // The launch a CUDA programmer writes for a known set of tasks: one launch
+            // over the task table, a warp per task (from device memory, and fed from the
+            // host: records into pinned memory, one copy, one launch, one synchronize).
+            let (noop_table, axpy_table) = (base.table(&rt, &w.noop).unwrap(), base.table(&rt, &w.axpy).unwrap());
+            let (mut noop_fed, mut axpy_fed) = (base.table(&rt, &w.noop).unwrap(), base.table(&rt, &w.axpy).unwrap());
             progress("criterion baselines");
 
             let mut g = c.benchmark_group("noop_20k");
             g.throughput(Throughput::Elements(TASKS as u64));
             g.sample_size(10);
+            g.bench_function("table_one_launch", |b| b.iter(|| base.run_table(&noop_table).unwrap()));
+            g.bench_function("table_host_fed", |b| b.iter(|| base.host_fed_table(&mut noop_fed).unwrap()));
             g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&noop, false).unwrap()));
             g.bench_function("graph_replay", |b| b.iter(|| base.replay(&noop_graph).unwrap()));
             g.bench_function("graph_replay_pdl", |b| b.iter(|| base.replay(&noop_graph_pdl).unwrap()));
@@ -490,6 +497,8 @@ fn bench(c: &mut Criterion) {
             let mut g = c.benchmark_group("axpy_20k_x1024");
             g.throughput(Throughput::Bytes(AXPY_BYTES));
             g.sample_size(10);
+            g.bench_function("table_one_launch", |b| b.iter(|| base.run_table(&axpy_table).unwrap()));
+            g.bench_function("table_host_fed", |b| b.iter(|| base.host_fed_table(&mut axpy_fed).unwrap()));
             g.bench_function("launch_per_task", |b| b.iter(|| base.launch_per_task(&axpy, false).unwrap()));
             g.bench_function("graph_replay", |b| b.iter(|| base.replay(&axpy_graph).unwrap()));
             g.bench_function("graph_replay_pdl", |b| b.iter(|| base.replay(&axpy_graph_pdl).unwrap()));
@@ -498,6 +507,16 @@ fn bench(c: &mut Criterion) {
             g.finish();
 
             progress("baseline medians");
+            summary.push((
+                TABLE.into(),
+                median(|| base.run_table(&noop_table).unwrap(), 20, 101),
+                median(|| base.run_table(&axpy_table).unwrap(), 10, 51),
+            ));
+            summary.push((
+                TABLE_FED.into(),
+                median(|| base.host_fed_table(&mut noop_fed).unwrap(), 20, 101),
+                median(|| base.host_fed_table(&mut axpy_fed).unwrap(), 10, 51),
+            ));
             summary.push((
                 "one launch per task".into(),
                 median(|| base.launch_per_task(&noop, false).unwrap(), 3, 21),
@@ -525,7 +544,7 @@ fn bench(c: &mut Criterion) {
                 Duration::ZERO,
                 median(|| base.axpy_flat(1e-3, &w._x, &w._y, SLICE).unwrap(), 5, 51),
             ));
-            drop((noop_graph, noop_graph_pdl, axpy_graph, axpy_graph_pdl, src, dst, base));
+            drop((noop_graph, noop_graph_pdl, axpy_graph, axpy_graph_pdl, src, dst, noop_table, axpy_table, noop_fed, axpy_fed, base));
         }
         progress("shutdown");
         rt.shutdown().unwrap();
@@ -540,16 +559,25 @@ fn bench(c: &mut Criterion) {
     staging_probe();
 }
 
+/// The rival rows: one launch over the task table, from device memory and fed from
+/// the host (`Baselines::run_table`, `Baselines::host_fed_table`).
+const TABLE: &str = "one launch over the table (rival)";
+const TABLE_FED: &str = "host-fed table: pinned, copy, launch (rival)";
+
 fn print_summary(rows: &[(String, Duration, Duration)]) {
     let find = |name: &str| rows.iter().find(|r| r.0 == name).unwrap();
-    // Ratios against one launch per task and against the strongest non-persistent way,
-    // a CUDA Graph with programmatic dependent launch.
+    // Ratios against the strongest rival of each shape (the table, from the device or
+    // fed from the host: > 1 is faster than it), against one launch per task and
+    // against a CUDA Graph with programmatic dependent launch.
     let (launch, graph, copy) = (find("one launch per task"), find("CUDA Graph replay, PDL"), find("device copy, same bytes"));
+    let (table, fed) = (find(TABLE), find(TABLE_FED));
     let copy_bw = AXPY_BYTES as f64 / copy.2.as_secs_f64() / 1e9;
-    println!("\nsummary: {TASKS} tasks per batch, medians of this run");
     println!(
-        "{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8}",
-        "variant", "noop us", "M tasks/s", "x launch", "x g+PDL", "axpy us", "GB/s", "% copy"
+        "\nsummary: {TASKS} tasks per batch, medians of this run; x rival: the table's time over this row's (noop / axpy; host-fed rows against the host-fed table)"
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>9} {:>9} | {:>12} {:>9} {:>8} | {:>7} {:>7}",
+        "variant", "noop us", "M tasks/s", "x launch", "x g+PDL", "axpy us", "GB/s", "% copy", "x rival", "(axpy)"
     );
     for (name, noop, axpy) in rows {
         let (n_us, a_us) = (noop.as_secs_f64() * 1e6, axpy.as_secs_f64() * 1e6);
@@ -558,11 +586,14 @@ fn print_summary(rows: &[(String, Duration, Duration)]) {
         if noop.is_zero() {
             println!("{name:<44} {:>12} {:>12} {:>9} {:>9} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%", "-", "-", "-", "-", 100.0 * gbs / copy_bw);
         } else {
+            let rival = if name.starts_with("host-fed") { fed } else { table };
             println!(
-                "{name:<44} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}%",
+                "{name:<44} {n_us:>12.1} {rate:>12.2} {:>9.1} {:>9.1} | {a_us:>12.1} {gbs:>9.0} {:>7.0}% | {:>7.2} {:>7.2}",
                 launch.1.as_secs_f64() / noop.as_secs_f64(),
                 graph.1.as_secs_f64() / noop.as_secs_f64(),
-                100.0 * gbs / copy_bw
+                100.0 * gbs / copy_bw,
+                rival.1.as_secs_f64() / noop.as_secs_f64(),
+                rival.2.as_secs_f64() / axpy.as_secs_f64()
             );
         }
     }

@@ -478,6 +478,27 @@ impl Runtime {
         Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
     }
 
+    /// `tasks` checked as [`Runtime::submit`] checks them, as the records
+    /// `resident_table` reads (the runtime's header words cleared: no segment, no flags),
+    /// and that kernel's parameters for those records placed at device address `at`
+    /// (one launch of `len` warps runs them; nothing is recorded). The one launch over a
+    /// task table that a CUDA programmer writes: the runtime's strongest rival for a
+    /// known set of tasks.
+    #[doc(hidden)]
+    pub fn table_params(&self, tasks: &[Task], at: u64) -> Result<(Vec<Task>, resident_shared::TableParams)> {
+        let len = u32::try_from(tasks.len()).map_err(|_| Error::BatchTooLarge(tasks.len()))?;
+        // The table runs no dependencies: its tasks are all ready.
+        if tasks.iter().any(|t| t.wait_counter != 0 || t.signal_counter != 0) {
+            return Err(Error::Config("the table baseline runs tasks that wait on or signal no counter".into()));
+        }
+        {
+            let r = self.shared.registries.read();
+            crate::validate::validate(tasks, &self.shared.set, &r.registry, &r.counters)?;
+        }
+        let placed = tasks.iter().map(|t| Task { flags: 0, seg: 0, ..*t }).collect();
+        Ok((placed, resident_shared::TableParams { tasks: at, buffers: self.shared.backend.table_ptr(), len, _pad: [0; 3] }))
+    }
+
     /// Which backend runs the tasks, with its layout.
     pub fn backend(&self) -> &BackendInfo {
         &self.shared.info

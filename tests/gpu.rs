@@ -63,6 +63,7 @@ gpu_test!(baselines_match_persistent_results, {
     // Made before `close`: a closed runtime makes no new buffers (`ShutDown`).
     let y5 = rt.buffer::<f32>(tasks * slice).unwrap();
     let y6 = rt.buffer::<f32>(tasks * slice).unwrap();
+    let (y7, y8) = (rt.buffer::<f32>(tasks * slice).unwrap(), rt.buffer::<f32>(tasks * slice).unwrap());
     rt.close().unwrap();
     let base = Baselines::new(&rt, tasks).unwrap();
     base.launch_per_task(&base.prepare(&rt, &list(&y2)).unwrap(), false).unwrap();
@@ -82,6 +83,17 @@ gpu_test!(baselines_match_persistent_results, {
     assert_eq!(y5.read().unwrap(), want);
     assert_eq!(y6.read().unwrap(), want);
     drop(gp);
+    // One launch over the task table, from device memory and fed from the host: every
+    // task once (twice for the one run twice).
+    let t7 = base.table(&rt, &list(&y7)).unwrap();
+    base.run_table(&t7).unwrap();
+    assert_eq!(y7.read().unwrap(), want);
+    base.run_table(&t7).unwrap();
+    assert_eq!(y7.read().unwrap(), xs.iter().map(|v| 4.0 * v).collect::<Vec<_>>());
+    let mut t8 = base.table(&rt, &list(&y8)).unwrap();
+    base.host_fed_table(&mut t8).unwrap();
+    assert_eq!(y8.read().unwrap(), want);
+    assert_eq!(t8.len(), tasks);
     // The flat launch of the task loop (the dispatch bench's ceiling), on random y.
     let ys: Vec<f32> = (0..tasks * slice).map(|i| ((i * 104_729) % 997) as f32 / 997.0 - 0.5).collect();
     y1.write(&ys).unwrap();

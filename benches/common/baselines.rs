@@ -1,23 +1,29 @@
 //! The baselines the persistent runtime is measured against, written on the public API
-//! alone (`Runtime::module`, `Runtime::one_task_params`, `Stream::launch`,
-//! `Stream::capture`): one kernel launch per task (`resident_one_task`, one warp), with
-//! and without programmatic dependent launch, the same launches captured once into a
-//! CUDA Graph and replayed; and two ceilings for memory-bound tasks: a device copy, and
-//! the axpy task's loop over every slice in one launch (`resident_axpy_flat`: no
-//! dispatch at all). CUDA only. Shared by the benchmarks and tests/gpu.rs.
+//! alone (`Runtime::module`, `Runtime::one_task_params`, `Runtime::table_params`,
+//! `Stream::launch`, `Stream::capture`): the launch a CUDA programmer writes for a known
+//! set of tasks, one launch over the task table (`resident_table`, a warp per task and
+//! the set's dispatch as its switch), from device memory or fed from the host (records
+//! written into pinned memory, one copy, one launch, one synchronize); one kernel launch
+//! per task (`resident_one_task`, one warp), with and without programmatic dependent
+//! launch, the same launches captured once into a CUDA Graph and replayed; and two
+//! ceilings for memory-bound tasks: a device copy, and the axpy task's loop over every
+//! slice in one launch (`resident_axpy_flat`: no dispatch at all). CUDA only. Shared by
+//! the benchmarks and tests/gpu.rs.
 //!
 //! Run them with the persistent kernel stopped (`Runtime::close`): nothing resident
 //! then shares the SMs with them; they use the runtime's module and buffer table, so
 //! the same `Buffer`s serve both.
 #![allow(dead_code)]
 
-use resident::stream::{DeviceBuffer, Function, Graph, LaunchConfig, Stream};
+use resident::stream::{DeviceBuffer, Function, Graph, LaunchConfig, PinnedBuffer, Stream};
 use resident::{Buffer, Completion, Error, OneTaskParams, Result, Runtime, Task};
 use resident_device::kernels::axpy_flat::AxpyFlatParams;
+use resident_device::shared::TableParams;
 
 /// Launch-per-task and graph-replay execution of task lists.
 pub struct Baselines {
     one_task: Function<OneTaskParams>,
+    table: Function<TableParams>,
     axpy_flat: Function<AxpyFlatParams>,
     /// One completion record per task.
     completions: DeviceBuffer<Completion>,
@@ -27,14 +33,31 @@ pub struct Baselines {
 /// A task list as launch parameters, one `resident_one_task` launch each.
 pub struct Launches(Vec<OneTaskParams>);
 
+/// A task table for `resident_table`: its records (checked), in device memory, and a
+/// pinned staging area for the host-fed form.
+pub struct Table {
+    params: TableParams,
+    records: Vec<Task>,
+    dev: DeviceBuffer<Task>,
+    pinned: PinnedBuffer<Task>,
+}
+
+impl Table {
+    /// Tasks in the table.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+}
+
 impl Baselines {
     /// Baselines for lists of up to `max_tasks` tasks on `rt`'s device.
     pub fn new(rt: &Runtime, max_tasks: usize) -> Result<Self> {
         let gpu = rt.gpu()?;
         let one_task = rt.module()?.function::<OneTaskParams>("resident_one_task")?;
+        let table = rt.module()?.function::<TableParams>("resident_table")?;
         let axpy_flat = gpu.kernels().function::<AxpyFlatParams>("resident_axpy_flat")?;
         let completions = gpu.alloc_zeroed::<Completion>(max_tasks.max(1))?;
-        Ok(Self { one_task, axpy_flat, completions, stream: gpu.stream()? })
+        Ok(Self { one_task, table, axpy_flat, completions, stream: gpu.stream()? })
     }
 
     /// The launch parameters of `tasks`, each checked as `submit` checks it (once, out
@@ -50,6 +73,48 @@ impl Baselines {
             .map(|(i, t)| rt.one_task_params(t, i as u32, base + (i * size_of::<Completion>()) as u64))
             .collect::<Result<_>>()?;
         Ok(Launches(params))
+    }
+
+    /// `tasks` as a table for `resident_table`, checked once (out of the timed runs) and
+    /// uploaded to device memory.
+    pub fn table(&self, rt: &Runtime, tasks: &[Task]) -> Result<Table> {
+        let gpu = self.stream.gpu();
+        let dev = gpu.alloc_zeroed::<Task>(tasks.len().max(1))?;
+        let (records, params) = rt.table_params(tasks, dev.device_ptr())?;
+        dev.slice(..records.len()).write_from(&records)?;
+        let pinned = gpu.pinned::<Task>(records.len().max(1))?;
+        Ok(Table { params, records, dev, pinned })
+    }
+
+    fn launch_table(&self, t: &Table) -> Result<()> {
+        let warps_per_block = 256 / 32;
+        let grid = t.params.len.div_ceil(warps_per_block).max(1);
+        // SAFETY: the table's records were checked against the runtime's live buffers,
+        // which outlive the launch (the caller synchronizes before dropping them), and
+        // lie in `t.dev`, `len` of them.
+        unsafe { self.stream.launch(&self.table, LaunchConfig::new(grid, 256), t.params) }
+    }
+
+    /// One launch over the table in device memory, and a synchronize: the rival of a
+    /// resident task list.
+    pub fn run_table(&self, t: &Table) -> Result<()> {
+        self.launch_table(t)?;
+        self.stream.synchronize()
+    }
+
+    /// The table fed from the host as a CUDA programmer feeds it: the records written
+    /// into pinned memory, one async copy, one launch, one synchronize. The rival of a
+    /// host-fed batch (time it from the first record written).
+    pub fn host_fed_table(&self, t: &mut Table) -> Result<()> {
+        let n = t.records.len();
+        t.pinned[..n].copy_from_slice(&t.records);
+        let (pinned, dev) = (&t.pinned, &t.dev);
+        // The scope's end waits for the stream: copy, launch, then one synchronize.
+        self.stream.gpu().scope(|s| {
+            let st = s.adopt(&self.stream)?;
+            st.copy_h2d(pinned.view().slice(..n), dev.slice(..n))?;
+            self.launch_table(t)
+        })
     }
 
     fn launch_all(&self, stream: &Stream, launches: &Launches, pdl: bool) -> Result<()> {

@@ -73,6 +73,8 @@ fn kernel_source(b: &KernelBuild) -> String {
          #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn resident_relay(p: entry::KernelParams) {{\n    unsafe {{ entry::relay::<Set>(&p) }}\n}}\n\n\
          /// The one-launch-per-task baseline: one task on one warp.\n\
          #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn resident_one_task(p: entry::OneTaskParams) {{\n    unsafe {{ entry::one_task::<Set>(&p) }}\n}}\n\n\
+         /// The one-launch-over-a-table baseline: one task per warp.\n\
+         #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn resident_table(p: entry::TableParams) {{\n    unsafe {{ entry::table::<Set>(&p) }}\n}}\n\n\
          /// A stream's wait for a ticket (one thread).\n\
          #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn resident_wait_ticket(p: entry::WaitTicketParams) {{\n    unsafe {{ entry::wait_ticket(&p) }}\n}}\n\n\
          /// The set's fingerprint (its ids), checked by the host when it loads the image.\n\

@@ -3,7 +3,7 @@
 //! user's task set or kernel type). Not for direct use.
 
 pub use crate::kernels::wait_ticket::WaitTicketParams;
-pub use resident_shared::{KernelParams, OneTaskParams};
+pub use resident_shared::{KernelParams, OneTaskParams, TableParams};
 
 use crate::DeviceKernel;
 use crate::task::TaskSet;
@@ -43,6 +43,16 @@ pub unsafe fn relay<S: TaskSet>(p: &KernelParams) {
 #[inline(always)]
 pub unsafe fn one_task<S: TaskSet>(p: &OneTaskParams) {
     unsafe { crate::worker::run_one::<S>(p) }
+}
+
+/// The one-launch-over-a-table baseline's body: task `w` of the table on global warp
+/// `w`.
+///
+/// # Safety
+/// `p` must name a valid buffer table and `p.len` readable tasks.
+#[inline(always)]
+pub unsafe fn table<S: TaskSet>(p: &TableParams) {
+    unsafe { crate::worker::run_table::<S>(p) }
 }
 
 /// Waits until a ticket's batch has completed in the persistent kernel (the stream

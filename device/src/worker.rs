@@ -5,8 +5,8 @@
 //! [`crate::deps`], the tasks in [`crate::task`].
 
 use resident_shared::{
-    BufferEntry, CompactTask, Completion, KernelParams, OneTaskParams, QueueHeader, Status, Task, TaskId, stamp_for, task_flags,
-    worker_flags,
+    BufferEntry, CompactTask, Completion, KernelParams, OneTaskParams, QueueHeader, Status, TableParams, Task, TaskId, stamp_for,
+    task_flags, worker_flags,
 };
 
 use crate::arch;
@@ -329,6 +329,34 @@ pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
         let rec = p.completion as *mut Completion;
         unsafe { rec.write(Completion { stamp: stamp_for(p.seq), status: out.status as u32, result: out.result }) };
     }
+}
+
+/// Runs task `w` of a table on global warp `w`: the body of the one-launch-over-a-table
+/// baseline, what a CUDA programmer writes for a known set of tasks. Each task runs
+/// through the set's dispatch held to its declaration, as in the queue; nothing is
+/// recorded (kernel completion is the only signal).
+///
+/// # Safety
+/// `p.buffers` must point to a buffer table, `p.tasks` to `p.len` readable tasks.
+pub unsafe fn run_table<S: TaskSet>(p: &TableParams) {
+    let w = crate::arch::global_warp_id();
+    if w >= p.len {
+        return;
+    }
+    let cx = TaskCx {
+        buffers: p.buffers as *const BufferEntry,
+        header: core::ptr::null_mut(),
+        counters: core::ptr::null_mut(),
+        spawn: SpawnRing::NONE,
+        counts: core::ptr::null_mut(),
+        child_seg: 0,
+        cancel_stamp: 0,
+        spawned: core::cell::Cell::new(false),
+        declared: crate::task::Declared::NONE,
+    };
+    // SAFETY: `w < len` (the caller's table).
+    let task = unsafe { &*(p.tasks as *const Task).add(w as usize) };
+    let _ = unsafe { dispatch::<S>(task, &cx, w) };
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]

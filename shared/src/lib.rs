@@ -31,7 +31,7 @@ pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUF
 pub use completion::{Completion, spent_stamp, stamp_for};
 pub use counter::{COUNTER_TABLE_WORDS, CounterId, DROPPED, MAX_COUNTERS};
 pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare, Grant, grants};
-pub use params::{KernelParams, OneTaskParams, worker_flags};
+pub use params::{KernelParams, OneTaskParams, TableParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};
 pub use status::Status;

@@ -86,3 +86,22 @@ pub struct OneTaskParams {
     pub _pad: [u32; 11],
 }
 const _: () = assert!(core::mem::size_of::<OneTaskParams>() == 128);
+
+/// Parameters of the one-launch-over-a-table baseline kernel (`resident_table`): the
+/// launch a CUDA programmer writes for a known set of tasks, one warp per task of a
+/// table in device memory, each run by the set's dispatch (a switch on its id), with no
+/// queue, no claim and no completion records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct TableParams {
+    /// Device address of `len` tasks, placed as the runtime places them (`flags` and
+    /// `seg` zero: not counted, not recorded).
+    pub tasks: u64,
+    /// The buffer table.
+    pub buffers: u64,
+    /// Tasks in the table; warps past it do nothing.
+    pub len: u32,
+    /// Fills the struct to 32 bytes; unused.
+    pub _pad: [u32; 3],
+}
+const _: () = assert!(core::mem::size_of::<TableParams>() == 32);
