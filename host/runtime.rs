@@ -475,7 +475,10 @@ impl Runtime {
             let r = self.shared.registries.read();
             crate::validate::validate(std::slice::from_ref(task), &self.shared.set, &r.registry, &r.counters)?;
         }
-        Ok(resident_shared::OneTaskParams { task: *task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
+        // The runtime's header words cleared: `flags` holds the building type's tag
+        // until placement, which the device would read as flags.
+        let task = Task { flags: 0, seg: 0, ..*task };
+        Ok(resident_shared::OneTaskParams { task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
     }
 
     /// `tasks` checked as [`Runtime::submit`] checks them, as the records

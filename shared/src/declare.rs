@@ -147,8 +147,8 @@ pub enum ArgError {
     Bad(&'static str),
 }
 
-/// The collector a task type's `declare` writes into (the host passes one; the device
-/// never calls `declare`).
+/// The collector a task type's `declare` writes into: the host's check passes one, and
+/// the device another before each run, to hold the run to what it collects.
 pub struct Declare<'a> {
     out: Out<'a>,
 }

@@ -84,15 +84,12 @@ const _: () = assert!(core::mem::offset_of!(Task, args) == 16);
 /// it with the tag of the type its runtime's set holds at the record's id, so a task of
 /// a type that is not in the set is refused whatever its id (two distinct types share a
 /// tag with a probability of 2^-16; a record with tag zero, built by hand with
-/// [`Task::raw`], is taken as the set's type). Zero in device code: records built there
-/// are children and pushes, which no host check takes from `flags`.
+/// [`Task::raw`], is taken as the set's type). The same within one compiled program (on
+/// the GPU, within one kernel image, whose `TypeId`s are its own): a child a task pushes
+/// carries its type's tag too, which the device compares with the set's type of its id
+/// before it runs the child. A constant after inlining (the hash of a constant).
 #[inline]
 pub fn type_tag<T: 'static>() -> u16 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        0
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     {
         use core::hash::{Hash, Hasher};
         /// FNV-1a, 64 bits.

@@ -42,18 +42,19 @@ pub struct TaskCx {
 /// A slice whose table entry is being loaded ([`TaskCx::lookup`]); [`Lookup::view`]
 /// checks it.
 #[derive(Clone, Copy)]
-pub struct Lookup<T> {
+pub struct Lookup<'a, T> {
     entry: BufferEntry,
     slice: Slice<T>,
     grant: Grant,
+    _run: core::marker::PhantomData<&'a TaskCx>,
 }
 
-impl<T: Element> Lookup<T> {
+impl<'a, T: Element> Lookup<'a, T> {
     /// The checked view: `Undeclared` unless the task's declaration grants the slice,
     /// `BadBuffer` unless it names a live buffer of `T`, `OutOfRange` unless it lies
     /// within it.
     #[inline(always)]
-    pub fn view(self) -> Result<View<T>, Status> {
+    pub fn view(self) -> Result<View<'a, T>, Status> {
         checked(self.entry, self.slice, self.grant)
     }
 }
@@ -66,7 +67,7 @@ fn wanted<T: Element>(s: Slice<T>) -> Access {
 
 /// The view of `s`, whose table entry is `e` and which the declaration grants `grant`.
 #[inline(always)]
-fn checked<T: Element>(e: BufferEntry, s: Slice<T>, grant: Grant) -> Result<View<T>, Status> {
+fn checked<'a, T: Element>(e: BufferEntry, s: Slice<T>, grant: Grant) -> Result<View<'a, T>, Status> {
     let p = buffers::check::<T>(e, s.erase());
     if grant == Grant::NONE {
         return Err(Status::Undeclared);
@@ -226,7 +227,7 @@ impl TaskCx {
     /// buffer of `T` and lies within it (`BadBuffer` or `OutOfRange` otherwise): the
     /// device's own check, whatever the host checked.
     #[inline(always)]
-    pub fn view<T: Element>(&self, s: Slice<T>) -> Result<View<T>, Status> {
+    pub fn view<T: Element>(&self, s: Slice<T>) -> Result<View<'_, T>, Status> {
         // SAFETY: `buffers` is the live table of `MAX_BUFFERS` entries (the loop's
         // contract, `crate::worker`), and the task was handed over by an acquire
         // (`buffers::entry`'s ordering).
@@ -240,16 +241,21 @@ impl TaskCx {
     /// slice), and each check's `?` returns straight from the task (what the persistent
     /// kernel's register budget wants: a combined result costs registers).
     #[inline(always)]
-    pub fn lookup<T: Element>(&self, s: Slice<T>) -> Lookup<T> {
+    pub fn lookup<T: Element>(&self, s: Slice<T>) -> Lookup<'_, T> {
         // SAFETY: as in `view`.
-        Lookup { entry: unsafe { buffers::entry(self.buffers, s.erase()) }, slice: s, grant: self.grant(s) }
+        Lookup {
+            entry: unsafe { buffers::entry(self.buffers, s.erase()) },
+            slice: s,
+            grant: self.grant(s),
+            _run: core::marker::PhantomData,
+        }
     }
 
     /// Two views, both table entries loaded before either is checked: one wait for
     /// the two loads instead of two in a row. (In code under register pressure, prefer
     /// two [`TaskCx::lookup`]s and two checks.)
     #[inline(always)]
-    pub fn view2<A: Element, B: Element>(&self, a: Slice<A>, b: Slice<B>) -> Result<(View<A>, View<B>), Status> {
+    pub fn view2<A: Element, B: Element>(&self, a: Slice<A>, b: Slice<B>) -> Result<(View<'_, A>, View<'_, B>), Status> {
         // SAFETY: as in `view`.
         let (ea, eb) = unsafe { (buffers::entry(self.buffers, a.erase()), buffers::entry(self.buffers, b.erase())) };
         Ok((checked(ea, a, self.grant(a))?, checked(eb, b, self.grant(b))?))
@@ -258,7 +264,7 @@ impl TaskCx {
     /// `N` views of one element type, every entry loaded before any is checked (as for
     /// [`TaskCx::view2`]).
     #[inline(always)]
-    pub fn views<T: Element, const N: usize>(&self, s: [Slice<T>; N]) -> Result<[View<T>; N], Status> {
+    pub fn views<T: Element, const N: usize>(&self, s: [Slice<T>; N]) -> Result<[View<'_, T>; N], Status> {
         // SAFETY: as in `view`.
         let entries: [BufferEntry; N] = core::array::from_fn(|i| unsafe { buffers::entry(self.buffers, s[i].erase()) });
         let mut out = [View::new(core::ptr::null_mut(), 0, Grant::NONE); N];
@@ -276,7 +282,7 @@ impl TaskCx {
     /// may leave data there for the warp's next task (check that it is yours: any task
     /// of the set may run next). On the CPU backend each worker thread has its own.
     #[inline(always)]
-    pub fn scratch<T: Element>(&self) -> View<T> {
+    pub fn scratch<T: Element>(&self) -> View<'_, T> {
         let per_warp = (arch::dyn_smem_bytes() / arch::block_warps()) & !15;
         let base = arch::dyn_smem().wrapping_add((arch::block_warp_id() * per_warp) as usize);
         View::new(base as *mut T, per_warp / size_of::<T>() as u32, Grant::ALL)
@@ -348,7 +354,15 @@ impl TaskCx {
         if !self.declared.grant(Access::Spawns(C::ID)).contains(Grant::NAMED) || !self.declared.covers(child) {
             return Err(Status::Undeclared);
         }
-        self.spawn_record(&child.task())
+        // The record is built here, not by `child.task()` (which a type may override to
+        // return anything): `C`'s arguments and id, no header counters, and `C`'s tag in
+        // `wait_value` (a child waits on no counter), which the device compares with the
+        // set's type of that id before it runs the child (`task::run_as`): a type outside
+        // the set that shares an id with one in it is not run as that one, whose
+        // declaration was never held to the parent's.
+        let mut t = Task::with_args(C::ID, child);
+        t.wait_value = resident_shared::type_tag::<C>() as u32;
+        self.spawn_record(&t)
     }
 
     /// Pushes `child` into another runtime's queue through `link` (warp-collective;
@@ -368,7 +382,7 @@ impl TaskCx {
         if C::UNCHECKED {
             return Err(Status::InvalidOpcode);
         }
-        self.push_record(link, &child.task())
+        self.push_record(link, &Task::with_args(C::ID, child))
     }
 
     /// [`TaskCx::push_to`] of a task record as built.

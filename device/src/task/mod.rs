@@ -101,7 +101,12 @@ pub trait DeviceTask: bytemuck::Pod {
     /// counters in its arguments, the task types it may push. Called on the host before
     /// the task is submitted; each declared slice must name a live buffer of its element
     /// type and lie within it, each counter must be live, each pushed type must be in the
-    /// runtime's set, or the whole batch is refused with a typed error.
+    /// runtime's set, or the whole batch is refused with a typed error. Run again on the
+    /// device before each run, whose accesses are held to it ([`DeclarationCheck`]), and
+    /// for arguments no host saw (pushed children, `submit_unchecked`): it must be a
+    /// function of the arguments alone (the same items on the host and on the device) and
+    /// must not panic (a panic there traps, as in `run`). Its `Err` is the host's to act
+    /// on: the device holds the task to the items declared before it.
     fn declare(&self, d: &mut Declare<'_>) -> Result<(), ArgError>;
 
     /// Runs the task on the calling warp (every lane calls). `Ok(result)`: the task's

@@ -80,8 +80,13 @@ impl TaskSet for NoTasks {
 /// for every checked type.
 #[inline(always)]
 pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
-    if T::UNCHECKED && task.flags & resident_shared::task_flags::CHILD != 0 {
-        return Outcome::err(resident_shared::Status::InvalidOpcode);
+    use resident_shared::task_flags::{CHILD, PEER};
+    if task.flags & CHILD != 0 {
+        // A pushed child: never an `UNCHECKED` type, and (spawned here, not through a
+        // peer link) built by the set's type of its id, as its tag says (`TaskCx::spawn`).
+        if T::UNCHECKED || (task.flags & PEER == 0 && task.wait_value != resident_shared::type_tag::<T>() as u32) {
+            return Outcome::err(resident_shared::Status::InvalidOpcode);
+        }
     }
     let args = task.args_as::<T>();
     // What the task is held to (`super::declared`). A declaration's own verdict (`Err`)

@@ -4,6 +4,8 @@
 //! a write or an atomic update that the declaration does not grant is
 //! `Err(Status::Undeclared)`.
 
+use core::marker::PhantomData;
+
 use resident_shared::{Element, Grant, Status};
 
 use crate::arch;
@@ -12,23 +14,28 @@ use crate::arch;
 /// [`crate::TaskCx::view`]. `Copy`: a view is an address, a length and what the task's
 /// declaration grants it (reads always; writes for a slice declared `write`; atomic
 /// updates for one declared `write` or `atomic`); the memory stays the runtime's.
-pub struct View<T> {
+///
+/// A view borrows the context it was resolved from (`'a`): it cannot outlive the task's
+/// run (a view kept past it, in a static or a thread-local, could reach a buffer's
+/// memory after the runtime freed it).
+pub struct View<'a, T> {
     ptr: *mut T,
     len: u32,
     grant: Grant,
+    _run: PhantomData<&'a crate::TaskCx>,
 }
 
-impl<T> Clone for View<T> {
+impl<T> Clone for View<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T> Copy for View<T> {}
+impl<T> Copy for View<'_, T> {}
 
-impl<T: Element> View<T> {
+impl<'a, T: Element> View<'a, T> {
     #[inline(always)]
     pub(crate) fn new(ptr: *mut T, len: u32, grant: Grant) -> Self {
-        Self { ptr, len, grant }
+        Self { ptr, len, grant, _run: PhantomData }
     }
 
     /// Whether the task's declaration lets it write these elements.
@@ -103,7 +110,7 @@ impl<T: Element> View<T> {
         if start as u64 + len as u64 > self.len as u64 {
             return Err(Status::OutOfRange);
         }
-        Ok(Self { ptr: self.ptr.wrapping_add(start as usize), len, grant: self.grant })
+        Ok(Self { ptr: self.ptr.wrapping_add(start as usize), len, grant: self.grant, _run: PhantomData })
     }
 }
 
@@ -139,7 +146,7 @@ impl AtomicElement for f32 {
     }
 }
 
-impl<T: AtomicElement> View<T> {
+impl<T: AtomicElement> View<'_, T> {
     /// Adds `v` to element `i` atomically (relaxed, .gpu); returns the value before.
     /// Called by each lane that calls it: to add once per warp, call from one lane.
     /// `Undeclared` if the slice is declared neither `atomic` nor `write`.

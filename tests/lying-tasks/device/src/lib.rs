@@ -35,6 +35,10 @@ pub mod op {
     /// Panics in `run`: a device fault (a trap on a GPU, through the image's panic
     /// handler; the worker thread's panic on the CPU), reached through the checked API.
     pub const PANIC: u32 = 6;
+    /// Pushes an [`crate::Impostor`] over `act`: a type outside the set with `Lie`'s id,
+    /// whose own declaration lies within this task's (the device must not run it as a
+    /// `Lie`).
+    pub const SPAWN_IMPOSTOR: u32 = 7;
 }
 
 /// How a [`Lie`] declares: two bits per declared slice (`modes >> 2 i`), and flags.
@@ -145,6 +149,10 @@ impl DeviceTask for Lie {
                 Ok(0)
             }
             op::PANIC => panic!("a Lie that panics in run"),
+            op::SPAWN_IMPOSTOR => {
+                cx.spawn(&Impostor { x: self.act })?;
+                Ok(0)
+            }
             _ => Err(Status::BadArgs),
         }
     }

@@ -140,6 +140,11 @@ pub fn undeclared_children_refused(rt: &Runtime) {
     // Declared type, but the child's slice lies outside the parent's.
     let t = rt.submit(&[Lie::new(part(0), mode::WRITE | mode::SPAWNS, part(1), op::SPAWN).task()]).unwrap();
     assert!(undeclared(t.wait()));
+    // A child of a type outside the set that shares `Lie`'s id (its declaration within
+    // the parent's): not run as a `Lie`, its bytes never read as one.
+    let t = rt.submit(&[Lie::new(part(0), mode::WRITE | mode::SPAWNS, part(0), op::SPAWN_IMPOSTOR).task()]).unwrap();
+    let r = t.wait();
+    assert!(matches!(r, Err(Error::TaskFailed { status: Status::ChildFailed, .. })), "{r:?}");
     rt.wait_idle().unwrap();
     assert_eq!(x.read().unwrap(), x_data, "a child beyond its parent's declaration ran");
     // Declared: the ticket waits for the children.
