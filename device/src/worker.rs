@@ -313,17 +313,7 @@ pub(crate) fn warp_outcome(out: Outcome) -> Outcome {
 /// # Safety
 /// `p.buffers` must point to a buffer table, `p.completion` to a writable record.
 pub unsafe fn run_one<S: TaskSet>(p: &OneTaskParams) {
-    let cx = TaskCx {
-        buffers: p.buffers as *const BufferEntry,
-        header: core::ptr::null_mut(),
-        counters: core::ptr::null_mut(),
-        spawn: SpawnRing::NONE,
-        counts: core::ptr::null_mut(),
-        child_seg: 0,
-        cancel_stamp: 0,
-        spawned: core::cell::Cell::new(false),
-        declared: crate::task::Declared::NONE,
-    };
+    let cx = TaskCx::outside_queue(p.buffers as *const BufferEntry);
     let out = unsafe { dispatch::<S>(&p.task, &cx, p.seq) };
     if crate::arch::lane_id() == 0 {
         let rec = p.completion as *mut Completion;
@@ -343,17 +333,7 @@ pub unsafe fn run_table<S: TaskSet>(p: &TableParams) {
     if w >= p.len {
         return;
     }
-    let cx = TaskCx {
-        buffers: p.buffers as *const BufferEntry,
-        header: core::ptr::null_mut(),
-        counters: core::ptr::null_mut(),
-        spawn: SpawnRing::NONE,
-        counts: core::ptr::null_mut(),
-        child_seg: 0,
-        cancel_stamp: 0,
-        spawned: core::cell::Cell::new(false),
-        declared: crate::task::Declared::NONE,
-    };
+    let cx = TaskCx::outside_queue(p.buffers as *const BufferEntry);
     // SAFETY: `w < len` (the caller's table).
     let task = unsafe { &*(p.tasks as *const Task).add(w as usize) };
     let _ = unsafe { dispatch::<S>(task, &cx, w) };

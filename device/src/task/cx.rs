@@ -76,6 +76,23 @@ fn checked<'a, T: Element>(e: BufferEntry, s: Slice<T>, grant: Grant) -> Result<
 }
 
 impl TaskCx {
+    /// The context of a task run outside the queue (the one-launch baselines): the
+    /// buffer table alone; no counters, no pushes, no segment.
+    #[inline(always)]
+    pub(crate) fn outside_queue(buffers: *const BufferEntry) -> TaskCx {
+        TaskCx {
+            buffers,
+            header: core::ptr::null_mut(),
+            counters: core::ptr::null_mut(),
+            spawn: SpawnRing::NONE,
+            counts: core::ptr::null_mut(),
+            child_seg: 0,
+            cancel_stamp: 0,
+            spawned: core::cell::Cell::new(false),
+            declared: Declared::NONE,
+        }
+    }
+
     /// The context of a task of `child_seg`'s segment (cancelled by `cancel_stamp`),
     /// from the persistent loop's own (`self`), with a clear `spawned` flag.
     #[inline(always)]

@@ -3,7 +3,9 @@
 //! GPU); run with `cargo test --release -p lying-tasks --test lies_gpu --
 //! --include-ignored --test-threads=1`. Without a GPU these tests fail.
 
+// The runtime's own GPU tests take turns the same way.
 #[macro_use]
+#[path = "../../gpu_turns/mod.rs"]
 mod gpu_turns;
 mod common;
 
