@@ -161,6 +161,11 @@ fn tree_children_exactly_once() {
 }
 
 #[test]
+fn irregular_trees_exactly_once() {
+    common::irregular_trees_exactly_once(&cpu(1 << 10), 8, 4, 8);
+}
+
+#[test]
 fn spawn_ring_full_is_reported() {
     let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 1, spawn_capacity: 2, ..RuntimeConfig::cpu() }).unwrap();
     common::spawn_ring_full_is_reported(&rt);

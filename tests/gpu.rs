@@ -160,8 +160,14 @@ gpu_test!(dependencies_order_stages, common::dependencies_order_stages(&gpu(1 <<
 
 // 1024 trees of 1365 nodes: 1.4 million tasks grown on the device from 1024 roots. The
 // spawn ring is a FIFO, so trees grow breadth-first: 16 roots in flight put up to
-// 16 x 1024 leaves in the ring at once (the default ring holds 65536).
+// 16 x 1024 leaves in the ring at once (the default ring holds 262,144).
 gpu_test!(tree_children_exactly_once, common::tree_children_exactly_once(&gpu(1 << 16), 1024, 5, 4, 4));
+
+// Irregular trees (0 to 16 children a node, by a hash of its number), 16 of them at
+// once, 79,014 nodes each; and one deep tree (9 levels of 4: 349,525 nodes).
+gpu_test!(irregular_trees_exactly_once, common::irregular_trees_exactly_once(&gpu(1 << 16), 16, 5, 16));
+
+gpu_test!(deep_tree_exactly_once, common::tree_children_exactly_once(&gpu(1 << 16), 1, 9, 4, 1));
 
 gpu_test!(shutdown_drains_children, common::shutdown_drains_children(gpu(1 << 12), 64, 4, 4));
 

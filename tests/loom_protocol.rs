@@ -9,8 +9,9 @@
 //! `loom/lists.rs` models the table of list runs: an entry rewritten for a later run
 //! while another worker scans the table. `loom/producers.rs` models producers side by
 //! side (validation under the registries' read lock until the reservation, commits in
-//! sequence order) and a buffer dropped while they run. `loom/inbox.rs` models a peer link's inbox (the relay's batched hand-back) and the
-//! spawn ring's warp-wide range claims. `loom/spawn.rs` models the spawn ring's pops by count. `loom/outbox.rs` models a link's
+//! sequence order) and a buffer dropped while they run. `loom/inbox.rs` models a peer link's inbox (the relay's batched hand-back).
+//! `loom/spawn.rs` models the spawn ring: range pushes after a reservation, batched pops
+//! by count that copy out and hand slots back, slots reused. `loom/outbox.rs` models a link's
 //! outbox: pushers on positions from an atomic add, one popper, slots reused.
 //!
 //! It is a model, not the code: the runtime reaches queue memory through raw pointers

@@ -4,45 +4,60 @@
 //! every 4th queue task; device/src/worker.rs), and while it waits for the host. The
 //! layout is `resident_shared::spawn`; docs/protocol.md has the whole.
 //!
-//! The ring is Vyukov's bounded MPMC queue. Slot `i` has a sequence word `seq[i]`
-//! (stored as `seq - i`, so zeroed memory is the initial state). A pusher at position
-//! `pos` owns slot `pos % cap` when `seq == pos`; a popper at `pos` owns it when
-//! `seq == pos + 1`.
+//! A bounded ring with a sequence word per slot (after D. Vyukov's MPMC queue): slot
+//! `i`'s word `seq[i]` (stored as `seq - i`, so zeroed memory is the initial state) is
+//! `pos` when the slot is free for the pusher of position `pos`, and `pos + 1` once
+//! that pusher published it. Positions are handed out in ranges by atomic adds, never
+//! by compare-and-swap: a compare-and-swap that every pusher races for succeeds about
+//! once per round trip to L2, whatever the number of warps (a tree grew at 0.6 to 2.6 M
+//! tasks a second that way), while an add succeeds for every warp.
 //!
-//! Orderings (lane 0 of a warp does the ring operations; the task is read by all
-//! lanes; `SpawnRing::try_push_warp`, the inbox warp's, pushes a range of slots, one
-//! lane each, claimed by one compare-and-swap after every slot of it was seen free):
-//! 1. Push: `ld.acquire.gpu` of `seq` (pairs with the last popper's release, so its
-//!    reads of the slot are done), `atom.relaxed.gpu.cas` on `enqueue` to own the
-//!    position, weak stores of the task, then `st.release.gpu seq = pos + 1`.
-//!    After the release, the pusher adds 1 to `ready` (relaxed; a range push adds its
-//!    length once).
-//! 2. Pop (since session 22): take one of `ready` (a relaxed load that sees it
-//!    positive, then `atom.relaxed.gpu.add` of -1 that finds it positive; one that
-//!    does not adds the 1 back), then `atom.relaxed.gpu.add` of 1 on `dequeue` owns
-//!    the next position: takes never outnumber the increments, each of which follows a
-//!    pusher's claim, and positions are handed out in order, so the position is
-//!    claimed by a pusher that will release it. Then `ld.acquire.gpu` of `seq` until
-//!    it reads `pos + 1` (pairs with the push's release: the task's bytes are
-//!    visible); every lane acquires `seq` again before reading the slot. The child runs
-//!    in place; after its completion (which ends with `bar.warp.sync`), lane 0
-//!    releases `seq = pos + cap` for the next lap's pusher. A pop that finds nothing to
-//!    take reports empty only if `enqueue == dequeue` (else a push between its claim
-//!    and its count, or a take being given back, is under way: it looks again).
-//!    Until session 22 a pop was a compare-and-swap on `dequeue` that every idle warp
-//!    tried: a spawned tree ran at 0.76 M tasks/s on 2112 warps (H100).
-//! 3. Exactly once: a push position is owned by the one CAS that moved `enqueue` past
-//!    it, a pop position by the one add that moved `dequeue` past it, and a slot's
-//!    sequence word admits one pusher then one popper per lap.
-//! 4. Completion: before the push, the parent adds -1 to its segment's `pending`
-//!    (`crate::completion`). Its own +1 comes later in program order, so the segment
-//!    cannot complete before the child is counted; the child's +1 happens after the
-//!    -1 (release of `seq`, acquire by the popper), so the count only reaches the
-//!    segment's length when the child, too, has completed.
-//! 5. Shutdown: a worker leaves only after popping the ring empty. A push by a warp
-//!    that is still running is drained by that warp before it leaves.
+//! Orderings (lane 0 does the counters; each lane its own slot):
+//! 1. Reserve: lane 0 adds `n` to `used` (relaxed, .gpu); if that passes the capacity
+//!    it takes them back and the push fails (full: the caller waits and retries,
+//!    `TaskCx::spawn`). `used` counts slots reserved and not yet handed back, so at
+//!    most `capacity` positions are ever held at once.
+//! 2. Claim: lane 0 adds `n` to `enqueue` (relaxed, .gpu): positions `pos..pos + n`
+//!    are this warp's. Each lane `i < n` waits (`ld.acquire.gpu`) until its slot's word
+//!    reads `pos + i`: it pairs with the release by which the last lap's popper handed
+//!    the slot back (step 5), so that popper's reads of the slot are done. The wait is
+//!    bounded: the last lap's position `pos + i - capacity` was popped already (else
+//!    `capacity + 1` positions, it and every one up to `pos + i`, would be held at
+//!    once, against step 1), and its popper only copies the slot before it hands it
+//!    back (it runs no task in between).
+//! 3. Publish: each lane stores its task (weak stores), then `st.release.gpu` of its
+//!    word, `pos + i + 1`. After a warp barrier, lane 0 adds `n` to `ready` (relaxed;
+//!    the popper's acquire of the word orders the slot).
+//! 4. Take: lane 0 of a popper loads `ready` (relaxed); if positive, it takes
+//!    `want = clamp(ready / 64, 1, POP_BATCH)` of it with an add of `-want`, keeps
+//!    `min(want, before)` (none if `before <= 0`) and gives the rest back with an add.
+//!    Takes never outnumber the publications counted (each take is bounded by what the
+//!    add found, which already net of every earlier take's whole `want`). Then it adds
+//!    what it kept to `dequeue`: positions are handed out in order, after as many
+//!    publications were counted, so each is claimed by a pusher that will publish it.
+//!    A pop that takes nothing reports empty only if `enqueue == dequeue` (else a push
+//!    between its claim and its count, or a take being given back, is under way: it
+//!    looks again).
+//! 5. Copy and hand back: the popper's lanes wait (`ld.acquire.gpu`) until each taken
+//!    slot's word reads `pos + 1` (pairs with step 3's release), copy the tasks into the
+//!    warp's own batch area (`resident_shared::spawn::batches_offset`), and after a
+//!    warp barrier hand each slot back with `st.release.gpu` of `pos + capacity`; then
+//!    lane 0 subtracts the count from `used`. The warp runs the copies one after
+//!    another, from its batch area, and pops again only after the last.
+//! 6. Exactly once: a push position is owned by the one add on `enqueue` that moved
+//!    past it, a pop position by the one add on `dequeue` that moved past it, and a
+//!    slot's word admits one pusher then one popper per lap.
+//! 7. Completion: before a push, the parent's lane 0 adds `-n` to its segment's
+//!    `pending` (`crate::completion`), then a warp barrier; each child's word is
+//!    released after it, so the popper that acquires the word, and the child's own
+//!    completion add after it, come after the parent's add. The parent's own `+1`
+//!    comes later in its program order, so the segment cannot complete before every
+//!    child is counted.
+//! 8. Shutdown: a worker leaves only after popping the ring empty and running its
+//!    batch. A push by a warp that is still running is drained by that warp before it
+//!    leaves.
 
-use resident_shared::spawn::{self, SpawnHeader};
+use resident_shared::spawn::{self, POP_BATCH, SpawnHeader};
 use resident_shared::{KernelParams, Task};
 
 use crate::arch;
@@ -56,10 +71,15 @@ pub struct SpawnRing {
     mask: u32,
 }
 
+/// A lane's share of one task in a copy: 16 bytes, so four lanes copy a task and a warp
+/// copies [`POP_BATCH`] at once.
+const LANES_PER_TASK: u32 = 4;
+const _: () = assert!(POP_BATCH * LANES_PER_TASK == 32 && core::mem::size_of::<Task>() == 16 * LANES_PER_TASK as usize);
+
 impl SpawnRing {
     /// # Safety
     /// `p.spawn` must hold a zeroed (or live) ring of `p.spawn_capacity` slots, a power
-    /// of two, or be null with capacity 0.
+    /// of two, with batch areas for `p.workers` warps, or be null with capacity 0.
     pub unsafe fn new(p: &KernelParams) -> Self {
         if p.spawn == 0 || p.spawn_capacity == 0 {
             return Self::NONE;
@@ -67,8 +87,8 @@ impl SpawnRing {
         let base = p.spawn as *mut u8;
         Self {
             header: base as *mut SpawnHeader,
-            seqs: unsafe { base.add(spawn::SEQ_OFFSET) } as *mut u32,
-            slots: unsafe { base.add(spawn::slots_offset(p.spawn_capacity)) } as *mut Task,
+            seqs: base.wrapping_add(spawn::SEQ_OFFSET) as *mut u32,
+            slots: base.wrapping_add(spawn::slots_offset(p.spawn_capacity)) as *mut Task,
             mask: p.spawn_capacity - 1,
         }
     }
@@ -80,6 +100,12 @@ impl SpawnRing {
     #[inline(always)]
     pub fn is_none(&self) -> bool {
         self.header.is_null()
+    }
+
+    /// Slots in the ring (0 for none).
+    #[inline(always)]
+    pub fn capacity(&self) -> u32 {
+        if self.is_none() { 0 } else { self.mask + 1 }
     }
 
     /// The sequence word of slot `pos % cap`, made absolute.
@@ -95,103 +121,56 @@ impl SpawnRing {
         unsafe { arch::st_release_gpu(self.seqs.add(i as usize), value.wrapping_sub(i)) };
     }
 
-    /// Pushes `task` (step 1). Lane 0 only. `false` when the ring is full.
-    ///
-    /// # Safety
-    /// The ring must be live.
-    #[inline(always)]
-    pub unsafe fn try_push(&self, task: &Task) -> bool {
-        if self.is_none() {
-            return false;
-        }
-        let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
-        let mut pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
-        // Lock-free, uncapped: every retry means another warp's push succeeded, and the
-        // pushes are finitely many (a full ring ends the loop at once). A cap of 4096
-        // attempts made pushes fail under contention (2112 warps growing trees on an
-        // H200: tree tests and the record pipeline reported QueueFull, 2026-11-23).
-        loop {
-            let dif = unsafe { self.seq(pos) }.wrapping_sub(pos) as i32;
-            if dif == 0 {
-                let old = unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(1)) };
-                if old == pos {
-                    break;
-                }
-                pos = old;
-            } else if dif < 0 {
-                // The slot still holds last lap's task: full.
-                return false;
-            } else {
-                pos = unsafe { arch::ld_relaxed_gpu(enqueue) };
-            }
-        }
-        unsafe {
-            // Weak stores: published by the release of `seq` below.
-            self.slots.add((pos & self.mask) as usize).write(*task);
-            self.set_seq(pos, pos.wrapping_add(1));
-            // Step 2's count (relaxed: the popper's acquire of `seq` orders the slot).
-            arch::atom_add_relaxed_gpu(&raw mut (*self.header).ready.value, 1);
-        }
-        true
-    }
-
-    /// Pushes up to `n` (at most 32) tasks at once, lane `i < n` holding task `i`:
-    /// warp-collective (every lane calls with the same `n`). How many were pushed (the
-    /// first `k` lanes' tasks), the same in every lane; 0 if the ring has no room.
-    ///
-    /// Step 1 for a range: every lane of the range loads its slot's sequence word
-    /// (`ld.acquire.gpu`); if the first `k` are free for this lap, lane 0 owns positions
-    /// `pos..pos + k` with one compare-and-swap on `enqueue` (no other pusher can take
-    /// any of them without moving `enqueue` past `pos` first); then each lane stores its
-    /// task and releases its word (`st.release.gpu`), as a single push does. Poppers
-    /// see each slot alone, unchanged.
+    /// Pushes `n` (1 to [`arch::WARP`]) tasks at once, lane `i < n` holding task `i`:
+    /// warp-collective (every lane calls with the same `n`). All of them (`n`, in every lane) or none
+    /// (0: the ring has no room for `n` more).
     ///
     /// # Safety
     /// The ring must be live.
     #[inline(always)]
     pub unsafe fn try_push_warp(&self, task: &Task, n: u32) -> u32 {
-        if self.is_none() || n == 0 {
+        if self.is_none() || n == 0 || n > arch::WARP {
             return 0;
         }
         let lane = arch::lane_id();
-        let enqueue = unsafe { &raw mut (*self.header).enqueue.value };
-        let mut pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(enqueue) } } else { 0 }, 0);
-        let k = loop {
-            let mine = pos.wrapping_add(lane);
-            let dif = if lane < n { unsafe { self.seq(mine) }.wrapping_sub(mine) as i32 } else { 0 };
-            // The free prefix of the range; a slot still holding last lap's task ends it.
-            let free = arch::ballot(lane < n && dif == 0);
-            let k = (!free).trailing_zeros().min(n);
-            if k == 0 && arch::ballot(lane < n && dif < 0) & 1 != 0 {
-                return 0;
-            }
-            if k > 0 {
-                let mut won = 0u32;
-                if lane == 0 {
-                    won = (unsafe { arch::atom_cas_relaxed_gpu(enqueue, pos, pos.wrapping_add(k)) } == pos) as u32;
-                }
-                if arch::shfl_idx(won, 0) != 0 {
-                    break k;
+        let h = self.header;
+        let (mut ok, mut pos) = (0u32, 0u32);
+        if lane == 0 {
+            unsafe {
+                // Step 1 (relaxed: a count; the slots are ordered by their words).
+                let used = &raw mut (*h).used.value;
+                let before = arch::atom_add_relaxed_gpu(used, n);
+                if before.saturating_add(n) <= self.mask + 1 {
+                    // Step 2's claim.
+                    pos = arch::atom_add_relaxed_gpu(&raw mut (*h).enqueue.value, n);
+                    ok = 1;
+                } else {
+                    arch::atom_add_relaxed_gpu(used, n.wrapping_neg());
                 }
             }
-            // Another pusher moved on: from where `enqueue` is now.
-            pos = arch::shfl_idx(if lane == 0 { unsafe { arch::ld_relaxed_gpu(enqueue) } } else { 0 }, 0);
-        };
-        if lane < k {
+        }
+        if arch::shfl_idx(ok, 0) == 0 {
+            return 0;
+        }
+        let pos = arch::shfl_idx(pos, 0);
+        if lane < n {
             let mine = pos.wrapping_add(lane);
             unsafe {
-                // Weak stores: published by the release of `seq` below.
+                // Step 2's wait: bounded (see the module's notes).
+                while self.seq(mine) != mine {
+                    arch::nanosleep(32);
+                }
+                // Step 3: weak stores, published by the release of the word.
                 self.slots.add((mine & self.mask) as usize).write(*task);
                 self.set_seq(mine, mine.wrapping_add(1));
             }
         }
-        // Step 2's count, once for the range (relaxed, as in `try_push`), after every
-        // lane's release (the warp barrier).
+        // Step 3's count, once for the range, after every lane's release.
         arch::syncwarp();
         if lane == 0 {
-            unsafe { arch::atom_add_relaxed_gpu(&raw mut (*self.header).ready.value, k) };
+            unsafe { arch::atom_add_relaxed_gpu(&raw mut (*h).ready.value, n) };
         }
-        k
+        n
     }
 
     /// Whether a child may be waiting: two independent relaxed loads, the cheap test
@@ -238,78 +217,114 @@ impl SpawnRing {
         arch::ballot(enqueue != dequeue) != 0
     }
 
-    /// Pops one child (step 2): its position, in every lane, or `None` if the ring
-    /// looks empty. The slot stays this warp's until [`SpawnRing::release`]: the task
-    /// is read in place while it runs. Every lane must call.
+    /// Pops up to [`POP_BATCH`] children (steps 4-5) into this warp's batch area: how
+    /// many, in every lane (0 if the ring looks empty). Their slots are handed back
+    /// before it returns; the tasks stay in the batch area ([`SpawnRing::batched`])
+    /// until the next pop. Every lane must call.
     ///
     /// # Safety
-    /// The ring must be live.
+    /// The ring must be live, the caller one of its grid's `workers` warps (it owns the
+    /// batch area of its warp number); no task of the last batch may still be running.
     #[inline(always)]
-    pub unsafe fn try_pop(&self) -> Option<u32> {
-        let mut got = 0u32;
-        let mut pos = 0u32;
-        if arch::lane_id() == 0 {
-            let h = self.header;
+    pub unsafe fn try_pop(&self) -> u32 {
+        if self.is_none() {
+            return 0;
+        }
+        let lane = arch::lane_id();
+        let h = self.header;
+        let (mut took, mut pos) = (0u32, 0u32);
+        if lane == 0 {
             let ready = unsafe { &raw mut (*h).ready.value };
-            let dequeue = unsafe { &raw mut (*h).dequeue.value };
-            // Step 2: take one of `ready`, then claim the next position with an add;
-            // no compare-and-swap that the other idle warps make fail (with 2112 warps
-            // a spawned tree ran at 0.76 M tasks/s, 2.0 M with 528: H100, session 22).
             loop {
-                // Relaxed: counts; the acquire of `seq` below orders the slot.
-                if unsafe { arch::ld_relaxed_gpu(ready) } as i32 > 0 {
-                    if unsafe { arch::atom_add_relaxed_gpu(ready, u32::MAX) } as i32 > 0 {
-                        pos = unsafe { arch::atom_add_relaxed_gpu(dequeue, 1) };
-                        got = 1;
+                // Step 4 (relaxed: counts; the words order the slots).
+                let r = unsafe { arch::ld_relaxed_gpu(ready) } as i32;
+                if r > 0 {
+                    let want = (r as u32 / 64).clamp(1, POP_BATCH);
+                    let before = unsafe { arch::atom_add_relaxed_gpu(ready, want.wrapping_neg()) } as i32;
+                    took = before.clamp(0, want as i32) as u32;
+                    if took < want {
+                        // Others took the rest meanwhile: give it back.
+                        unsafe { arch::atom_add_relaxed_gpu(ready, want - took) };
+                    }
+                    if took > 0 {
+                        pos = unsafe { arch::atom_add_relaxed_gpu(&raw mut (*h).dequeue.value, took) };
                         break;
                     }
-                    // Another warp took the last one: give it back.
-                    unsafe { arch::atom_add_relaxed_gpu(ready, 1) };
                 }
-                // None to take: empty, unless a push is claimed and not yet published,
-                // or a failed take has not given back yet (both end within a few
-                // instructions of another warp): then look again, so that a warp that
-                // leaves after popping the ring empty (step 5) leaves none behind.
+                // None to take: empty, unless a push is claimed and not yet counted, or
+                // a take is being given back (both end within a few instructions of
+                // another warp, or a popper's copy): then look again, so that a warp
+                // that leaves after popping the ring empty (step 8) leaves none behind.
                 let (e, d) = unsafe { self.counts() };
                 if e == d {
                     break;
                 }
-                // The other warp is between two of its instructions: a short pause
-                // (on the CPU backend a yield, so that a preempted pusher gets a core).
+                // On the CPU backend a yield, so that a preempted pusher gets a core.
                 arch::nanosleep(32);
             }
-            if got != 0 {
-                // The position is claimed by a pusher (a take of `ready` follows a
-                // claim, and positions are handed out in order): wait for its release
-                // of `seq` (it is between its claim and its store).
-                while unsafe { self.seq(pos) } != pos.wrapping_add(1) {
-                    arch::nanosleep(32);
-                }
-            }
         }
-        if arch::shfl_idx(got, 0) == 0 {
-            return None;
+        let took = arch::shfl_idx(took, 0);
+        if took == 0 {
+            return 0;
         }
         let pos = arch::shfl_idx(pos, 0);
-        // Every lane acquires the push's release before reading the slot: the value is
-        // `pos + 1` until this warp releases it.
-        let _ = unsafe { self.seq(pos) };
-        Some(pos)
+        if arch::WARP == 1 {
+            // The CPU backend's one lane copies every task.
+            for i in 0..took {
+                unsafe { self.copy_in(pos.wrapping_add(i), i, 0, LANES_PER_TASK) };
+            }
+        } else {
+            let i = lane / LANES_PER_TASK;
+            if i < took {
+                unsafe { self.copy_in(pos.wrapping_add(i), i, lane % LANES_PER_TASK, 1) };
+            }
+        }
+        // Step 5: every lane's reads of the slots before their hand-back.
+        arch::syncwarp();
+        if arch::WARP == 1 || lane.is_multiple_of(LANES_PER_TASK) {
+            let (first, last) = if arch::WARP == 1 { (0, took) } else { (lane / LANES_PER_TASK, lane / LANES_PER_TASK + 1) };
+            for i in first..last.min(took) {
+                let mine = pos.wrapping_add(i);
+                unsafe { self.set_seq(mine, mine.wrapping_add(self.mask + 1)) };
+            }
+        }
+        arch::syncwarp();
+        if lane == 0 {
+            unsafe { arch::atom_add_relaxed_gpu(&raw mut (*h).used.value, took.wrapping_neg()) };
+        }
+        took
     }
 
-    /// The task at position `pos`, popped by this warp and not yet released.
-    #[inline(always)]
-    pub fn slot(&self, pos: u32) -> *const Task {
-        self.slots.wrapping_add((pos & self.mask) as usize)
-    }
-
-    /// Hands slot `pos` back to the pushers (end of step 2), once every lane is done
-    /// with the task. Lane 0 only, after a `bar.warp.sync` that follows the last read.
+    /// Step 5 for one lane: waits for position `pos` to be published, then copies
+    /// `parts` 16-byte parts of its task from part `part` on into batch entry `i`.
     ///
     /// # Safety
-    /// `pos` must have been popped by this warp and not released.
+    /// `pos` must be a position this warp took; `i < POP_BATCH`.
     #[inline(always)]
-    pub unsafe fn release(&self, pos: u32) {
-        unsafe { self.set_seq(pos, pos.wrapping_add(self.mask + 1)) };
+    unsafe fn copy_in(&self, pos: u32, i: u32, part: u32, parts: u32) {
+        unsafe {
+            while self.seq(pos) != pos.wrapping_add(1) {
+                arch::nanosleep(32);
+            }
+            let from = self.slots.add((pos & self.mask) as usize) as *const u64;
+            let to = self.batched(i) as *mut u64;
+            for q in part..part + parts {
+                // Weak loads after the acquire of the word; volatile stores, so that the
+                // copy is made here, before the hand-back.
+                let (a, b) = arch::ld_weak_v2_u64(from.add(2 * q as usize));
+                core::ptr::write_volatile(to.add(2 * q as usize), a);
+                core::ptr::write_volatile(to.add(2 * q as usize + 1), b);
+            }
+        }
+    }
+
+    /// Entry `i` of this warp's batch area: a task popped by the last
+    /// [`SpawnRing::try_pop`] (`i` below what it returned). The areas follow the slots,
+    /// one per worker warp in warp order (`resident_shared::spawn::batches_offset`):
+    /// found from the warp's number, not held in a register across the loop.
+    #[inline(always)]
+    pub fn batched(&self, i: u32) -> *const Task {
+        let entry = self.mask as usize + 1 + (arch::global_warp_id() * POP_BATCH + i) as usize;
+        self.slots.wrapping_add(entry)
     }
 }

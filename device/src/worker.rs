@@ -86,20 +86,32 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let mut look = true;
     // Idle polls since the last task (every few is a full one: `crate::queue`).
     let mut polls = 0u32;
+    // The children popped into this warp's batch area (`crate::spawn`, step 5) still to
+    // run: entries `[0, batch_left)`, run from the last.
+    let mut batch_left = 0u32;
     // Profiling builds: cycles per step of this loop (`crate::steps`; nothing otherwise).
     let mut steps = crate::steps::Steps::new(p);
     // One place runs tasks, whichever their source: one inlined copy of the task code
     // keeps the register count low enough for three blocks per SM.
     loop {
-        let child = if look && unsafe { spawn.maybe_nonempty() } { unsafe { spawn.try_pop() } } else { None };
+        if batch_left == 0 && look && unsafe { spawn.maybe_nonempty() } {
+            // SAFETY: the last batch has run; this warp is one of the grid's workers.
+            batch_left = unsafe { spawn.try_pop() };
+        }
+        let child = batch_left > 0;
         steps.lap(step::CHILDREN);
-        // The task is read in place (ring slot, list or spawn slot), field by field as
+        // The task is read in place (ring slot, list or batch entry), field by field as
         // the task code needs it, not copied into registers first.
         let (seq, task) = match child {
-            Some(pos) => (pos, spawn.slot(pos)),
-            // Step 5 of spawn.rs: past the sentinel, leave once no child is left.
-            None if stopping => return,
-            None => {
+            true => {
+                batch_left -= 1;
+                // A child's number is not its slot's: it is counted by its `seg` word
+                // (`crate::completion`); the batch entry stands in.
+                (batch_left, spawn.batched(batch_left))
+            }
+            // Step 8 of spawn.rs: past the sentinel, leave once no child is left.
+            false if stopping => return,
+            false => {
                 if k == q.claim {
                     if !preclaim {
                         next = unsafe { q.start_claim() };
@@ -161,14 +173,14 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // with `SPARSE_LOOK` only after every few (by its sequence number: no state),
         // or if it pushed a child (below). Idle polls look too. Decided here, not after
         // the task: one flag, not `seq`, stays live across the task's inlined code.
-        look = !sparse_look || child.is_some() || seq.is_multiple_of(SPARSE_LOOK_EVERY);
+        look = !sparse_look || child || seq.is_multiple_of(SPARSE_LOOK_EVERY);
         polls = 0;
         // The next claim's atomic is issued once this task may run (its dependency
         // met), not before: a task that waits on a counter then holds no later slot
         // that its wait would keep from every other worker (issue 21: one waiting task
         // must not wedge unrelated work). Still before the task body, so the claim's
         // latency overlaps it.
-        let claim_next = child.is_none() && preclaim && k == q.claim;
+        let claim_next = !child && preclaim && k == q.claim;
         let pushed = unsafe {
             run::<S>(&done, &base, seq, &*task, || {
                 if claim_next {
@@ -176,12 +188,6 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                 }
             })
         };
-        if let Some(pos) = child
-            && arch::lane_id() == 0
-        {
-            // After `complete`'s warp barrier: no lane reads the slot any more.
-            unsafe { spawn.release(pos) };
-        }
         // A task that pushed children is followed by a look, whatever its sequence
         // number: the warp that spawns drains the ring (it looks again after every
         // child) before it claims a queue task, as without `SPARSE_LOOK`. So a later

@@ -69,12 +69,12 @@ impl CpuBackend {
         // The buffer table, then the link table and the links' `enqueue` counters
         // (`resident_shared::link`).
         let table = HostAlloc::zeroed(resident_shared::link::TABLES_BYTES)?;
-        let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity))?;
         let lists = HostAlloc::zeroed(LIST_RUNS * size_of::<ListRun>())?;
         let n_workers = match config.cpu_workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
         };
+        let spawn = HostAlloc::zeroed(resident_shared::spawn::bytes(config.spawn_capacity, n_workers as u32))?;
         let params = KernelParams {
             ring: ring.ptr() as u64,
             header: header.ptr() as u64,

@@ -226,7 +226,6 @@ impl CudaBackend {
                 capacity,
             );
             let counters = DeviceAlloc::zeroed_sync(&ctx, COUNTER_TABLE_WORDS * size_of::<u32>())?;
-            let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity))?;
             let relay = Relay::new(&ctx, resident_stream()?, config.relay_max_batch, config.relay_publish, &module)?;
             relay.set_host_ring(staging.device_ptr());
             // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
@@ -267,6 +266,8 @@ impl CudaBackend {
             // need an SM too. At full occupancy a buffer allocation waited forever on
             // its memset (H100, 2026-11-22).
             let grid = sms * (per_sm as u32 - 1).min(config.max_blocks_per_sm);
+            // The spawn ring, with a batch area for every worker warp of the grid.
+            let spawn = DeviceAlloc::zeroed_sync(&ctx, resident_shared::spawn::bytes(config.spawn_capacity, grid * (block / 32)))?;
             let name = ctx.name();
             let steps = if cfg!(resident_device_timing) {
                 let warps = (grid * (block / 32)) as usize;

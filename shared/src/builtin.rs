@@ -51,7 +51,11 @@ pub struct Mark {
 }
 
 /// A node of a tree of tasks built on the device: marks `marks[node]` (as [`Mark`]
-/// does), then pushes `fanout` children one level down until `depth` reaches zero.
+/// does), then pushes its children one level down until `depth` reaches zero: `fanout`
+/// of them, or, in an irregular tree, [`irregular_fanout`]`(node, fanout)` (0 to
+/// `fanout`, data-dependent). Either way child `k` of `node` is
+/// `node * fanout + 1 + k`: the nodes of an irregular tree are a subset of the full
+/// tree's numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Tree {
@@ -61,8 +65,42 @@ pub struct Tree {
     pub node: u32,
     /// Levels below this node.
     pub depth: u32,
-    /// Children per node, 1 to [`MAX_TREE_FANOUT`].
+    /// Children per node (the most per node in an irregular tree), 1 to
+    /// [`MAX_TREE_FANOUT`].
     pub fanout: u32,
+    /// 1: an irregular tree (children per node from [`irregular_fanout`]); 0: full.
+    pub irregular: u32,
+}
+
+/// Children of `node` in an irregular [`Tree`] of at most `max` children per node: a
+/// hash of the node's number, spread over `0..=max` (mean `max / 2`). The root (node 0)
+/// always has `max`, so that no tree dies at its root.
+#[inline]
+pub const fn irregular_fanout(node: u32, max: u32) -> u32 {
+    if node == 0 {
+        return max;
+    }
+    // A 32-bit finaliser (lowbias32): every input bit moves every output bit.
+    let mut x = node;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    ((x as u64 * (max as u64 + 1)) >> 32) as u32
+}
+
+/// Calls `f(n, d)` for every node `n` of the irregular tree rooted at `node` with
+/// `depth` levels below it and at most `max` children per node (`d`: the levels below
+/// `n`), parents before their children: the reference that tests and benchmarks check
+/// the device's trees against.
+pub fn visit_irregular_tree(node: u32, depth: u32, max: u32, f: &mut impl FnMut(u32, u32)) {
+    f(node, depth);
+    if depth > 0 {
+        for k in 0..irregular_fanout(node, max) {
+            visit_irregular_tree(node * max + 1 + k, depth - 1, max, f);
+        }
+    }
 }
 
 /// Pushes `count` leaves of a [`Tree`] (nodes `first..first + count` of `marks`, depth
@@ -171,7 +209,16 @@ impl Task {
     /// A tree of depth `d` has `(fanout^(d+1) - 1) / (fanout - 1)` nodes, numbered
     /// breadth-first from 0; `marks` needs that many elements.
     pub fn tree(marks: Slice<u32>, node: u32, depth: u32, fanout: u32) -> Self {
-        Self::with_args(ids::TREE, &Tree { marks, node, depth, fanout })
+        Self::with_args(ids::TREE, &Tree { marks, node, depth, fanout, irregular: 0 })
+    }
+
+    /// Node `node` of an irregular tree of tasks: as [`Task::tree`], but node `n` has
+    /// [`irregular_fanout`]`(n, max_fanout)` children (0 to `max_fanout`, data-dependent).
+    /// Its nodes keep the full tree's numbers, so `marks` needs
+    /// [`Task::tree_nodes`]`(depth, max_fanout)` elements; [`visit_irregular_tree`]
+    /// walks the nodes that run.
+    pub fn irregular_tree(marks: Slice<u32>, node: u32, depth: u32, max_fanout: u32) -> Self {
+        Self::with_args(ids::TREE, &Tree { marks, node, depth, fanout: max_fanout, irregular: 1 })
     }
 
     /// Pushes leaves `first..first + count` of a tree over `marks` (another runtime's

@@ -531,6 +531,29 @@ pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout
     eprintln!("{trees} trees of {nodes} nodes ({} tasks) in {:?}", trees * nodes, start.elapsed());
 }
 
+/// Irregular trees (each node's children a hash of its number, 0 to `max`): `trees`
+/// of them, `depth` levels below each root, submitted together. Exactly the nodes of
+/// the CPU's reference walk are marked, each once; every other number keeps its poison.
+pub fn irregular_trees_exactly_once(rt: &Runtime, trees: usize, depth: u32, max: u32) {
+    let span = Task::tree_nodes(depth, max).unwrap() as usize;
+    let base: u32 = rand::rng().random_range(1..1 << 30);
+    let marks = rt.buffer_from(&vec![base; trees * span]).unwrap();
+    let roots: Vec<Task> = (0..trees).map(|t| Task::irregular_tree(marks.slice(t * span..(t + 1) * span), 0, depth, max)).collect();
+    rt.submit(&roots).unwrap().wait().unwrap();
+    let mut want = vec![base; span];
+    let mut nodes = 0;
+    resident::builtin::visit_irregular_tree(0, depth, max, &mut |n, _| {
+        want[n as usize] += 1;
+        nodes += 1;
+    });
+    let got = marks.read().unwrap();
+    for t in 0..trees {
+        let tree = &got[t * span..(t + 1) * span];
+        let bad: Vec<_> = tree.iter().zip(&want).enumerate().filter(|(_, (g, w))| g != w).take(5).collect();
+        assert!(bad.is_empty(), "irregular tree {t} of {nodes} nodes: (number, (got, want)), poison {base}: {bad:?}");
+    }
+}
+
 /// A task that pushes more children than the spawn ring holds fails with `QueueFull`
 /// (typed, through its ticket); the children it did push still run; the runtime goes
 /// on. Needs a runtime with one worker and `spawn_capacity` 2, so that nobody pops

@@ -28,7 +28,7 @@ impl DeviceTask for Forward {
         }
         for k in 0..self.count {
             let node = self.first.wrapping_add(k);
-            cx.push_to(self.link, &Tree { marks: self.marks, node, depth: 0, fanout: 1 })?;
+            cx.push_to(self.link, &Tree { marks: self.marks, node, depth: 0, fanout: 1, irregular: 0 })?;
         }
         Ok(self.count as u64)
     }

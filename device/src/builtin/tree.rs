@@ -2,6 +2,7 @@
 //! its children. Tests and benchmarks device-side follow-up tasks: every node must be
 //! marked exactly once, and the host's ticket must wait for the whole tree.
 
+use resident_shared::builtin::irregular_fanout;
 use resident_shared::{ArgError, Declare, Status, TaskId};
 
 use super::{MAX_TREE_FANOUT, Tree, ids};
@@ -20,6 +21,9 @@ impl DeviceTask for Tree {
         let (node, depth, fanout, len) = (self.node, self.depth, self.fanout, self.marks.len);
         if depth > 0 && !(1..=MAX_TREE_FANOUT).contains(&fanout) {
             return Err(ArgError::Bad("tree fanout must be 1 to 16"));
+        }
+        if self.irregular > 1 {
+            return Err(ArgError::Bad("tree shape must be 0 (full) or 1 (irregular)"));
         }
         // The last node of the subtree must fit the slice.
         let mut last = node as u64;
@@ -40,7 +44,7 @@ impl DeviceTask for Tree {
         if node >= marks.len() {
             return Err(Status::OutOfRange);
         }
-        if depth > 0 && (fanout == 0 || fanout > MAX_TREE_FANOUT) {
+        if depth > 0 && (fanout == 0 || fanout > MAX_TREE_FANOUT) || self.irregular > 1 {
             return Err(Status::BadArgs);
         }
         if arch::lane_id() == 0 {
@@ -50,13 +54,14 @@ impl DeviceTask for Tree {
         if depth == 0 {
             return Ok(0);
         }
-        for k in 1..=fanout {
-            let child = node as u64 * fanout as u64 + k as u64;
-            if child >= marks.len() as u64 {
-                return Err(Status::OutOfRange);
-            }
-            cx.spawn(&Tree { node: child as u32, depth: depth - 1, ..*self })?;
+        let children = if self.irregular != 0 { irregular_fanout(node, fanout) } else { fanout };
+        // The last child must lie in the slice (the declaration bounds the subtree by
+        // the full tree's numbers; an irregular tree's are a subset of them).
+        if node as u64 * fanout as u64 + children as u64 >= marks.len() as u64 {
+            return Err(Status::OutOfRange);
         }
-        Ok(fanout as u64)
+        // One push for all the children: a range of the spawn ring, a lane each.
+        cx.spawn_each(children, |k| Tree { node: node * fanout + 1 + k, depth: depth - 1, ..*self })?;
+        Ok(children as u64)
     }
 }

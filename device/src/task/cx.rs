@@ -371,15 +371,51 @@ impl TaskCx {
         if !self.declared.grant(Access::Spawns(C::ID)).contains(Grant::NAMED) || !self.declared.covers(child) {
             return Err(Status::Undeclared);
         }
-        // The record is built here, not by `child.task()` (which a type may override to
-        // return anything): `C`'s arguments and id, no header counters, and `C`'s tag in
-        // `wait_value` (a child waits on no counter), which the device compares with the
-        // set's type of that id before it runs the child (`task::run_as`): a type outside
-        // the set that shares an id with one in it is not run as that one, whose
-        // declaration was never held to the parent's.
+        self.spawn_records(&Self::child_record(child), 1)
+    }
+
+    /// Pushes `n` children for other workers to run, child `k` being `child(k)`
+    /// (warp-collective; every lane must call with the same `n` and `child`, a function
+    /// of `k` alone): [`TaskCx::spawn`] for many at once. Lane `i` builds children
+    /// `i`, `i + 32`, ...; each group of up to 32 (fewer if the spawn ring is smaller)
+    /// is pushed with one reservation of the ring, not one per child. Each child is checked as `spawn` checks it; on an
+    /// error the groups before the failing one stay pushed (they run, and the ticket
+    /// waits for them), the failing group and those after it are not.
+    #[inline(always)]
+    pub fn spawn_each<C: DeviceTask>(&self, n: u32, child: impl Fn(u32) -> C) -> Result<(), Status> {
+        const { assert!(!C::UNCHECKED, "TaskCx::spawn_each: an UNCHECKED task type cannot be pushed from the device") };
+        if C::UNCHECKED {
+            return Err(Status::InvalidOpcode);
+        }
+        if !self.declared.grant(Access::Spawns(C::ID)).contains(Grant::NAMED) {
+            return Err(Status::Undeclared);
+        }
+        let mut first = 0u32;
+        while first < n {
+            // A group never outgrows the ring (a tiny one), which could never take it.
+            let count = (n - first).min(arch::WARP).min(self.spawn.capacity().max(1));
+            // Lanes past the group build child `first` again (a record they never push).
+            let c = child(if arch::lane_id() < count { first + arch::lane_id() } else { first });
+            if !arch::all_lanes(self.declared.covers(&c)) {
+                return Err(Status::Undeclared);
+            }
+            self.spawn_records(&Self::child_record(&c), count)?;
+            first += count;
+        }
+        Ok(())
+    }
+
+    /// A child's record, built here, not by `child.task()` (which a type may override to
+    /// return anything): `C`'s arguments and id, no header counters, and `C`'s tag in
+    /// `wait_value` (a child waits on no counter), which the device compares with the
+    /// set's type of that id before it runs the child (`task::run_as`): a type outside
+    /// the set that shares an id with one in it is not run as that one, whose
+    /// declaration was never held to the parent's.
+    #[inline(always)]
+    fn child_record<C: DeviceTask>(child: &C) -> Task {
         let mut t = Task::with_args(C::ID, child);
         t.wait_value = resident_shared::type_tag::<C>() as u32;
-        self.spawn_record(&t)
+        t
     }
 
     /// Pushes `child` into another runtime's queue through `link` (warp-collective;
@@ -426,56 +462,60 @@ impl TaskCx {
         }
     }
 
-    /// [`TaskCx::spawn`] of a task record as built (a checked type's: `spawn` only).
+    /// Pushes `n` (1 to [`arch::WARP`]) child records, lane `i < n` holding record `i`
+    /// (warp-collective): the parent's count first, then one reservation for all
+    /// (`crate::spawn`, steps 1-3 and 7), waiting for room as [`TaskCx::spawn`] says.
     #[inline(always)]
-    fn spawn_record(&self, child: &Task) -> Result<(), Status> {
+    fn spawn_records(&self, child: &Task, n: u32) -> Result<(), Status> {
         // A peer link's task has no segment to count children in (`crate::inbox`).
         if self.spawn.is_none() || self.counts.is_null() || self.child_seg == segment::NO_PARENT {
             return Err(Status::QueueFull);
         }
-        // Lane 0's verdict, for every lane: 0 pushed, else the status.
+        let mut t = *child;
+        t.flags = task_flags::CHILD;
+        t.seg = self.child_seg;
+        // SAFETY: `counts` holds an entry for every slot; `child_seg` names the running
+        // task's entry (`crate::completion`).
+        let state = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).state };
+        if arch::lane_id() == 0 {
+            // Step 7 of spawn.rs. Relaxed: program order puts it before this task's own
+            // release add, and the warp barrier below before every lane's release of
+            // its child's word.
+            unsafe { arch::atom_add_relaxed_gpu_u64(state, segment::CHILD_ADD.wrapping_mul(n as u64)) };
+        }
+        arch::syncwarp();
+        // SAFETY: the ring is live (not none, checked above).
+        let mut pushed = unsafe { self.spawn.try_push_warp(&t, n) } != 0;
+        if !pushed {
+            // Backpressure (`resident_shared::spawn::PUSH_WAIT_NS`): other warps pop
+            // meanwhile; give up after the bound, on an abort, or on a cancel. Lane 0's
+            // clock and looks decide, for every lane (the push is warp-collective).
+            let start = arch::globaltimer();
+            let mut sleep = 32u32;
+            while !pushed {
+                let go = arch::globaltimer().wrapping_sub(start) < spawn::PUSH_WAIT_NS && !self.aborting() && !self.cancelled();
+                if arch::shfl_idx(go as u32, 0) == 0 {
+                    break;
+                }
+                arch::nanosleep(sleep);
+                sleep = (sleep * 2).min(1024);
+                pushed = unsafe { self.spawn.try_push_warp(&t, n) } != 0;
+            }
+        }
+        if pushed {
+            self.spawned.set(true);
+            return Ok(());
+        }
+        // Lane 0's verdict, for every lane: why the wait ended, if not for lack of room.
         let mut verdict = Status::QueueFull as u32;
         if arch::lane_id() == 0 {
-            let mut t = *child;
-            t.flags = task_flags::CHILD;
-            t.seg = self.child_seg;
-            // SAFETY: `counts` holds an entry for every slot; `child_seg` names the
-            // running task's entry (`crate::completion`).
-            let state = unsafe { &raw mut (*self.counts.add(segment::child_index(self.child_seg) as usize)).state };
-            // Relaxed: program order puts it before this task's own release add, and
-            // the push's release orders it before the child's add (spawn.rs, step 4).
-            unsafe { arch::atom_add_relaxed_gpu_u64(state, segment::CHILD_ADD) };
-            // SAFETY: the ring is live (not none, checked above).
-            let mut pushed = unsafe { self.spawn.try_push(&t) };
-            if !pushed {
-                // Backpressure (`resident_shared::spawn::PUSH_WAIT_NS`): other warps pop
-                // meanwhile; give up after the bound, on an abort, or on a cancel.
-                let start = arch::globaltimer();
-                let mut sleep = 32u32;
-                while !pushed && arch::globaltimer().wrapping_sub(start) < spawn::PUSH_WAIT_NS && !self.aborting() && !self.cancelled() {
-                    arch::nanosleep(sleep);
-                    sleep = (sleep * 2).min(1024);
-                    pushed = unsafe { self.spawn.try_push(&t) };
-                }
-            }
-            if pushed {
-                verdict = 0;
-            } else {
-                unsafe { arch::atom_add_relaxed_gpu_u64(state, 1) };
-                // Why the wait ended, if not for lack of room.
-                if self.aborting() {
-                    verdict = Status::Aborted as u32;
-                } else if self.cancelled() {
-                    verdict = Status::Cancelled as u32;
-                }
+            unsafe { arch::atom_add_relaxed_gpu_u64(state, n as u64) };
+            if self.aborting() {
+                verdict = Status::Aborted as u32;
+            } else if self.cancelled() {
+                verdict = Status::Cancelled as u32;
             }
         }
-        match arch::shfl_idx(verdict, 0) {
-            0 => {
-                self.spawned.set(true);
-                Ok(())
-            }
-            v => Err(Status::from_u32(v).unwrap_or(Status::QueueFull)),
-        }
+        Err(Status::from_u32(arch::shfl_idx(verdict, 0)).unwrap_or(Status::QueueFull))
     }
 }
