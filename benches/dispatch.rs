@@ -27,8 +27,11 @@ const AXPY_BYTES: u64 = (TASKS * SLICE * 4 * 3) as u64;
 struct Work {
     noop: Vec<Task>,
     axpy: Vec<Task>,
+    /// Three kinds interleaved: noop, axpy (on the same slices as `axpy`), mark.
+    mix: Vec<Task>,
     _x: Buffer<f32>,
     _y: Buffer<f32>,
+    _marks: Buffer<u32>,
 }
 
 fn work(rt: &Runtime) -> Work {
@@ -36,8 +39,17 @@ fn work(rt: &Runtime) -> Work {
     let x = rt.buffer_from(&xs).unwrap();
     let y = rt.buffer::<f32>(TASKS * SLICE).unwrap();
     let noop = (0..TASKS as u64).map(Task::noop).collect();
-    let axpy = (0..TASKS).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect();
-    Work { noop, axpy, _x: x, _y: y }
+    let axpy: Vec<Task> =
+        (0..TASKS).map(|i| Task::axpy(1e-3, x.slice(i * SLICE..(i + 1) * SLICE), y.slice(i * SLICE..(i + 1) * SLICE))).collect();
+    let marks = rt.buffer::<u32>(TASKS).unwrap();
+    let mix = (0..TASKS)
+        .map(|i| match i % 3 {
+            0 => Task::noop(i as u64),
+            1 => axpy[i],
+            _ => Task::mark(marks.all(), i as u32),
+        })
+        .collect();
+    Work { noop, axpy, mix, _x: x, _y: y, _marks: marks }
 }
 
 fn persistent(rt: &Runtime, tasks: &[Task]) {
@@ -375,6 +387,8 @@ fn bench(c: &mut Criterion) {
         variants
     };
     let mut summary = vec![];
+    // The mix of three kinds: (row, median), the table rival's row among them.
+    let mut mixes: Vec<(String, Duration)> = vec![];
     for (label, cfg, host_fed, groups, baselines) in variants {
         progress(label);
         let rt = Runtime::with_config(cfg).unwrap();
@@ -439,6 +453,8 @@ fn bench(c: &mut Criterion) {
                 g.finish();
             }
             summary.push((format!("list, {label}"), median(|| replay(&noop_list), 20, 101), median(|| replay(&axpy_list), 10, 51)));
+            let mix_list = rt.upload_tasks(&w.mix).unwrap();
+            mixes.push((format!("list, {label}"), median(|| replay(&mix_list), 10, 51)));
         }
         if host_fed {
             // Where the time goes: submit (validate, stage, publish) vs waiting.
@@ -512,6 +528,9 @@ fn bench(c: &mut Criterion) {
                 median(|| base.run_table(&noop_table).unwrap(), 20, 101),
                 median(|| base.run_table(&axpy_table).unwrap(), 10, 51),
             ));
+            let mix_table = base.table(&rt, &w.mix).unwrap();
+            mixes.push((TABLE.into(), median(|| base.run_table(&mix_table).unwrap(), 10, 51)));
+            drop(mix_table);
             summary.push((
                 TABLE_FED.into(),
                 median(|| base.host_fed_table(&mut noop_fed).unwrap(), 20, 101),
@@ -553,6 +572,12 @@ fn bench(c: &mut Criterion) {
         progress("buffers dropped");
     }
     print_summary(&summary);
+    if let Some((_, table)) = mixes.iter().find(|m| m.0 == TABLE) {
+        println!("\nmix of three kinds (noop, axpy, mark interleaved), {TASKS} tasks: us, x rival (the table's time over the row's)");
+        for (name, t) in &mixes {
+            println!("{name:<44} {:>12.1} {:>9.2}", t.as_secs_f64() * 1e6, table.as_secs_f64() / t.as_secs_f64());
+        }
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     progress("staging probe");

@@ -1,7 +1,10 @@
 //! Streaming throughput while the host keeps feeding the running kernel: host threads
 //! (1 and 4) submit batches of tiny tasks back to back, with a few tickets in flight
-//! each, into one resident kernel. Against one launch per task and CUDA Graph replay
-//! of the same tasks, in the same run. And memory-bound tasks (axpy on 16 Ki floats,
+//! each, into one resident kernel. Against the rival a CUDA programmer writes for the
+//! same shape (each thread: per batch, records into a ring of pinned slots, one async
+//! copy and one launch over the batch's table on its own stream, a slot reused after
+//! the event behind it: `common::streaming_rival`), and, for scale, one launch per task
+//! and CUDA Graph replay of the same tasks, in the same run. And memory-bound tasks (axpy on 16 Ki floats,
 //! 192 KiB moved each, over 512 MiB of data: far more than the 50 MB L2) streamed the
 //! same way, against the device's copy bandwidth.
 //!
@@ -13,6 +16,7 @@
 mod common;
 
 use common::baselines::Baselines;
+use common::streaming_rival::StreamingRival;
 use common::{median, stream_batches};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use resident::{Runtime, RuntimeConfig, Task};
@@ -99,6 +103,8 @@ fn bench(c: &mut Criterion) {
     let tiny = if cuda { TINY } else { TINY / 16 };
     let noop: Vec<Task> = (0..tiny as u64).map(Task::noop).collect();
     let mut rows: Vec<(String, f64)> = vec![];
+    // (threads, batch, M tasks/s) of the persistent rows, for the rival's ratios.
+    let mut persistent: Vec<(usize, usize, f64)> = vec![];
     // STREAMING_ROWS="2x256,8x256": these producer x batch rows instead of the six below.
     let shapes: Vec<(usize, usize)> = match std::env::var("STREAMING_ROWS") {
         Ok(v) => v.split(',').filter_map(|r| r.split_once('x')).filter_map(|(t, b)| Some((t.parse().ok()?, b.parse().ok()?))).collect(),
@@ -125,6 +131,7 @@ fn bench(c: &mut Criterion) {
             eprintln!("{threads} x {batch}: producers finished at (ms, first-last): {}", spread.join(", "));
         }
         rows.push((format!("persistent, {threads} thread(s), batches of {batch}"), rate(tiny, t)));
+        persistent.push((threads, batch, rate(tiny, t)));
         // Where the submitting threads' time went in those passes (profiling builds).
         #[cfg(feature = "phase-timing")]
         eprintln!("phases, {threads} thread(s) x {batch}:\n{}", resident::__phases_take());
@@ -168,6 +175,29 @@ fn bench(c: &mut Criterion) {
     rows.push(("one launch per task (20k)".into(), launch));
     rows.push(("CUDA Graph replay (20k launches)".into(), graph_rate));
     print(&rows, Some(graph_rate));
+    // The rival, shape by shape: the same tasks per pass, in the same batches.
+    println!("\nagainst the rival (per batch: pinned slot, async copy, one launch over the table), M tasks/s");
+    println!("{:<36} {:>11} {:>9} {:>9}", "threads x batch", "persistent", "rival", "x rival");
+    for &(threads, batch, mine) in &persistent {
+        let mut rival = StreamingRival::new(&rt, threads, &noop[..batch]).unwrap();
+        let batches = tiny / (threads * batch);
+        let mut g = c.benchmark_group("stream_noop_rival");
+        g.throughput(Throughput::Elements((batches * threads * batch) as u64));
+        g.sample_size(10);
+        g.bench_function(BenchmarkId::new(format!("copy_launch_per_batch_{threads}_threads"), batch), |b| {
+            b.iter(|| rival.run(batches).unwrap())
+        });
+        g.finish();
+        let t = median(
+            || {
+                rival.run(batches).unwrap();
+            },
+            1,
+            7,
+        );
+        let theirs = rate(batches * threads * batch, t);
+        println!("{:<36} {mine:>11.1} {theirs:>9.1} {:>8.2}x", format!("{threads} x {batch}"), mine / theirs);
+    }
     let gbs = |t: Duration| BIG_BYTES as f64 / t.as_secs_f64() / 1e9;
     println!(
         "axpy 16Ki floats x {BIG_TASKS}, host-fed from 1 thread in batches of {BIG_BATCH}: {:.0} GB/s; device copy of the same bytes: {:.0} GB/s; ratio {:.2}",

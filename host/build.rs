@@ -17,6 +17,8 @@ fn main() {
         .kernel("resident_pipeline", "resident_device::kernels::pipeline::Pipeline")
         .kernel("resident_spin_write", "resident_device::kernels::spin_write::SpinWrite")
         .kernel("resident_axpy_flat", "resident_device::kernels::axpy_flat::AxpyFlat")
+        .kernel("resident_tree_level", "resident_device::kernels::tree_level::TreeLevel")
+        .kernel("resident_tree_grow", "resident_device::kernels::tree_level::TreeGrow")
         .max_registers(Some(80))
         .runtime_crate("crate")
         .build();

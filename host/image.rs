@@ -96,7 +96,8 @@ impl Default for KernelImage {
 impl KernelImage {
     /// The runtime's own image: the built-in tasks (`resident_device::Builtins`), in
     /// 256-thread blocks capped at 80 registers, with the runtime's ordinary kernels
-    /// (`resident_pipeline`, `resident_spin_write`, `resident_axpy_flat`).
+    /// (`resident_pipeline`, `resident_spin_write`, `resident_axpy_flat`, `resident_tree_level`,
+    /// `resident_tree_grow`).
     pub fn builtin() -> Self {
         include!(concat!(env!("OUT_DIR"), "/resident.rs"))
     }

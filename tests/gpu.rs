@@ -105,6 +105,41 @@ gpu_test!(baselines_match_persistent_results, {
     assert!(base.axpy_flat(2.0, &x, y4, slice + 1).is_err(), "a slice that does not divide the length is refused");
 });
 
+// The spawn bench's rivals mark every node of a tree once, as the `tree` task does:
+// one launch per level of a full tree, and levels grown on the device whose counts the
+// host reads back (full and irregular trees), run after run.
+gpu_test!(tree_rivals_mark_each_node_once, tree_rivals(gpu(1 << 10)));
+
+fn tree_rivals(rt: Runtime) {
+    let shapes = [(3u32, 16u32, false), (6, 4, false), (4, 16, true)];
+    // Made before `close`: a closed runtime makes no new buffers.
+    let marks: Vec<_> = shapes.iter().map(|&(d, f, _)| rt.buffer::<u32>(Task::tree_nodes(d, f).unwrap() as usize).unwrap()).collect();
+    rt.close().unwrap();
+    let base = Baselines::new(&rt, 1).unwrap();
+    let mut scratch = base.tree_scratch(16usize.pow(4), 6).unwrap();
+    for (&(depth, fanout, irregular), marks) in shapes.iter().zip(&marks) {
+        let what = format!("depth {depth}, fanout {fanout}, irregular {irregular}");
+        let mut want = vec![u32::from(!irregular); marks.len()];
+        if irregular {
+            resident::builtin::visit_irregular_tree(0, depth, fanout, &mut |n, _| want[n as usize] = 1);
+        }
+        let nodes: u32 = want.iter().sum();
+        if !irregular {
+            base.tree_by_levels(marks, depth, fanout).unwrap();
+            assert_eq!(marks.read().unwrap(), want, "levels, {what}: every node once");
+            marks.write(&vec![0; marks.len()]).unwrap();
+        }
+        for run in 1..=2 {
+            assert_eq!(base.tree_read_back(&mut scratch, marks, depth, fanout, irregular).unwrap(), nodes, "read-back, {what}: nodes");
+            let got = marks.read().unwrap();
+            assert!(got.iter().zip(&want).all(|(g, w)| *g == w * run), "read-back, {what}: every node of the tree {run} times, no other");
+        }
+    }
+    // A level wider than the scratch is refused (its ids past the scratch unwritten).
+    let mut narrow = base.tree_scratch(15, 3).unwrap();
+    assert!(base.tree_read_back(&mut narrow, &marks[0], 3, 16, false).is_err());
+}
+
 gpu_test!(auto_backend_picks_cuda, {
     let rt = Runtime::new().unwrap();
     assert_eq!(rt.backend().kind, resident::BackendKind::Cuda);
@@ -163,9 +198,11 @@ gpu_test!(dependencies_order_stages, common::dependencies_order_stages(&gpu(1 <<
 // 16 x 1024 leaves in the ring at once (the default ring holds 262,144).
 gpu_test!(tree_children_exactly_once, common::tree_children_exactly_once(&gpu(1 << 16), 1024, 5, 4, 4));
 
-// Irregular trees (0 to 16 children a node, by a hash of its number), 16 of them at
-// once, 79,014 nodes each; and one deep tree (9 levels of 4: 349,525 nodes).
-gpu_test!(irregular_trees_exactly_once, common::irregular_trees_exactly_once(&gpu(1 << 16), 16, 5, 16));
+// Irregular trees (0 to 16 children a node, by a hash of its number), 3 of them at
+// once, 79,014 nodes each (as many in flight at once as the default spawn ring holds:
+// wider, and pushers that find it full for 20 ms fail with QueueFull); and one deep
+// tree (9 levels of 4: 349,525 nodes).
+gpu_test!(irregular_trees_exactly_once, common::irregular_trees_exactly_once(&gpu(1 << 16), 3, 5, 16));
 
 gpu_test!(deep_tree_exactly_once, common::tree_children_exactly_once(&gpu(1 << 16), 1, 9, 4, 1));
 

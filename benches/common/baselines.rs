@@ -7,8 +7,15 @@
 //! per task (`resident_one_task`, one warp), with and without programmatic dependent
 //! launch, the same launches captured once into a CUDA Graph and replayed; and two
 //! ceilings for memory-bound tasks: a device copy, and the axpy task's loop over every
-//! slice in one launch (`resident_axpy_flat`: no dispatch at all). CUDA only. Shared by
-//! the benchmarks and tests/gpu.rs.
+//! slice in one launch (`resident_axpy_flat`: no dispatch at all).
+//!
+//! The rivals of trees of tasks spawned on the device (the `tree` task): one launch per
+//! level, a warp per node, as a CUDA programmer writes a tree without device-side
+//! spawning. For a full tree, whose level sizes the host knows, every level's launch
+//! back to back and one synchronize (`resident_tree_level`); for a data-dependent tree,
+//! each level appends the next one's node ids on the device and the host copies its
+//! count back before it can size the next launch (`resident_tree_grow`: a round trip per
+//! level). CUDA only. Shared by the benchmarks and tests/gpu.rs.
 //!
 //! Run them with the persistent kernel stopped (`Runtime::close`): nothing resident
 //! then shares the SMs with them; they use the runtime's module and buffer table, so
@@ -18,16 +25,39 @@
 use resident::stream::{DeviceBuffer, Function, Graph, LaunchConfig, PinnedBuffer, Stream};
 use resident::{Buffer, Completion, Error, OneTaskParams, Result, Runtime, Task};
 use resident_device::kernels::axpy_flat::AxpyFlatParams;
+use resident_device::kernels::tree_level::{TreeGrowParams, TreeLevelParams};
 use resident_device::shared::TableParams;
+use resident_device::shared::builtin::MAX_TREE_FANOUT;
 
 /// Launch-per-task and graph-replay execution of task lists.
 pub struct Baselines {
     one_task: Function<OneTaskParams>,
     table: Function<TableParams>,
     axpy_flat: Function<AxpyFlatParams>,
+    tree_level: Function<TreeLevelParams>,
+    tree_grow: Function<TreeGrowParams>,
     /// One completion record per task.
     completions: DeviceBuffer<Completion>,
     stream: Stream,
+}
+
+/// The device memory of [`Baselines::tree_read_back`] ([`Baselines::tree_scratch`]):
+/// two lists of node ids, one level's read while the next's is written, the levels'
+/// counters, and the pinned word each count is read back into.
+pub struct TreeScratch {
+    /// Node ids of the levels, alternately: level `l + 1` is written into `levels[l % 2]`.
+    levels: [DeviceBuffer<u32>; 2],
+    /// `counters[l]`: nodes of level `l + 1`, appended by level `l`'s launch.
+    counters: DeviceBuffer<u32>,
+    /// Zeros: copied over the counters at the start of a run; the first of them is the
+    /// root's id (0), the root level's list.
+    zeros: DeviceBuffer<u32>,
+    /// Where a level's count is read back.
+    count: PinnedBuffer<u32>,
+    /// Ids each of `levels` holds: the widest level that fits.
+    max_level: u32,
+    /// Most levels below the root.
+    depth: u32,
 }
 
 /// A task list as launch parameters, one `resident_one_task` launch each.
@@ -56,8 +86,10 @@ impl Baselines {
         let one_task = rt.module()?.function::<OneTaskParams>("resident_one_task")?;
         let table = rt.module()?.function::<TableParams>("resident_table")?;
         let axpy_flat = gpu.kernels().function::<AxpyFlatParams>("resident_axpy_flat")?;
+        let tree_level = gpu.kernels().function::<TreeLevelParams>("resident_tree_level")?;
+        let tree_grow = gpu.kernels().function::<TreeGrowParams>("resident_tree_grow")?;
         let completions = gpu.alloc_zeroed::<Completion>(max_tasks.max(1))?;
-        Ok(Self { one_task, table, axpy_flat, completions, stream: gpu.stream()? })
+        Ok(Self { one_task, table, axpy_flat, tree_level, tree_grow, completions, stream: gpu.stream()? })
     }
 
     /// The launch parameters of `tasks`, each checked as `submit` checks it (once, out
@@ -172,6 +204,128 @@ impl Baselines {
         // synchronized below.
         unsafe { self.stream.launch(&self.axpy_flat, LaunchConfig::for_elements(slices * 32, 256), p) }?;
         self.stream.synchronize()
+    }
+
+    /// One warp per item: `count` warps in 256-thread blocks (on the CPU device, whose
+    /// blocks are one one-lane warp each, `count` blocks).
+    fn warps(&self, count: u32) -> Result<LaunchConfig> {
+        if self.stream.gpu().is_cpu() {
+            return Ok(LaunchConfig::new(count.max(1), 32));
+        }
+        match count.checked_mul(32) {
+            Some(threads) => Ok(LaunchConfig::for_elements(threads, 256)),
+            None => Err(Error::Config(format!("{count} warps do not fit one launch"))),
+        }
+    }
+
+    /// Checks that a tree of `depth` levels below the root and `fanout` children per
+    /// node (the most, for an irregular one) fits `marks`, as `Task::tree` checks it.
+    fn check_tree(marks: &Buffer<u32>, depth: u32, fanout: u32) -> Result<()> {
+        if depth > 0 && !(1..=MAX_TREE_FANOUT).contains(&fanout) {
+            return Err(Error::Config(format!("tree fanout {fanout}: 1 to {MAX_TREE_FANOUT}")));
+        }
+        match Task::tree_nodes(depth, fanout) {
+            Some(nodes) if nodes as usize <= marks.len() => Ok(()),
+            Some(nodes) => Err(Error::LengthMismatch { expected: nodes as usize, got: marks.len() }),
+            None => Err(Error::Config(format!("a tree of depth {depth} and fanout {fanout} has more than 2^32 nodes"))),
+        }
+    }
+
+    /// Every node of the full tree of `depth` levels below the root and `fanout`
+    /// children per node marks itself (`marks[node] += 1`, as the `tree` task), one
+    /// launch per level (a warp per node), all back to back on the stream, then one
+    /// synchronize: the rival of a spawned tree that knows its level sizes.
+    pub fn tree_by_levels(&self, marks: &Buffer<u32>, depth: u32, fanout: u32) -> Result<()> {
+        Self::check_tree(marks, depth, fanout)?;
+        // Level `l`: nodes `first..first + count`, `count = fanout^l`.
+        let (mut first, mut count) = (0u32, 1u32);
+        for _ in 0..=depth {
+            let p = TreeLevelParams { marks: marks.raw_address(), first, count };
+            // SAFETY: the level's nodes lie in the tree, which fits `marks` (checked
+            // above); the buffer lives until the stream is synchronized below, and
+            // only these launches' atomics write it meanwhile.
+            unsafe { self.stream.launch(&self.tree_level, self.warps(count)?, p) }?;
+            // No overflow: the tree's node count fits a u32 (checked); the count past
+            // the last level is not used.
+            first += count;
+            count = count.saturating_mul(fanout);
+        }
+        self.stream.synchronize()
+    }
+
+    /// Scratch memory for [`Baselines::tree_read_back`] on trees of up to `depth`
+    /// levels below the root and up to `max_level` nodes in a level.
+    pub fn tree_scratch(&self, max_level: usize, depth: u32) -> Result<TreeScratch> {
+        let gpu = self.stream.gpu();
+        if max_level == 0 || max_level > u32::MAX as usize / 32 {
+            return Err(Error::Config(format!("tree_scratch: {max_level} nodes in a level: 1 to 2^27 - 1")));
+        }
+        let levels = [gpu.alloc_zeroed::<u32>(max_level)?, gpu.alloc_zeroed::<u32>(max_level)?];
+        let counters = gpu.alloc_zeroed::<u32>(depth.max(1) as usize)?;
+        let zeros = gpu.alloc_zeroed::<u32>(depth.max(1) as usize)?;
+        let count = gpu.pinned::<u32>(1)?;
+        Ok(TreeScratch { levels, counters, zeros, count, max_level: max_level as u32, depth })
+    }
+
+    /// Every node of the tree of `depth` levels below the root and `fanout` children
+    /// per node (the most per node, from `irregular_fanout`, if `irregular`) marks
+    /// itself, as a CUDA programmer runs a tree whose level sizes only the device
+    /// knows: the counters zeroed (one copy), then per level one launch (a warp per
+    /// node, each appending its children's ids to the next level's list) and the next
+    /// level's count copied back to the host (an async copy into pinned memory, then a
+    /// synchronize), which sizes the next launch; until the depth is exhausted or a
+    /// level is empty. Returns the nodes launched. The rival of a spawned
+    /// data-dependent tree.
+    pub fn tree_read_back(&self, s: &mut TreeScratch, marks: &Buffer<u32>, depth: u32, fanout: u32, irregular: bool) -> Result<u32> {
+        Self::check_tree(marks, depth, fanout)?;
+        if depth > s.depth {
+            return Err(Error::Config(format!("tree_read_back: depth {depth}, the scratch holds counters for {}", s.depth)));
+        }
+        let n = depth.max(1) as usize;
+        self.stream.copy_d2d(s.zeros.slice(..n), s.counters.slice(..n))?;
+        // The root's level: one node, id 0, read from the zeros.
+        let (mut level, mut count, mut total) = (s.zeros.device_ptr(), 1u32, 0u32);
+        for l in 0..=depth {
+            let next = &s.levels[l as usize % 2];
+            let p = TreeGrowParams {
+                marks: marks.raw_address(),
+                level,
+                // Unused by the leaves' launch (`depth_left == 0`).
+                next: next.device_ptr(),
+                next_count: if l < depth { s.counters.device_ptr() + (l as usize * size_of::<u32>()) as u64 } else { 0 },
+                count,
+                fanout,
+                irregular: irregular as u32,
+                depth_left: depth - l,
+                next_capacity: s.max_level,
+                _pad: 0,
+            };
+            // SAFETY: `level` holds `count` ids (the zeros' first for the root, else
+            // the ids the previous launch wrote, `count <= max_level` of them, checked
+            // below), each a node of the tree, which fits `marks` (checked above); the
+            // launch writes at most `max_level` ids into `next`, the other list, and
+            // adds to counter `l` of `depth`. Everything lives until the stream is
+            // synchronized, by the scopes below or at the end, and only these launches
+            // write it meanwhile (stream order; the counters' copies too).
+            unsafe { self.stream.launch(&self.tree_grow, self.warps(count)?, p) }?;
+            total = total.saturating_add(count);
+            if l == depth {
+                break;
+            }
+            let (counter, pinned) = (s.counters.slice(l as usize..l as usize + 1), &mut s.count);
+            // The copy follows the launch on the stream; the scope's end synchronizes.
+            self.stream.gpu().scope(|sc| sc.adopt(&self.stream)?.copy_d2h(counter, pinned))?;
+            count = s.count[0];
+            if count > s.max_level {
+                return Err(Error::Config(format!("tree_read_back: level {} has {count} nodes, the scratch holds {}", l + 1, s.max_level)));
+            }
+            if count == 0 {
+                break;
+            }
+            level = next.device_ptr();
+        }
+        self.stream.synchronize()?;
+        Ok(total)
     }
 
     /// The completion records of the last `n` baseline tasks.

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod baselines;
+pub mod streaming_rival;
 
 use std::time::{Duration, Instant};
 

@@ -25,6 +25,18 @@
 //!    finisher acquires, by a `fence.acq_rel.gpu` after its add (an acquire pattern):
 //!    the later adds of the chain extend each earlier add's release sequence, so the
 //!    fence synchronizes with every one of them.
+//!
+//!    Children (step 4'): a child (popped in a batch, `crate::spawn`) is not counted
+//!    on its own: lane 0 adds its `1` (or `1 + 2^32`) to the warp's `PendingCount`
+//!    (warp-private memory), and adds the sum to the segment's count, as in 4, when the
+//!    batch ends or its next child belongs to another segment (so the sum is always
+//!    of one segment, and no child of another ticket runs while it waits). That one add
+//!    releases every child of the sum: each child's step 2 barrier put its lanes'
+//!    writes before lane 0's later operations, and release is cumulative. Deferring
+//!    a child's add only delays its segment: the parent's `-1` was added before the
+//!    push (`crate::spawn`, step 7), so no count can reach the length early. A batch
+//!    holds at most `POP_BATCH` children, all run before the warp waits for anything
+//!    else, so every pending add is made after a bounded run of tasks.
 //! 5. That worker (the finisher) resets the count, stores `failed` into the segment's
 //!    [`SegmentDone`], fences `acq_rel.sys` and stores `stamp` relaxed at system scope:
 //!    a release pattern at system scope that the host's acquire load of `stamp` pairs
@@ -37,6 +49,8 @@
 
 use resident_shared::segment::{self, SegmentCount, SegmentDone};
 use resident_shared::{Completion, KernelParams, Status, Task, stamp_for, task_flags, worker_flags};
+
+use resident_shared::spawn::{POP_BATCH, PendingCount};
 
 use crate::arch;
 use crate::task::Outcome;
@@ -106,7 +120,9 @@ impl Completer {
     /// with the task.
     ///
     /// # Safety
-    /// `task` must be the task of slot `seq`, run once, and completed once.
+    /// `task` must be the task of slot `seq`, run once, and completed once; a child
+    /// must be entry `seq` of this warp's batch area (`SpawnRing::batched`), the
+    /// batch's entries below it still to run.
     #[inline(always)]
     pub unsafe fn complete(&self, seq: u32, task: &Task, out: Outcome) {
         let child = task.flags & task_flags::CHILD != 0;
@@ -147,15 +163,35 @@ impl Completer {
                 unsafe { self.record(seq, out, express) };
             }
         }
+        let mut add = segment::completion_add(failed);
+        if child {
+            // Step 4': joins the warp's pending sum (always of this child's segment: a
+            // sum is counted before a child of another segment runs), counted now if
+            // the batch ends here or its next child belongs to another segment.
+            // The batch area holds the batch's tasks then the sum (`SpawnRing::pending`):
+            // found from this child's entry, `seq`, with no other state.
+            let at = task as *const Task;
+            let p = at.wrapping_add((POP_BATCH - seq) as usize) as *mut PendingCount;
+            unsafe {
+                add = add.wrapping_add(core::ptr::read_volatile(&raw const (*p).add));
+                // The next child to run is entry `seq - 1`.
+                let next_other = seq > 0 && (*at.wrapping_sub(1)).seg != task.seg;
+                if seq > 0 && !next_other {
+                    core::ptr::write_volatile(&raw mut (*p).add, add);
+                    return;
+                }
+                core::ptr::write_volatile(&raw mut (*p).add, 0);
+            }
+        }
         let c = unsafe { self.counts.add(index as usize) };
         unsafe {
             if !child && segment::offset(task.seg) == 0 {
                 // Relaxed: published by this task's release add below.
                 arch::st_relaxed_gpu(&raw mut (*c).first, seq);
             }
-            // Step 4: release this task's writes, acquire every earlier task's. The
-            // add counts a failure too (`SegmentCount::state`).
-            let add = segment::completion_add(failed);
+            // Step 4: release this task's writes (a child's: every child of the sum),
+            // acquire every earlier task's. The add counts a failure too
+            // (`SegmentCount::state`).
             let before = if self.release_count {
                 arch::atom_add_release_gpu_u64(&raw mut (*c).state, add)
             } else {
@@ -167,8 +203,8 @@ impl Completer {
                     // `first` is read and the segment finished.
                     arch::fence_acq_rel_gpu();
                 }
-                // A queue task knows its segment's start; a child reads what the first
-                // task stored (acquired through the add chain).
+                // A queue task knows its segment's start; a child reads what the
+                // first task stored (acquired through the add chain).
                 let first = if child { arch::ld_relaxed_gpu(&raw const (*c).first) } else { seq.wrapping_sub(segment::offset(task.seg)) };
                 self.finish(index, c, first, failures);
             }

@@ -218,7 +218,8 @@ impl SpawnRing {
     }
 
     /// Pops up to [`POP_BATCH`] children (steps 4-5) into this warp's batch area: how
-    /// many, in every lane (0 if the ring looks empty). Their slots are handed back
+    /// many, in every lane (0 if none was ready to take; with `drain`, only once the
+    /// ring is empty). Their slots are handed back
     /// before it returns; the tasks stay in the batch area ([`SpawnRing::batched`])
     /// until the next pop. Every lane must call.
     ///
@@ -226,7 +227,7 @@ impl SpawnRing {
     /// The ring must be live, the caller one of its grid's `workers` warps (it owns the
     /// batch area of its warp number); no task of the last batch may still be running.
     #[inline(always)]
-    pub unsafe fn try_pop(&self) -> u32 {
+    pub unsafe fn try_pop(&self, drain: bool) -> u32 {
         if self.is_none() {
             return 0;
         }
@@ -253,10 +254,12 @@ impl SpawnRing {
                 }
                 // None to take: empty, unless a push is claimed and not yet counted, or
                 // a take is being given back (both end within a few instructions of
-                // another warp, or a popper's copy): then look again, so that a warp
-                // that leaves after popping the ring empty (step 8) leaves none behind.
+                // another warp, or a popper's copy). A warp about to leave (`drain`)
+                // looks again then, so that it leaves none behind (step 8); any other
+                // goes on (it looks again soon: `crate::worker`), rather than spin on
+                // the lines every pusher and popper is updating.
                 let (e, d) = unsafe { self.counts() };
-                if e == d {
+                if e == d || !drain {
                     break;
                 }
                 // On the CPU backend a yield, so that a preempted pusher gets a core.
@@ -319,12 +322,18 @@ impl SpawnRing {
     }
 
     /// Entry `i` of this warp's batch area: a task popped by the last
-    /// [`SpawnRing::try_pop`] (`i` below what it returned). The areas follow the slots,
+    /// [`SpawnRing::try_pop`] (`i` below what it returned). Entry [`POP_BATCH`] is the
+    /// warp's `PendingCount` (`crate::completion`, step 4'). The areas follow the slots,
     /// one per worker warp in warp order (`resident_shared::spawn::batches_offset`):
     /// found from the warp's number, not held in a register across the loop.
     #[inline(always)]
     pub fn batched(&self, i: u32) -> *const Task {
-        let entry = self.mask as usize + 1 + (arch::global_warp_id() * POP_BATCH + i) as usize;
+        self.area().wrapping_add(i as usize)
+    }
+
+    #[inline(always)]
+    fn area(&self) -> *mut Task {
+        let entry = self.mask as usize + 1 + arch::global_warp_id() as usize * (POP_BATCH as usize + 1);
         self.slots.wrapping_add(entry)
     }
 }

@@ -96,7 +96,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     loop {
         if batch_left == 0 && look && unsafe { spawn.maybe_nonempty() } {
             // SAFETY: the last batch has run; this warp is one of the grid's workers.
-            batch_left = unsafe { spawn.try_pop() };
+            batch_left = unsafe { spawn.try_pop(stopping) };
         }
         let child = batch_left > 0;
         steps.lap(step::CHILDREN);
@@ -260,9 +260,10 @@ unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
     }
 }
 
-/// Runs one task of the queue (slot `seq`) or of the spawn ring (position `seq`);
-/// `ready` runs once the task's dependency is met (or failed), before its body. Whether
-/// the task pushed a child.
+/// Runs one task of the queue (slot `seq`) or a child from the warp's batch (entry
+/// `seq`, entries below it still to run: its completion waits for theirs,
+/// `crate::completion`, step 4'); `ready` runs once the task's dependency is met (or
+/// failed), before its body. Whether the task pushed a child.
 #[inline(always)]
 unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) -> bool {
     let cx = base.for_task(done.child_seg(seq, task), done.cancel_stamp(seq, task));

@@ -114,6 +114,8 @@ mod tests {
                 "resident_wait_ticket",
                 "resident_axpy_flat",
                 "resident_pipeline",
+                "resident_tree_level",
+                "resident_tree_grow",
             ] {
                 assert!(names.contains(&k), "{k} among {names:?}");
             }

@@ -332,7 +332,8 @@ impl Gpu {
     }
 
     /// The runtime's own ordinary kernels (`resident_pipeline`, `resident_spin_write`,
-    /// `resident_axpy_flat`: `KernelImage::builtin`; and `resident_one_task` over the
+    /// `resident_axpy_flat`, `resident_tree_level`, `resident_tree_grow`:
+    /// `KernelImage::builtin`; and `resident_one_task` over the
     /// built-in tasks), loaded with this handle.
     pub fn kernels(&self) -> Module {
         Module { raw: self.inner.kernels.clone(), image: "resident", gpu: self.clone() }

@@ -4,8 +4,8 @@
 //! A bounded multi-producer multi-consumer ring with a sequence word per slot (after
 //! D. Vyukov's design) whose positions are handed out in ranges by atomic adds, in
 //! device memory (host memory on the CPU backend): a [`SpawnHeader`], then `capacity`
-//! `u32` sequence words, then `capacity` [`crate::Task`] slots, then one batch area of
-//! [`POP_BATCH`] tasks per worker. The protocol is in `device/src/spawn.rs`; this
+//! `u32` sequence words, then `capacity` [`crate::Task`] slots, then one batch area per
+//! worker ([`POP_BATCH`] tasks and a [`PendingCount`]). The protocol is in `device/src/spawn.rs`; this
 //! module owns the layout only.
 //!
 //! Sequence words are stored relative to their slot index (`stored = seq - index`), so
@@ -69,8 +69,23 @@ pub const fn batches_offset(capacity: u32) -> usize {
     slots_offset(capacity) + capacity as usize * core::mem::size_of::<Task>()
 }
 
+/// Bytes of one worker's batch area: [`POP_BATCH`] tasks, then its [`PendingCount`]
+/// (padded to a task's size).
+pub const BATCH_BYTES: usize = (POP_BATCH as usize + 1) * core::mem::size_of::<Task>();
+
 /// Bytes of a spawn allocation of `capacity` slots for `workers` workers (warps).
 #[inline]
 pub const fn bytes(capacity: u32, workers: u32) -> usize {
-    batches_offset(capacity) + workers as usize * POP_BATCH as usize * core::mem::size_of::<Task>()
+    batches_offset(capacity) + workers as usize * BATCH_BYTES
+}
+
+/// The completions of a worker's batch of children not yet added to their segment's
+/// count: the sum of their completion adds (`crate::segment::completion_add`; 0: none),
+/// all of one segment. The worker adds it once, when the batch ends or its next child
+/// belongs to another segment (`device/src/completion.rs`).
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+pub struct PendingCount {
+    /// The sum of the completion adds.
+    pub add: u64,
 }

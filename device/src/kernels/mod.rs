@@ -9,4 +9,5 @@
 pub mod axpy_flat;
 pub mod pipeline;
 pub mod spin_write;
+pub mod tree_level;
 pub mod wait_ticket;
