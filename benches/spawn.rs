@@ -17,7 +17,8 @@
 //! (> 1: the runtime is faster). Microseconds, medians of 9 after 2 warm-up runs; after
 //! each series every node of the tree has been marked once per run, and no other. On
 //! the CPU backend (no CUDA) only the runtime's rows, on smaller trees (the rivals are
-//! CUDA only).
+//! CUDA only). A profiling build (`RESIDENT_DEVICE_TIMING=1`, docs/profiling.md) also
+//! prints, per tree, the workers' SM cycles a task in each step of their loop.
 
 mod common;
 
