@@ -35,8 +35,9 @@
 //!    writes before lane 0's later operations, and release is cumulative. Deferring
 //!    a child's add only delays its segment: the parent's `-1` was added before the
 //!    push (`crate::spawn`, step 7), so no count can reach the length early. A batch
-//!    holds at most `POP_BATCH` children, all run before the warp waits for anything
-//!    else, so every pending add is made after a bounded run of tasks.
+//!    holds at most `POP_BATCH` children of one popper, run one after another before
+//!    the warp waits for anything else: a child must not wait (spin) for another
+//!    child, which may sit behind it in the same batch (docs/custom-tasks.md).
 //! 5. That worker (the finisher) resets the count, stores `failed` into the segment's
 //!    [`SegmentDone`], fences `acq_rel.sys` and stores `stamp` relaxed at system scope:
 //!    a release pattern at system scope that the host's acquire load of `stamp` pairs
@@ -175,7 +176,12 @@ impl Completer {
             unsafe {
                 add = add.wrapping_add(core::ptr::read_volatile(&raw const (*p).add));
                 // The next child to run is entry `seq - 1`.
-                let next_other = seq > 0 && (*at.wrapping_sub(1)).seg != task.seg;
+                // Compared by their first 8 bytes (opcode, flags, seg): a peer link's task
+                // (flags `CHILD | PEER`, counted elsewhere, its `seg` naming no segment)
+                // is always another; so is a child of another type (a flush early, no
+                // more).
+                let word = |t: *const Task| core::ptr::read_volatile(t as *const u64);
+                let next_other = seq > 0 && word(at.wrapping_sub(1)) != word(at);
                 if seq > 0 && !next_other {
                     core::ptr::write_volatile(&raw mut (*p).add, add);
                     return;

@@ -35,9 +35,10 @@
 //!    add found, which already net of every earlier take's whole `want`). Then it adds
 //!    what it kept to `dequeue`: positions are handed out in order, after as many
 //!    publications were counted, so each is claimed by a pusher that will publish it.
-//!    A pop that takes nothing reports empty only if `enqueue == dequeue` (else a push
-//!    between its claim and its count, or a take being given back, is under way: it
-//!    looks again).
+//!    A draining pop (a warp about to leave, or one that just pushed) that takes
+//!    nothing reports empty only if `enqueue == dequeue` (else a push between its
+//!    claim and its count, or a take being given back, is under way: it looks again);
+//!    any other reports empty at once (it looks again soon: `crate::worker`).
 //! 5. Copy and hand back: the popper's lanes wait (`ld.acquire.gpu`) until each taken
 //!    slot's word reads `pos + 1` (pairs with step 3's release), copy the tasks into the
 //!    warp's own batch area (`resident_shared::spawn::batches_offset`), and after a
@@ -153,6 +154,9 @@ impl SpawnRing {
             return 0;
         }
         let pos = arch::shfl_idx(pos, 0);
+        // Lane 0's adds before every lane's wait and release (memory order, not only
+        // the data dependency of the shuffle).
+        arch::syncwarp();
         if lane < n {
             let mine = pos.wrapping_add(lane);
             unsafe {
@@ -254,10 +258,11 @@ impl SpawnRing {
                 }
                 // None to take: empty, unless a push is claimed and not yet counted, or
                 // a take is being given back (both end within a few instructions of
-                // another warp, or a popper's copy). A warp about to leave (`drain`)
-                // looks again then, so that it leaves none behind (step 8); any other
-                // goes on (it looks again soon: `crate::worker`), rather than spin on
-                // the lines every pusher and popper is updating.
+                // another warp, or a popper's copy). A warp about to leave, or one that
+                // just pushed (`drain`), looks again then, so that it leaves none
+                // behind (step 8) and its children are taken before it claims a queue
+                // task; any other goes on (it looks again soon: `crate::worker`),
+                // rather than spin on the lines every pusher and popper updates.
                 let (e, d) = unsafe { self.counts() };
                 if e == d || !drain {
                     break;

@@ -89,6 +89,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     // The children popped into this warp's batch area (`crate::spawn`, step 5) still to
     // run: entries `[0, batch_left)`, run from the last.
     let mut batch_left = 0u32;
+    // The last task pushed children.
+    let mut after_push = false;
     // Profiling builds: cycles per step of this loop (`crate::steps`; nothing otherwise).
     let mut steps = crate::steps::Steps::new(p);
     // One place runs tasks, whichever their source: one inlined copy of the task code
@@ -96,7 +98,11 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     loop {
         if batch_left == 0 && look && unsafe { spawn.maybe_nonempty() } {
             // SAFETY: the last batch has run; this warp is one of the grid's workers.
-            batch_left = unsafe { spawn.try_pop(stopping) };
+            // Draining (a pop that looks again while a push or a give-back is under way)
+            // when leaving, and right after this warp pushed: its children are then
+            // taken by it or by another warp, never left while it claims a queue task
+            // that may wait on them (`crate::deps`).
+            batch_left = unsafe { spawn.try_pop(stopping || after_push) };
         }
         let child = batch_left > 0;
         steps.lap(step::CHILDREN);
@@ -197,6 +203,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         if pushed {
             look = true;
         }
+        after_push = pushed;
         steps.lap(step::RUN);
         steps.task();
     }
