@@ -154,14 +154,8 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
         v[v.len() / 2]
     };
     println!("timeline {label}: submit returned {:.1} us, wait ended {:.1} us", med(&mut returned), med(&mut done));
-    if let (Some(a), Some(b)) = (steps_before, rt.device_steps()) {
-        // (A relaunch in between would restart the warps' counts: then no figure.)
-        let d: Vec<u64> = a.iter().zip(&b).map(|(a, b)| b.saturating_sub(*a)).collect();
-        let tasks = d[resident::steps::step::TASKS].max(1) as f64;
-        let per: Vec<String> =
-            resident::steps::NAMES.iter().zip(&d).skip(1).map(|(n, c)| format!("{n} {:.0}", *c as f64 / tasks)).collect();
-        println!("  device steps, {} tasks, SM cycles a task: {}", d[resident::steps::step::TASKS], per.join(", "));
-    }
+    // (A relaunch in between would restart the warps' counts: then no figure.)
+    common::print_device_steps("  ", steps_before, rt.device_steps());
     // Profiling builds (`phase-timing`): where the submitting threads' time went.
     #[cfg(feature = "phase-timing")]
     println!("  phases:\n{}", resident::__phases_take());

@@ -142,13 +142,7 @@ fn bench(c: &mut Criterion) {
             // cycles per step over the series.
             let before = rt.device_steps();
             let d = series(t, "runtime", || rt.submit(&[t.root()]).unwrap().wait().unwrap());
-            if let (Some(a), Some(b)) = (before, rt.device_steps()) {
-                let d: Vec<u64> = a.iter().zip(&b).map(|(a, b)| b.saturating_sub(*a)).collect();
-                let tasks = d[resident::steps::step::TASKS].max(1) as f64;
-                let per: Vec<String> =
-                    resident::steps::NAMES.iter().zip(&d).skip(1).map(|(n, c)| format!("{n} {:.0}", *c as f64 / tasks)).collect();
-                println!("{}: device steps, {} tasks, SM cycles a task: {}", t.label, d[resident::steps::step::TASKS], per.join(", "));
-            }
+            common::print_device_steps(&format!("{}: ", t.label), before, rt.device_steps());
             d
         })
         .collect();

@@ -72,3 +72,17 @@ pub fn median_of(mut f: impl FnMut() -> Duration, warmup: usize, runs: usize) ->
     t.sort();
     t[runs / 2]
 }
+
+/// Profiling builds (`RESIDENT_DEVICE_TIMING`, docs/profiling.md): the workers' SM cycles
+/// a task in each step of their loop between two `Runtime::device_steps` readings, as
+/// one line after `label`; nothing where either reading is missing (a plain build, or
+/// a relaunch in between, which restarts the warps' counts).
+pub fn print_device_steps(label: &str, before: Option<[u64; resident::steps::STEPS]>, after: Option<[u64; resident::steps::STEPS]>) {
+    if let (Some(a), Some(b)) = (before, after) {
+        let d: Vec<u64> = a.iter().zip(&b).map(|(a, b)| b.saturating_sub(*a)).collect();
+        let tasks = d[resident::steps::step::TASKS].max(1) as f64;
+        let per: Vec<String> =
+            resident::steps::NAMES.iter().zip(&d).skip(1).map(|(n, c)| format!("{n} {:.0}", *c as f64 / tasks)).collect();
+        println!("{label}device steps, {} tasks, SM cycles a task: {}", d[resident::steps::step::TASKS], per.join(", "));
+    }
+}

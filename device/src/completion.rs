@@ -29,11 +29,11 @@
 //!    Children (step 4'): a child (popped in a batch, `crate::spawn`) is not counted
 //!    on its own: lane 0 adds its `1` (or `1 + 2^32`) to the warp's `PendingCount`
 //!    (warp-private memory), and adds the sum to the segment's count, as in 4, when the
-//!    batch ends or its next child belongs to another segment (so the sum is always
-//!    of one segment, and no child of another ticket runs while it waits). That one add
-//!    releases every child of the sum: each child's step 2 barrier put its lanes'
-//!    writes before lane 0's later operations, and release is cumulative. Deferring
-//!    a child's add only delays its segment: the parent's `-1` was added before the
+//!    batch ends or its next child is another segment's (or a peer link's task, or of
+//!    another type): the sum is always of one segment, and no child of another ticket
+//!    runs while it waits. That one add releases every child of the sum: each child's
+//!    step 2 barrier put its lanes' writes before lane 0's later operations, and
+//!    release is cumulative. Deferring a child's add only delays its segment: the parent's `-1` was added before the
 //!    push (`crate::spawn`, step 7), so no count can reach the length early. A batch
 //!    holds at most `POP_BATCH` children of one popper, run one after another before
 //!    the warp waits for anything else: a child must not wait (spin) for another
@@ -168,25 +168,22 @@ impl Completer {
         if child {
             // Step 4': joins the warp's pending sum (always of this child's segment: a
             // sum is counted before a child of another segment runs), counted now if
-            // the batch ends here or its next child belongs to another segment.
-            // The batch area holds the batch's tasks then the sum (`SpawnRing::pending`):
-            // found from this child's entry, `seq`, with no other state.
+            // the batch ends here or its next child, entry `seq - 1`, is another. The
+            // sum lies after the batch's entries (entry `POP_BATCH`,
+            // `SpawnRing::batched`): found from this child's entry, with no other state.
             let at = task as *const Task;
             let p = at.wrapping_add((POP_BATCH - seq) as usize) as *mut PendingCount;
+            // Entries compared by their first 8 bytes (opcode, flags, seg): a peer link's
+            // task (flags `CHILD | PEER`, counted elsewhere, its `seg` naming no segment)
+            // is always another; so is a child of another type (a count early, no more).
+            let word = |t: *const Task| unsafe { core::ptr::read_volatile(t as *const u64) };
             unsafe {
                 add = add.wrapping_add(core::ptr::read_volatile(&raw const (*p).add));
-                // The next child to run is entry `seq - 1`.
-                // Compared by their first 8 bytes (opcode, flags, seg): a peer link's task
-                // (flags `CHILD | PEER`, counted elsewhere, its `seg` naming no segment)
-                // is always another; so is a child of another type (a flush early, no
-                // more).
-                let word = |t: *const Task| core::ptr::read_volatile(t as *const u64);
-                let next_other = seq > 0 && word(at.wrapping_sub(1)) != word(at);
-                if seq > 0 && !next_other {
-                    core::ptr::write_volatile(&raw mut (*p).add, add);
+                let keep = seq > 0 && word(at.wrapping_sub(1)) == word(at);
+                core::ptr::write_volatile(&raw mut (*p).add, if keep { add } else { 0 });
+                if keep {
                     return;
                 }
-                core::ptr::write_volatile(&raw mut (*p).add, 0);
             }
         }
         let c = unsafe { self.counts.add(index as usize) };

@@ -362,28 +362,22 @@ impl TaskCx {
     /// `unsafe` `submit_unchecked` may send.
     #[inline(always)]
     pub fn spawn<C: DeviceTask>(&self, child: &C) -> Result<(), Status> {
-        const { assert!(!C::UNCHECKED, "TaskCx::spawn: an UNCHECKED task type cannot be pushed from the device") };
-        // The same refusal at run time too (folded away for every checked type): the
-        // assertion above fires when the kernel is compiled, not under `cargo check`.
-        if C::UNCHECKED {
-            return Err(Status::InvalidOpcode);
-        }
-        if !self.declared.grant(Access::Spawns(C::ID)).contains(Grant::NAMED) || !self.declared.covers(child) {
-            return Err(Status::Undeclared);
-        }
-        self.spawn_records(&Self::child_record(child), 1)
+        self.spawn_each(1, |_| *child)
     }
 
     /// Pushes `n` children for other workers to run, child `k` being `child(k)`
     /// (warp-collective; every lane must call with the same `n` and `child`, a function
     /// of `k` alone): [`TaskCx::spawn`] for many at once. Lane `i` builds children
     /// `i`, `i + 32`, ...; each group of up to 32 (fewer if the spawn ring is smaller)
-    /// is pushed with one reservation of the ring, not one per child. Each child is checked as `spawn` checks it; on an
-    /// error the groups before the failing one stay pushed (they run, and the ticket
-    /// waits for them), the failing group and those after it are not.
+    /// is pushed with one reservation of the ring, not one per child. Each child is
+    /// checked as `spawn` checks it; on an error the groups before the failing one stay
+    /// pushed (they run, and the ticket waits for them), the failing group and those
+    /// after it are not.
     #[inline(always)]
     pub fn spawn_each<C: DeviceTask>(&self, n: u32, child: impl Fn(u32) -> C) -> Result<(), Status> {
-        const { assert!(!C::UNCHECKED, "TaskCx::spawn_each: an UNCHECKED task type cannot be pushed from the device") };
+        const { assert!(!C::UNCHECKED, "TaskCx::spawn: an UNCHECKED task type cannot be pushed from the device") };
+        // The same refusal at run time too (folded away for every checked type): the
+        // assertion above fires when the kernel is compiled, not under `cargo check`.
         if C::UNCHECKED {
             return Err(Status::InvalidOpcode);
         }
