@@ -137,6 +137,7 @@ impl SpawnRing {
         let h = self.header;
         let (mut ok, mut pos) = (0u32, 0u32);
         if lane == 0 {
+            // SAFETY: the header of the live ring (the caller's contract).
             unsafe {
                 // Step 1 (relaxed: a count; the slots are ordered by their words).
                 let used = &raw mut (*h).used.value;
@@ -159,6 +160,8 @@ impl SpawnRing {
         arch::syncwarp();
         if lane < n {
             let mine = pos.wrapping_add(lane);
+            // SAFETY: position `mine` is this lane's (the claim above), its slot index
+            // masked into the ring; the slot is written only once its word says free.
             unsafe {
                 // Step 2's wait: bounded (see the module's notes).
                 while self.seq(mine) != mine {
@@ -172,6 +175,7 @@ impl SpawnRing {
         // Step 3's count, once for the range, after every lane's release.
         arch::syncwarp();
         if lane == 0 {
+            // SAFETY: the live ring's header.
             unsafe { arch::atom_add_relaxed_gpu(&raw mut (*h).ready.value, n) };
         }
         n
@@ -238,6 +242,10 @@ impl SpawnRing {
         let lane = arch::lane_id();
         let h = self.header;
         let (mut took, mut pos) = (0u32, 0u32);
+        // SAFETY (every block below): the header, words and slots of the live ring (the
+        // caller's contract), slot indices masked into it; positions `pos..pos + took`
+        // are this warp's (its add on `dequeue`), read only once published (step 5), and
+        // the batch area is this warp's own (its warp number, below `workers`).
         if lane == 0 {
             let ready = unsafe { &raw mut (*h).ready.value };
             loop {
