@@ -9,7 +9,9 @@
 //! seen the last completion, or the stream has finished), warmed up, medians. After
 //! criterion's groups, a summary table of medians and ratios from this same run.
 //!
-//!     cargo bench --bench dispatch          # on a GPU machine (or .gpu/run.sh)
+//!     cargo bench --bench dispatch                      # the defaults twice, then the rivals
+//!     DISPATCH_SWEEP=1 cargo bench --bench dispatch     # the configuration's knobs, one at a time
+//!     DISPATCH_TIMELINE=1 cargo bench --bench dispatch  # when a 20k batch is published and done
 
 mod common;
 
@@ -78,7 +80,7 @@ fn reserved(rt: &Runtime, tasks: &[Task]) {
     r.commit().unwrap().wait().unwrap();
 }
 
-/// DISPATCH_HOST=timeline: when the tasks of one 20k batch are published and completed,
+/// DISPATCH_TIMELINE=1: when the tasks of one 20k batch are published and completed,
 /// as the host sees it. An observer thread reads `Runtime::published` and
 /// `Runtime::completed` without pause while the batch runs and notes when each first
 /// passes each mark (tasks of the batch, in order); the medians over the runs, from just
@@ -167,13 +169,7 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
 
 fn config(claim: u32) -> RuntimeConfig {
     // 64 Ki slots: a 20k batch fits whole; a resident list goes in as one run.
-    let c = RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() };
-    // DISPATCH_WORKER_FLAGS=n: the workers' policies (`worker_flags` bits) for every
-    // variant built on the defaults (an A/B of a policy across the whole bench).
-    match std::env::var("DISPATCH_WORKER_FLAGS").ok().and_then(|v| v.parse().ok()) {
-        Some(worker_flags) => RuntimeConfig { worker_flags, ..c },
-        None => c,
-    }
+    RuntimeConfig { claim, capacity: 1 << 16, ..RuntimeConfig::default() }
 }
 
 /// Host cost of staging one batch of tasks: a copy into pinned memory of each kind.
@@ -218,15 +214,8 @@ fn bench(c: &mut Criterion) {
 
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     let base = config(1);
-    if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "timeline") {
-        // DISPATCH_SPIN_US: how long the submit helpers linger after a pass.
-        let spin = std::env::var("DISPATCH_SPIN_US").ok().and_then(|v| v.parse().ok()).map(Duration::from_micros);
-        // DISPATCH_CLAIM, DISPATCH_PRECLAIM=1: the workers' claim, pre-claimed or not.
-        let claim = std::env::var("DISPATCH_CLAIM").ok().and_then(|v| v.parse().ok()).unwrap_or(base.claim);
-        let flags = if std::env::var_os("DISPATCH_PRECLAIM").is_some() { base.worker_flags | PRECLAIM } else { base.worker_flags };
-        let rt =
-            Runtime::with_config(RuntimeConfig { submit_spin: spin.or(base.submit_spin), claim, worker_flags: flags, ..base }).unwrap();
-        eprintln!("submit_spin {spin:?}, claim {claim}, worker flags {flags:#x}");
+    if std::env::var_os("DISPATCH_TIMELINE").is_some() {
+        let rt = Runtime::with_config(base).unwrap();
         eprintln!("{}", rt.backend());
         let w = work(&rt);
         let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
@@ -237,148 +226,51 @@ fn bench(c: &mut Criterion) {
         }
         return;
     }
-    // (label, config, host-fed variants too, criterion groups too, baselines after).
-    // The default first; then one change each, summary medians only.
-    let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = vec![
-        ("claim 1 (defaults)", base.clone(), true, true, false),
-        ("defaults, preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, false, false, false),
-        ("defaults, list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
-        ("defaults, poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
-        ("defaults, list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
-        (
-            "defaults, acq_rel count adds",
-            RuntimeConfig { worker_flags: base.worker_flags & !RELEASE_COUNT, ..base.clone() },
-            false,
-            false,
-            false,
-        ),
-        (
-            "defaults, 128-thread blocks, 5 per SM",
-            RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
-            false,
-            false,
-            false,
-        ),
-        ("claim 2", config(2), false, false, false),
-        ("defaults, segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, false, false, false),
-        ("defaults, segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, false, false, false),
-        ("defaults, segments of 32", RuntimeConfig { segment_tasks: 32, ..base.clone() }, false, false, false),
-        (
-            "defaults, look for children after every task",
-            RuntimeConfig { worker_flags: base.worker_flags & !SPARSE_LOOK, ..base.clone() },
-            false,
-            false,
-            false,
-        ),
-        ("claim 2, 128 x 5 per SM", RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..config(2) }, false, false, false),
-        ("defaults again (order check)", base.clone(), false, false, false),
-        ("claim 8", config(8), true, true, true),
-    ];
-    // DISPATCH_QUICK=1: the defaults, each worker flag changed, the defaults again with
-    // the baselines (an A/B of device-code builds and flags, summary only).
-    let variants = if std::env::var_os("DISPATCH_QUICK").is_some() {
+    // (label, config, host-fed rows, criterion groups, the rivals after it). By default
+    // the defaults twice (the second an order check, with the rivals after it); with
+    // DISPATCH_SWEEP=1 a sweep of the configuration's knobs, one change each, summary
+    // medians only, the defaults again at the end with the rivals.
+    let variants: Vec<(&str, RuntimeConfig, bool, bool, bool)> = if std::env::var_os("DISPATCH_SWEEP").is_some() {
+        let flags = |f: u32| RuntimeConfig { worker_flags: f, ..base.clone() };
         vec![
-            ("claim 1 (defaults)", base.clone(), false, false, false),
+            ("defaults", base.clone(), true, false, false),
+            ("preclaim", flags(base.worker_flags | PRECLAIM), true, false, false),
+            ("acq_rel count adds", flags(base.worker_flags & !RELEASE_COUNT), true, false, false),
+            ("look for children after every task", flags(base.worker_flags & !SPARSE_LOOK), true, false, false),
+            ("claim 2", config(2), true, false, false),
+            ("claim 8", config(8), true, false, false),
+            ("128-thread blocks, 5 per SM", RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() }, true, false, false),
+            ("poll sleep <= 128 ns", RuntimeConfig { max_poll_sleep_ns: 128, ..base.clone() }, false, false, false),
+            ("segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, true, false, false),
+            ("segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, true, false, false),
+            ("list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
+            ("list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
+            ("host runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
+            ("host runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
+            ("full 64-byte host records", RuntimeConfig { compact_records: false, ..base.clone() }, true, false, false),
+            ("write-combined host ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
+            ("ordinary stores into the host ring", RuntimeConfig { stage_streaming: false, ..base.clone() }, true, false, false),
             (
-                "defaults, acq_rel count adds",
-                RuntimeConfig { worker_flags: base.worker_flags & !RELEASE_COUNT, ..base.clone() },
-                false,
+                "submit helpers sleep between passes",
+                RuntimeConfig { submit_spin: Some(Duration::ZERO), ..base.clone() },
+                true,
                 false,
                 false,
             ),
             (
-                "defaults, look for children after every task",
-                RuntimeConfig { worker_flags: base.worker_flags & !SPARSE_LOOK, ..base.clone() },
-                false,
-                false,
-                false,
-            ),
-            (
-                "acq_rel adds, look after every task",
-                RuntimeConfig { worker_flags: base.worker_flags & !(RELEASE_COUNT | SPARSE_LOOK), ..base.clone() },
-                false,
+                "submit helpers linger 1 ms",
+                RuntimeConfig { submit_spin: Some(Duration::from_millis(1)), ..base.clone() },
+                true,
                 false,
                 false,
             ),
-            ("defaults, preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, false, false, false),
-            ("defaults again (order check)", base.clone(), false, false, true),
+            ("1 submit thread", RuntimeConfig { submit_threads: 1, ..base.clone() }, true, false, false),
+            ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
+            ("staging + copies, no relay publication", RuntimeConfig { relay_publish: false, ..base.clone() }, true, false, false),
+            ("defaults again", base.clone(), true, false, true),
         ]
-    } else if std::env::var_os("DISPATCH_HOST").is_some() {
-        // DISPATCH_HOST=1: the host-fed path (issue 20): runs over the host ring
-        // published by the relay (the default) against staging + copies (the path
-        // before), alternated, then the baselines.
-        let copy = RuntimeConfig { relay_publish: false, ..base.clone() };
-        let mut feed = None;
-        let cached = RuntimeConfig { stage_streaming: false, ..base.clone() };
-        let asleep = RuntimeConfig { submit_spin: Some(Duration::ZERO), ..base.clone() };
-        let full = RuntimeConfig { compact_records: false, ..base.clone() };
-        let mut v = vec![
-            ("relay runs (defaults)", base.clone(), true, false, false),
-            ("relay runs, full 64-byte records", full.clone(), true, false, false),
-            ("relay runs, helpers sleep between passes", asleep.clone(), true, false, false),
-            ("relay runs, ordinary stores", cached.clone(), true, false, false),
-            ("staging + copies (before)", copy.clone(), true, false, false),
-        ];
-        // DISPATCH_HOST=feed: what bounds the host-fed batch once the host is fast
-        // enough: the workers' reads of records in the host ring (pre-claimed or not),
-        // the runs' size, the helpers' number.
-        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "feed") {
-            feed = Some(vec![
-                ("relay runs (defaults)", base.clone(), true, false, false),
-                ("preclaim", RuntimeConfig { worker_flags: base.worker_flags | PRECLAIM, ..base.clone() }, true, false, false),
-                ("runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
-                ("runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
-                ("16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
-                (
-                    "128-thread blocks, 5 per SM",
-                    RuntimeConfig { block_threads: 128, max_blocks_per_sm: 5, ..base.clone() },
-                    true,
-                    false,
-                    false,
-                ),
-                ("claim 2", RuntimeConfig { claim: 2, ..base.clone() }, true, false, false),
-                ("claim 4", RuntimeConfig { claim: 4, ..base.clone() }, true, false, false),
-                ("claim 8", RuntimeConfig { claim: 8, ..base.clone() }, true, false, false),
-                ("relay runs again", base.clone(), true, false, true),
-            ]);
-        }
-        // DISPATCH_HOST=pipe: the defaults only, twice (an A/B of two builds in one call).
-        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v == "pipe") {
-            let linger = |us| RuntimeConfig { submit_spin: Some(Duration::from_micros(us)), ..base.clone() };
-            feed = Some(vec![
-                ("relay runs (defaults)", base.clone(), true, false, false),
-                ("relay runs, helpers linger 200 us", linger(200), true, false, false),
-                ("relay runs, helpers linger 1 ms", linger(1000), true, false, false),
-                ("relay runs again", base.clone(), true, false, true),
-            ]);
-        }
-        // DISPATCH_HOST=short: only those and the repeats (the rows that compare).
-        if std::env::var_os("DISPATCH_HOST").is_some_and(|v| v != "short" && v != "feed" && v != "pipe") {
-            v.extend([
-                ("relay runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
-                (
-                    "relay runs of 256, segments of 256",
-                    RuntimeConfig { publish_chunk: 256, segment_tasks: 256, ..base.clone() },
-                    true,
-                    false,
-                    false,
-                ),
-                ("relay runs, write-combined ring", RuntimeConfig { staging_write_combined: true, ..base.clone() }, true, false, false),
-                ("relay runs, 1 submit thread", RuntimeConfig { submit_threads: 1, ..base.clone() }, true, false, false),
-                ("relay runs, 4 submit threads", RuntimeConfig { submit_threads: 4, ..base.clone() }, true, false, false),
-                ("relay runs, 16 submit threads", RuntimeConfig { submit_threads: 16, ..base.clone() }, true, false, false),
-            ]);
-        }
-        v.extend([
-            ("staging + copies again", copy, true, false, false),
-            ("relay runs, full 64-byte records again", full, true, false, false),
-            ("relay runs, ordinary stores again", cached, true, false, false),
-            ("relay runs, helpers sleep between passes again", asleep, true, false, false),
-            ("relay runs again", base.clone(), true, false, true),
-        ]);
-        feed.unwrap_or(v)
     } else {
-        variants
+        vec![("defaults", base.clone(), true, true, false), ("defaults again", base.clone(), true, false, true)]
     };
     let mut summary = vec![];
     // The mix of three kinds: (row, median), the table rival's row among them.
@@ -419,7 +311,7 @@ fn bench(c: &mut Criterion) {
             // Without the host's check (the device checks every slice again): pieces are
             // staged and published as they go. But `submit_unchecked` keeps results:
             // every task writes its completion record to the host, and the wait reads
-            // them all, so this row is not the checked row minus its check (s25f-h).
+            // them all, so this row is not the checked row minus its check.
             summary.push((
                 format!("host-fed unchecked + results, {label}"),
                 median(|| unchecked(&rt, &w.noop), 20, 101),
@@ -463,7 +355,8 @@ fn bench(c: &mut Criterion) {
             }
             sub.sort();
             wait.sort();
-            // One noop, submit to done: the round trip of the issue's bound.
+            // One noop, submit to done: the round trip in the host-fed bound (1.2 x (the
+            // batch's memcpy + the round trip), as benches/floor/host_floor.cu prints it).
             let rt1 = median(|| persistent(&rt, &w.noop[..1]), 100, 1001);
             eprintln!(
                 "{label}: noop batch split: submit {:.1} us, then wait {:.1} us (medians); one-task round trip {:.2} us",

@@ -104,7 +104,7 @@ fn bench(c: &mut Criterion) {
         let mut s = samples(|| tokio.block_on(rt.submit(&[Task::noop(1)]).unwrap().wait_async()).unwrap(), WARMUP, SAMPLES);
         rows.push((format!("persistent ({label}): submit + await (tokio)"), percentiles(&mut s, &PS)));
         if label == "relay" || label == "cpu" {
-            // Elastic residency (issue 22): the first task after an idle exit pays the
+            // Elastic residency: the first task after an idle exit pays the
             // relaunch. The exit itself (`release`) is not timed; the submit + wait
             // after it is. Fewer samples: each exit waits for the kernels to leave.
             let n = 2_000;

@@ -1,4 +1,4 @@
-//! Several devices (issue 23): tiny-task throughput of one runtime per device against
+//! Several devices: tiny-task throughput of one runtime per device against
 //! one runtime alone, and the latency of a follow-up task pushed from one device's task
 //! into another device's runtime through a link, against the host relaying it by hand.
 //! All in one run, medians after warm-up.

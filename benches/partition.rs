@@ -1,4 +1,4 @@
-//! SM partitions (issue 22): a cuBLAS GEMM (bf16, 8192^3, through cudarc's cuBLAS
+//! SM partitions: a cuBLAS GEMM (bf16, 8192^3, through cudarc's cuBLAS
 //! bindings) on another stream of the same process, beside a runtime confined to half
 //! the SMs through a green context, against the same GEMM on the same SMs alone; and the
 //! runtime's own throughput as its share of the SMs grows. All in one run, medians of

@@ -81,15 +81,14 @@ fn bench(c: &mut Criterion) {
     // STREAMING_COPY=1: staging + copies (the publication before the relay's runs).
     let relay_publish = std::env::var_os("STREAMING_COPY").is_none();
     // STREAMING_HELPERS_SLEEP=1: the helpers of batches of 4096 sleep between passes
-    // (`submit_spin` zero: the behaviour before 2026-11-26, session 25).
+    // (`submit_spin` zero).
     let submit_spin = std::env::var_os("STREAMING_HELPERS_SLEEP").map(|_| Duration::ZERO);
-    // STREAMING_FULL_RECORDS=1: 64-byte records only (`compact_records` off: the
-    // behaviour before session 26).
+    // STREAMING_FULL_RECORDS=1: 64-byte records only (`compact_records` off).
     let compact_records = std::env::var_os("STREAMING_FULL_RECORDS").is_none();
-    // STREAMING_PARTNERS=n: `submit_partners` (0: none, the behaviour before session 30).
+    // STREAMING_PARTNERS=n: `submit_partners` (0: none).
     let submit_partners = std::env::var("STREAMING_PARTNERS").ok().and_then(|v| v.parse().ok());
     // STREAMING_PIN="0,2,4,6": producer t runs on the t-th of these CPUs (round robin);
-    // to tell the VM's shared cores from the runtime's own scaling (session 32).
+    // to tell the VM's shared cores from the runtime's own scaling.
     let pin: Vec<usize> =
         std::env::var("STREAMING_PIN").map(|v| v.split(',').filter_map(|c| c.trim().parse().ok()).collect()).unwrap_or_default();
     let config =

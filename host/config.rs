@@ -38,12 +38,12 @@ pub struct RuntimeConfig {
     /// [`RuntimeConfig::MAX_CPU_WORKERS`]).
     pub cpu_workers: usize,
     /// Worker policies (`resident_shared::worker_flags` bits), for measurement. The
-    /// default is `RELEASE_COUNT | SPARSE_LOOK` (`SPARSE_LOOK` since 2026-11-27:
-    /// docs/benchmarks.md, session 33). `PRECLAIM` (on by default until 2026-11-25, within
-    /// the spread of the runs without it: docs/benchmarks.md) makes a worker claim the
-    /// next slot before it runs a task's body, so that a task that runs for ever holds
-    /// one later slot hostage (its ticket never resolves, even after the first is
-    /// cancelled); like `claim` above 1, it trades that guarantee for speed.
+    /// default is `RELEASE_COUNT | SPARSE_LOOK`; `DISPATCH_SWEEP=1 cargo bench --bench
+    /// dispatch` measures each flag changed. `PRECLAIM` (measured within the spread of
+    /// the runs without it) makes a worker claim the next slot before it runs a task's
+    /// body, so that a task that runs for ever holds one later slot hostage (its ticket
+    /// never resolves, even after the first is cancelled); like `claim` above 1, it
+    /// trades that guarantee for speed.
     pub worker_flags: u32,
     /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
     /// read, uncached for the host) rather than ordinary cached pinned memory.

@@ -1,10 +1,10 @@
 //! Links between runtimes: a task running in runtime A pushes follow-up tasks into
 //! runtime B's queue (`TaskCx::push_to`), B on another device or the same one. This is
-//! the path through the host (the fallback the issue asks for when there is no peer
-//! access, and for now the only one): A's warps push into an outbox in memory the host
-//! reads (mapped pinned memory on CUDA), and a forwarder thread of the link pops what
-//! they pushed and submits it to B, where B's checks apply as to any submission. The
-//! layout is `resident_shared::link`, the device side and its orderings (L1-L4)
+//! the path through the host (the fallback for when there is no peer access, and for
+//! now the only one): A's warps push into an outbox in memory the host reads (mapped
+//! pinned memory on CUDA), and a forwarder thread of the link pops what they pushed and
+//! submits it to B, where B's checks apply as to any submission. The layout is
+//! `resident_shared::link`, the device side and its orderings (L1-L4)
 //! `resident_device::link`; the forwarder's side:
 //!
 //! F1. Pop: an `Acquire` load of the slot's sequence word, seeing `pos + 1`, pairs with

@@ -1,8 +1,8 @@
-//! A reader-writer lock for data that every submission reads and almost nothing
-//! writes (the registries of buffers and counters): a reader writes only its own
-//! stripe's count, one cache line of a few, instead of one lock word that every
-//! producer writes twice a batch (`std::sync::RwLock`: under four producers the read
-//! lock cost 0.16-0.22 µs a batch against 0.06 for one, s29a/s29b, `phase-timing`).
+//! A reader-writer lock for data that every submission reads and almost nothing writes
+//! (the registries of buffers and counters): a reader writes only its own stripe's
+//! count, one cache line of a few, instead of one lock word that every producer writes
+//! twice a batch (`std::sync::RwLock`: under four producers the read lock cost
+//! 0.16-0.22 µs a batch against 0.06 for one, measured with the `phase-timing` build).
 //! A writer (a buffer or counter made or dropped) announces itself, then waits until
 //! every stripe's readers have left; readers that arrive meanwhile step back and wait
 //! for it (the writer goes first: a stream of readers does not starve it).

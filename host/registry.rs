@@ -7,7 +7,7 @@
 //! Identity across the process: a buffer handle (index, generation) is handed out once
 //! per process by any runtime (per-index generations, shared by all), and a counter id is
 //! live in at most one runtime at a time (one pool of free ids): so one runtime never
-//! accepts another's handle, and a stale one never names a live buffer (issue 21).
+//! accepts another's handle, and a stale one never names a live buffer.
 //!
 //! What it does not own: the memory (`Buffer`, `host/reclaim.rs`) and the device's copy
 //! of the buffer table (the backend), which the callers write under the same lock.
@@ -37,9 +37,9 @@ impl Registries {
 /// runtime takes a new one from here when it registers a buffer at that index. So a
 /// handle (index, generation) is handed out once per process, never again: a handle of
 /// another runtime, or of a dropped buffer, never names a live buffer, however many are
-/// made and dropped (issue 21). An index whose 65,535 generations are used up is retired
-/// for good, by every runtime: after about 2^32 buffers in one process, new ones are
-/// refused with `Error::TooManyBuffers` rather than reuse a handle.
+/// made and dropped. An index whose 65,535 generations are used up is retired for good,
+/// by every runtime: after about 2^32 buffers in one process, new ones are refused with
+/// `Error::TooManyBuffers` rather than reuse a handle.
 static GENERATIONS: [AtomicU16; MAX_BUFFERS] = [const { AtomicU16::new(0) }; MAX_BUFFERS];
 
 /// A generation for a new buffer at `index` (never 0, never one handed out before), or

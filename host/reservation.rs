@@ -3,7 +3,7 @@
 //! host memory: the host ring on CUDA, the ring itself on the CPU backend), with no
 //! batch in between and no copy. Every full piece of the reservation (1024 tasks over
 //! the host ring) is committed as soon as it is written, so the workers run the first
-//! tasks while the rest are written: the write-in-place path of docs/host-path.md.
+//! tasks while the rest are written: the write-in-place path of docs/architecture.md.
 
 use resident_shared::{Collected, Task};
 use std::cell::RefCell;

@@ -1,9 +1,9 @@
-//! Elastic residency (issue 22): a runtime with nothing to do gives the GPU back. The
-//! resident kernel exits once the runtime has been idle for a while
-//! ([`Residency::IdleExit`]) or as soon as its queue drains ([`Residency::WhenDrained`]);
-//! the next submission launches it again. Queue, lists, counters, buffers and the
-//! completion records stay where they are (device or pinned memory); only the kernels
-//! leave, so nothing pending is lost and nothing runs twice.
+//! Elastic residency: a runtime with nothing to do gives the GPU back. The resident
+//! kernel exits once the runtime has been idle for a while ([`Residency::IdleExit`]) or
+//! as soon as its queue drains ([`Residency::WhenDrained`]); the next submission
+//! launches it again. Queue, lists, counters, buffers and the completion records stay
+//! where they are (device or pinned memory); only the kernels leave, so nothing pending
+//! is lost and nothing runs twice.
 //!
 //! The exit, under the producer lock (no reservation is made meanwhile):
 //! 1. Idle means every task reserved so far has completed: `completed == next`
@@ -39,7 +39,7 @@ thread_local! {
     /// The runtimes (their `Shared`'s address) whose kernel this thread keeps out
     /// (`Runtime::with_kernel_out`): its own submissions to them are refused, decided
     /// with no lock (a `try_submit` that found the producer lock taken by a waiting
-    /// thread said `WouldBlock` instead: found on an H200, session 22).
+    /// thread said `WouldBlock` instead: found on an H200).
     static KEPT_OUT: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 

@@ -1,6 +1,6 @@
 //! A statistics counter that many threads add to: one cache line per stripe, a thread
 //! adding to its own stripe, the stripes summed when read. One shared `AtomicU64` was
-//! an RMW per batch on a line every producer writes (issue 20, four producers).
+//! an RMW per batch on a line every producer writes (under four producers).
 
 use crossbeam::utils::CachePadded;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

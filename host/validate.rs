@@ -63,11 +63,11 @@ fn validate_ahead<S: resident_device::TaskSet, const AHEAD: usize>(
 }
 
 /// Tasks (64 bytes, a cache line each) fetched ahead of the check. A batch streamed from
-/// the user's memory is usually not in the host's caches: one thread then checked a
-/// noop in 9.4 ns on the H100 machine's host, against 4 ns for tasks in cache (s24c,
-/// `phase-timing`); the check's branches keep the hardware prefetcher from running far
-/// enough ahead. 64 (4 KB ahead), not 16: batches of 1024 noops streamed cold from
-/// 128 MB checked in 6.76 µs against 7.98 (H100 machine's host, s28b; 5.2-5.4 against
+/// the user's memory is usually not in the host's caches: one thread then checked a noop
+/// in 9.4 ns on the H100 machine's host, against 4 ns for tasks in cache (measured with
+/// the `phase-timing` build); the check's branches keep the hardware prefetcher from
+/// running far enough ahead. 64 (4 KB ahead), not 16: batches of 1024 noops streamed cold
+/// from 128 MB checked in 6.76 µs against 7.98 (H100 machine's host; 5.2-5.4 against
 /// 5.6-6.0 on the CI-class host; `timing::cold_stream`), 32 in between.
 const PREFETCH_AHEAD: usize = 64;
 
@@ -374,9 +374,9 @@ mod timing {
     /// The per-thread rate of T host threads at once, each checking and then staging
     /// its own share of a 20,000-task batch (plain memory, no GPU, no runtime): does a
     /// thread check and stage as fast beside seven others as alone? Separates the
-    /// host's own scaling from the pass's (s26d: ~21 ns an axpy check and ~10 ns a
-    /// staged record per thread in the pass, against ~8 and ~3.5 alone). `cargo test
-    /// --release --lib parallel_rates -- --ignored --nocapture`.
+    /// host's own scaling from the pass's (~21 ns an axpy check and ~10 ns a staged
+    /// record per thread in the pass, against ~8 and ~3.5 alone). `cargo test --release
+    /// --lib parallel_rates -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn parallel_rates() {

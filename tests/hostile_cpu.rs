@@ -1,5 +1,5 @@
-//! Hostile and careless use of the public API on the CPU backend (issue 21; the
-//! scenarios are in `common/hostile.rs`, the GPU runs them in `hostile_gpu.rs`). Each
+//! Hostile and careless use of the public API on the CPU backend (the scenarios are
+//! in `common/hostile.rs`, the GPU runs them in `hostile_gpu.rs`). Each
 //! runs in a child process under a time limit: a crash or a hang fails its test alone.
 
 mod common;

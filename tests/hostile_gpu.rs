@@ -1,5 +1,5 @@
-//! Hostile and careless use of the public API on a CUDA GPU (issue 21; the scenarios are
-//! in `common/hostile.rs`, shared with `hostile_cpu.rs`). Each runs in a child process
+//! Hostile and careless use of the public API on a CUDA GPU (the scenarios are in
+//! `common/hostile.rs`, shared with `hostile_cpu.rs`). Each runs in a child process
 //! under a time limit. On a GPU:
 //!
 //!     <hostile_gpu test binary> --include-ignored --test-threads=1

@@ -1,5 +1,5 @@
 //! What a job launcher tells a process (`resident::LaunchEnv`), and the rendezvous that
-//! hands every rank rank 0's NCCL id (issue 23): no GPU needed.
+//! hands every rank rank 0's NCCL id: no GPU needed.
 
 use resident::{Error, LaunchEnv, rendezvous};
 use std::collections::HashMap;

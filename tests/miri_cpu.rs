@@ -63,7 +63,7 @@ fn producers_tickets_and_close() {
     });
 }
 
-/// Elastic residency (issue 22): the workers leave an idle queue (`release`), the header
+/// Elastic residency: the workers leave an idle queue (`release`), the header
 /// is reset by plain stores after they are joined, and the next submission starts new
 /// workers, twice over; a producer thread races the exits. Every task exactly once.
 #[test]
@@ -94,7 +94,7 @@ fn exits_and_relaunches() {
     rt.close().unwrap();
 }
 
-/// Links (issue 23): tasks of one runtime push follow-up tasks into another's through
+/// Links: tasks of one runtime push follow-up tasks into another's through
 /// an outbox of 2 slots (so pushers wait for the forwarder, and slots are reused), the
 /// forwarder pops them (F1, F2 against L3, L4: a data race there is what Miri would
 /// report) and submits them to the other runtime. Every leaf marked once.

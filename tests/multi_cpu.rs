@@ -1,4 +1,4 @@
-//! Several runtimes in one process and links between them (issue 23) on the CPU
+//! Several runtimes in one process and links between them on the CPU
 //! backend: CPU runtimes labelled with device ordinals stand in for devices (the
 //! scenarios are in `common/multi.rs`; `multi_gpu.rs` runs them on real GPUs). Each runs
 //! in a child process under a time limit.

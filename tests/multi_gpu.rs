@@ -1,5 +1,5 @@
 //! Several runtimes in one process, one per CUDA device, and links between them
-//! (issue 23; the scenarios are in `common/multi.rs`, shared with `multi_cpu.rs`). On a
+//! (the scenarios are in `common/multi.rs`, shared with `multi_cpu.rs`). On a
 //! machine with two GPUs:
 //!
 //!     <multi_gpu test binary> --include-ignored --test-threads=1

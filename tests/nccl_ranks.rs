@@ -1,4 +1,4 @@
-//! NCCL between ranks in processes of their own, as a launcher starts them (issue 23):
+//! NCCL between ranks in processes of their own, as a launcher starts them:
 //! each process makes a runtime on its local rank's device and a communicator from its
 //! environment (`Communicator::from_env`: rank 0 serves the NCCL id over TCP, the
 //! others fetch it), then all-reduces its buffers. This is the path of a job on several

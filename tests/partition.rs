@@ -1,4 +1,4 @@
-//! SM partitions (issue 22, `RuntimeConfig::sm_partition`): the runtime's kernels in a
+//! SM partitions (`RuntimeConfig::sm_partition`): the runtime's kernels in a
 //! CUDA green context of part of the SMs, the rest left to the application.
 //!
 //! The first test runs everywhere (CI has no GPU: a partition on the CPU backend is a

@@ -1,4 +1,4 @@
-//! Property (issue 21): random sequences of public calls (create, close and drop
+//! Property: random sequences of public calls (create, close and drop
 //! runtimes; create, read and drop buffers and counters; submit, submit_for_results,
 //! try_submit, reservations, upload and submit task lists, drop lists; wait on tickets,
 //! blocking, through their futures or for their results, or drop them) agree with a

@@ -1,4 +1,4 @@
-//! Elastic residency on the CPU backend (issue 22; the scenarios are in
+//! Elastic residency on the CPU backend (the scenarios are in
 //! `common/residency.rs`, the GPU runs them in `residency_gpu.rs`). Each runs in a
 //! child process under a time limit: a hang fails its test alone.
 

@@ -1,4 +1,4 @@
-//! Elastic residency on a CUDA GPU (issue 22; the scenarios are in
+//! Elastic residency on a CUDA GPU (the scenarios are in
 //! `common/residency.rs`, shared with `residency_cpu.rs`). Each runs in a child process
 //! under a time limit. On a GPU:
 //!

@@ -73,7 +73,7 @@ fn chunked_scoped_pipeline_matches_the_host() {
     scenario::chunked_scoped_pipeline_matches_the_host(&gpu(), (1 << 22) + 123);
 }
 
-// Issue 6, item 5: the persistent runtime and streams together.
+// The persistent runtime and streams together.
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -122,8 +122,7 @@ fn the_runtime_copies_on_a_lent_stream() {
 
 /// Two handles of one device share its primary context: an event recorded on a stream
 /// of one is waited on and timed from a stream of the other, buffers of one are copied
-/// on a stream of the other, and the CPU device's stream refuses a GPU buffer, typed
-/// (issue 21, item 11).
+/// on a stream of the other, and the CPU device's stream refuses a GPU buffer, typed.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn handles_of_one_device_mix() {

@@ -2,7 +2,7 @@
 // of getting tasks from host threads to the workers costs what: a minimal persistent
 // kernel in CUDA C++ (built with nvcc on the GPU machine), not part of the runtime. It
 // answers "how far is the runtime's 313 us host-fed batch from what PCIe and the host
-// allow, and which publication scheme gets there?" for issue 20.
+// allow, and which publication scheme gets there?".
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o host_floor benches/floor/host_floor.cu -lcuda -lpthread && ./host_floor
 //
@@ -57,7 +57,7 @@ constexpr int N = 20000, SLICE = 1024, SEG = 1024, CAP = 1 << 16, STAMPS = 64;
 
 struct __align__(16) Task { const float* x; float* y; uint32_t n; uint32_t kind; uint32_t pad[10]; };
 static_assert(sizeof(Task) == 64, "task is 64 bytes");
-// The compact record (session 26): the same fields, 32 bytes. A ring of them holds
+// The compact record: the same fields, 32 bytes. A ring of them holds
 // records at a stride of 32; the kernel reads only the first 24 bytes either way.
 struct __align__(16) Task32 { const float* x; float* y; uint32_t n; uint32_t kind; uint32_t pad[2]; };
 static_assert(sizeof(Task32) == 32, "compact task is 32 bytes");
@@ -360,7 +360,7 @@ int main() {
       printf("%-24s %6u %10.1f %10.1f %7.0f%%\n", v.name, v.chunk, res[0], res[1], 100 * copy_us / res[1]);
     }
   }
-  printf("issue 20's bound for the noop batch: 1.2 x (memcpy %.1f + round trip %.2f) = %.1f us, and <= 45 us\n", memcpy1_us, rt_us, 1.2 * (memcpy1_us + rt_us));
+  printf("the host-fed bound for the noop batch: 1.2 x (memcpy %.1f + round trip %.2f) = %.1f us, and <= 45 us\n", memcpy1_us, rt_us, 1.2 * (memcpy1_us + rt_us));
   // Results are not checked here: this is a timing floor; the runtime's tests check.
   return 0;
 }

@@ -2,7 +2,7 @@
 // which part of the runtime's list path costs what: a minimal persistent kernel in CUDA
 // C++ (built with nvcc on the GPU machine), not part of the runtime. It answers "is 85%
 // of the device copy reachable for a 20k-task batch that the host submits and waits
-// for, and what does it take?" for benches/dispatch.rs (issue 2).
+// for, and what does it take?" for benches/dispatch.rs.
 //
 //   nvcc -O3 -arch=sm_90 -o list_floor benches/floor/list_floor.cu -lcuda && ./list_floor [features]
 //

@@ -1,15 +1,14 @@
 // Which way of reading a task record from HOST memory lets a persistent worker's PCIe
 // read overlap its task, on this GPU: a minimal persistent kernel in CUDA C++ (built with
-// nvcc on the GPU machine), not part of the runtime. For issue 20 (session 34; written
-// when no device time was left, so its answers are still to come: docs/host-path.md,
-// "Session 34").
+// nvcc on the GPU machine), not part of the runtime, for the host-fed path. It has not
+// been run on a GPU yet, so its answers are still to come.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o read_probe benches/floor/read_probe.cu -lpthread && ./read_probe
 //
 // The runtime's workers read each host-fed record over PCIe in series with everything
-// else they do (profiling build, session 32: about 3500 of 11000 cycles a noop task). A
-// read-ahead of the next record under an early claim did not shorten the task (session
-// 33, s33f/s33g): the runtime's task step grew by what the read's own step lost. The
+// else they do (measured with the profiling build: about 3500 of 11000 cycles a noop
+// task). A read-ahead of the next record under an early claim did not shorten the task:
+// the runtime's task step grew by what the read's own step lost. The
 // reading then was that the completion's release add waits for every earlier load of
 // the thread, the read-ahead's too. This probe asks the hardware directly, on a loop with
 // nothing else in it:
@@ -27,8 +26,7 @@
 //            part of its program order, so by the model the release need not wait for
 //            it; whether MEMBAR.ALL.GPU does is the question. In SASS it is LDGSTS,
 //            tracked apart from the register scoreboards, which `ahead`'s load is not
-//            (its first use of the current record waits on the read-ahead's scoreboard:
-//            docs/host-path.md, session 34)
+//            (its first use of the current record waits on the read-ahead's scoreboard)
 //   bulk     the same read-ahead by cp.async.bulk (one 64-byte copy by the TMA unit,
 //            completed on an mbarrier), after fence.proxy.async.global (the acquire of
 //            `tail` is in the generic proxy, the copy in the async proxy). Bulk copies
@@ -55,8 +53,8 @@
 // (about 150 tasks a warp: each warp's latency per task, where the modes differ if the
 // read overlaps anything). `bulk` runs last: if the TMA unit cannot read mapped host
 // memory it faults, the context is lost, and the rows before it are kept. Every wait
-// gives up with a trap after about 10 s, so a hang costs one mode, not the call. The
-// script (tools/gpu/s34a.sh) also keeps the SASS, to check that `ahead`'s load is issued
+// gives up with a trap after about 10 s, so a hang costs one mode, not the call. Keep
+// the SASS too (cuobjdump -sass read_probe), to check that `ahead`'s load is issued
 // before the body and the completion (`asm volatile` fixes the order in PTX only).
 #include <cstdio>
 #include <cstdint>

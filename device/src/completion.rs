@@ -154,7 +154,7 @@ impl Completer {
         // Step 3 before step 2's express record: an express task's ticket resolves from
         // its record, so a signal after it could still be missing when the host's wait
         // returns (hostile_cpu's foreign_counter_refused read the counter at 0 after
-        // the wait, once in a CI run: session 22).
+        // the wait, once in a CI run).
         if !relayed {
             unsafe { crate::deps::signal(self.counters, task) };
         }

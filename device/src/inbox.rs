@@ -2,10 +2,10 @@
 //! device's memory (`crate::link`, through peer access), and the inbox warp (the relay
 //! kernel's second warp, [`inbox_loop`]), the one popper of every inbox, moves what
 //! they pushed into the spawn ring, where the workers run it as they run children.
-//! Until session 22 the relay warp drained the inboxes between its polls of the host's
-//! mailbox; the trace of a peer follow-up then showed about 6 µs from a push's
-//! publication to its move (2 x H200, tools/gpu/trace_peer.py). The layouts are `resident_shared::link` (the inbound
-//! table in the buffer-table allocation, [`InboxHeader`], sequence words, slots).
+//! A warp of its own, because with the relay warp draining the inboxes between its polls
+//! of the host's mailbox, a traced peer follow-up took about 6 µs from a push's
+//! publication to its move (2 x H200). The layouts are `resident_shared::link` (the
+//! inbound table in the buffer-table allocation, [`InboxHeader`], sequence words, slots).
 //!
 //! Orderings (the inbox warp's lanes move up to 32 tasks at a time, one each):
 //! I1. The inbound entry: relaxed `.sys` loads (the host writes it with a synchronous

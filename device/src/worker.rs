@@ -183,8 +183,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         polls = 0;
         // The next claim's atomic is issued once this task may run (its dependency
         // met), not before: a task that waits on a counter then holds no later slot
-        // that its wait would keep from every other worker (issue 21: one waiting task
-        // must not wedge unrelated work). Still before the task body, so the claim's
+        // that its wait would keep from every other worker (one waiting task must not
+        // wedge unrelated work). Still before the task body, so the claim's
         // latency overlaps it.
         let claim_next = !child && preclaim && k == q.claim;
         let pushed = unsafe {

@@ -13,8 +13,8 @@ fn main() {
     // built-in loop, in 128-thread blocks capped at 128 registers (four blocks fit on an
     // SM). Uncapped, the kernel of `fused_ops` takes 164 registers (three blocks fit);
     // capped, ptxas spills about 124 bytes there, and the fused conv + BN pass is 18-23%
-    // faster capped at three blocks per SM than uncapped at two (H100, 2026-11-23,
-    // docs/benchmarks.md). The kernel of `conv_bn` takes 133 uncapped and spills 12
+    // faster capped at three blocks per SM than uncapped at two (H100, 2026-11-23). The
+    // kernel of `conv_bn` takes 133 uncapped and spills 12
     // bytes capped: it carries no other task's code.
     resident_build::KernelBuild::new("fused_ops")
         .device_crate("device")

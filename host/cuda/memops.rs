@@ -4,11 +4,10 @@
 //!
 //! The copy path paid two copies in series for one task: its slot, then a 4-byte copy
 //! into `tail`. A stream write (`cuStreamWriteValue32`) is executed by the stream's
-//! front end itself, with no DMA: `tail` by a write instead of the second copy took
-//! the one-task round trip from 10.2-12.2 to 9.2-10.0 µs (H100, 2026-11-26,
-//! docs/benchmarks.md, session 25). Writing the records too (eight 8-byte writes a
-//! record and `tail` in one `cuStreamBatchMemOp`, no copy at all) was slower, 12.5-13.9
-//! µs: every write carries a fence, and the flag that drops it is refused here.
+//! front end itself, with no DMA: `tail` by a write instead of the second copy took the
+//! one-task round trip from 10.2-12.2 to 9.2-10.0 µs (H100, 2026-11-26). Writing the records too (eight 8-byte writes a record and
+//! `tail` in one `cuStreamBatchMemOp`, no copy at all) was slower, 12.5-13.9 µs: every
+//! write carries a fence, and the flag that drops it is refused here.
 //!
 //! Ordering (docs/protocol.md, step 5): the write carries the default flag, under which
 //! the driver puts a memory fence before it (the semantics of `__threadfence_system`,

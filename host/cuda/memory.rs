@@ -54,10 +54,10 @@ impl DeviceAlloc {
     /// legacy default stream, which the runtime's non-blocking streams are not ordered
     /// after. Without the synchronization below, the kernel launched next on the kernel
     /// stream could start before the memset ran. On a GPU time-sliced between many
-    /// contexts (the hostile suite's 24 processes, session 23) the two were dispatched
-    /// together in the context's next slice: warps claimed slots, then the header's
-    /// zeroing reset `head`, and the first slots ran twice (a segment count overshot:
-    /// a ticket resolved before its task ran, or never resolved).
+    /// contexts (the hostile suite's 24 processes) the two were dispatched together in
+    /// the context's next slice: warps claimed slots, then the header's zeroing reset
+    /// `head`, and the first slots ran twice (a segment count overshot: a ticket
+    /// resolved before its task ran, or never resolved).
     ///
     /// # Safety
     /// Nothing may be resident on the device that the memset would wait for.

@@ -4,7 +4,7 @@
 //! PCIe. An ordinary store first reads the line it writes into the host's cache (a
 //! read for ownership): twice the memory traffic for a line that is overwritten whole.
 //! A streaming store writes the line to memory without reading it (x86-64's `movntdq`,
-//! part of SSE2, which every x86-64 has). Measured in docs/benchmarks.md (session 23).
+//! part of SSE2, which every x86-64 has).
 //!
 //! Streaming stores are weakly ordered: a later ordinary store (the release that
 //! publishes the records, host/queue/publisher.rs) may become visible before them.

@@ -310,13 +310,13 @@ impl CompletionTracker {
     }
 
     /// Whether ticket `t` is done as its own segment records say, marking it done if
-    /// so: for its waiter, which then needs no scan (no scanner's lock, and none of
-    /// the records of the tickets before it: under four producers a wait cost 0.53 µs
-    /// a batch against 0.18 for one, s29c, `phase-timing`). Only for a ticket whose
-    /// records need nothing read but their stamps: a few segments, no inline results,
-    /// not express, and no failure (a failed segment is left to the scan, which names
-    /// the task). The scan still passes the ticket in order, to move `completed`; it
-    /// skips the records of a ticket settled so (`clean`).
+    /// so: for its waiter, which then needs no scan (no scanner's lock, and none of the
+    /// records of the tickets before it: under four producers a wait cost 0.53 µs a
+    /// batch against 0.18 for one, measured with the `phase-timing` build). Only for a
+    /// ticket whose records need nothing read but their stamps: a few segments, no
+    /// inline results, not express, and no failure (a failed segment is left to the
+    /// scan, which names the task). The scan still passes the ticket in order, to move
+    /// `completed`; it skips the records of a ticket settled so (`clean`).
     pub fn settle_own(&self, backend: &Backend, t: &TicketState) -> bool {
         if t.keep_results || t.express || t.end - t.first > OWN_SEGMENTS * self.segment as u64 {
             return false;
@@ -349,8 +349,7 @@ impl CompletionTracker {
     /// `completed` moving in small steps while waiters settle their own tickets, so
     /// that producers find their room without scanning. Without it the scans came in
     /// bursts, when a run-table entry's room ran out, with every producer waiting
-    /// behind the one that scanned (room 0.86 µs a batch under four producers x 256,
-    /// s29d).
+    /// behind the one that scanned (room 0.86 µs a batch under four producers x 256).
     pub fn nudge(&self, backend: &Backend, end: u64) {
         if self.completed() + NUDGE_LAG < end {
             self.advance(backend);
@@ -522,7 +521,7 @@ mod tests {
 
     /// A ticket done behind a gap (a reservation whose ticket is not registered yet)
     /// stays in the scan until the gap's ticket is done: popped early, it would leave a
-    /// gap that never closes and `completed` stuck (eight producers x 256 hung so, s31d).
+    /// gap that never closes and `completed` stuck (eight producers x 256 hung so).
     /// The segments' records are written here as a worker would.
     #[test]
     fn done_behind_a_gap_waits_for_it() {
@@ -549,7 +548,7 @@ mod tests {
 
     /// An empty batch's ticket `[x, x)` registered after the batch that starts at `x`
     /// (both reserved side by side), before and after that batch left the scan: the
-    /// prefix never moves back (it did, and stayed there: the helper's review of s31).
+    /// prefix never moves back (it did, and stayed there: found in review).
     #[test]
     fn empty_ticket_after_its_neighbour() {
         let (backend, tracker, s) = segments();

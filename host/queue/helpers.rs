@@ -19,7 +19,7 @@ pub(crate) struct Helpers {
     pool: OnceLock<Option<rayon::ThreadPool>>,
     /// How long each helper stays awake after a pass (`RuntimeConfig::submit_spin`):
     /// rayon's threads go to sleep between passes, and woke 15-23 µs late on average
-    /// into a 20k-task pass on the H100 machine's host (s25j).
+    /// into a 20k-task pass on the H100 machine's host.
     linger: Duration,
     /// Passes begun, and passes under way: a lingering helper returns as soon as a
     /// pass begins or while one is under way (another producer's, whose jobs may wait
@@ -107,7 +107,7 @@ impl Helpers {
 
     /// Keeps `n` helpers awake for `linger`, or until the next pass begins, or while
     /// another is under way (four producers' passes overlap: a helper spinning for one
-    /// held up another's jobs, 4 x 4096 streamed 391 against 465 M tasks/s, s25k): each
+    /// held up another's jobs, 4 x 4096 streamed 391 against 465 M tasks/s): each
     /// runs a job that spins (reading shared words) and then returns, so its thread
     /// looks for work at once instead of waking from sleep. The jobs wait for nothing
     /// and own what they read, so they never hold a pass up or outlive their purpose
@@ -137,8 +137,8 @@ impl Helpers {
     /// once every job has run. Jobs must never wait for anything but a short lock: the
     /// helpers are shared by every batch of the runtime, and a job that waited (for
     /// ring room, say) would hold a helper that another batch's scope waits for, and a
-    /// validation that holds the registries' read lock behind it (issue 21: a buffer
-    /// drop, then `close`, blocked without limit).
+    /// validation that holds the registries' read lock behind it (a buffer drop, then
+    /// `close`, blocked without limit).
     pub fn feed<'a>(&self, parts: usize, feed: impl FnOnce(&mut Jobs<'_, 'a>)) {
         let k = self.threads.min(parts);
         let pool = if k > 1 && !inside_rayon() { self.pool() } else { None };
@@ -161,8 +161,8 @@ impl Helpers {
 /// helpers are not used: a scope entered from a rayon worker waits by running other
 /// jobs of that worker's pool, and one of them could drop a buffer (the registries'
 /// write lock) on this thread while it holds their read lock for a batch's check, a
-/// deadlock with itself (found in review, session 23). The batch is checked and staged
-/// on this thread alone instead.
+/// deadlock with itself (found in review). The batch is checked and staged on this
+/// thread alone instead.
 fn inside_rayon() -> bool {
     rayon::current_thread_index().is_some()
 }

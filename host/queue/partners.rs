@@ -2,13 +2,13 @@
 //! staging) beside the thread that submits it.
 //!
 //! The helpers' rayon pass splits large batches well, but each pass costs about 7 µs of
-//! job injection and wake-ups on the submitting thread (s29b), more than half of a
-//! 1024-task batch's own work there. A partner is a thread with one word of its own
-//! ([`Slot`]), on which it spins for a while after its last job and then parks. A
-//! caller hands it a job with one compare-and-swap on that word, does its own half
-//! meanwhile, and then either takes the job back (the partner had not started it: a
-//! parked or descheduled partner costs the caller nothing but its own work) or waits
-//! for the partner to finish it. A caller never waits for a partner to wake.
+//! job injection and wake-ups on the submitting thread, more than half of a 1024-task
+//! batch's own work there. A partner is a thread with one word of its own ([`Slot`]),
+//! on which it spins for a while after its last job and then parks. A caller hands it a
+//! job with one compare-and-swap on that word, does its own half meanwhile, and then
+//! either takes the job back (the partner had not started it: a parked or descheduled
+//! partner costs the caller nothing but its own work) or waits for the partner to
+//! finish it. A caller never waits for a partner to wake.
 //!
 //! The word, and who moves it. Every move out of a state another thread may move it
 //! from is a CAS or a swap, so exactly one thread owns each step; the two plain stores
@@ -102,7 +102,7 @@ pub(crate) struct Partners {
     /// The partner's share of a split ([`Partners::split`]), in 256ths: moved by one
     /// after each join toward the point where neither side waits for the other (a
     /// partner took 3.6 µs for a half that its caller did in 2.9 on the H100 machine's
-    /// host, and starts a hand-off later, s30d).
+    /// host, and starts a hand-off later).
     share: CachePadded<AtomicU32>,
     /// When a join last found no partner awake (ns from `epoch`, 0: never): a parked
     /// partner is woken only for a join that follows such a one within [`STREAM_GAP`].

@@ -50,8 +50,7 @@ pub(crate) const RELAY_CHUNK: usize = 1024;
 /// that submits starts on the first part at once, while the helpers are still waking:
 /// so the workers start on the batch after one small check and one small staging, not
 /// after a full part of each (1024 axpys took ~21 µs to check and ~10 to stage per
-/// thread in a pass on the H100 machine's host, s26d, with the helpers joining 5-15 µs
-/// late).
+/// thread in a pass on the H100 machine's host, with the helpers joining 5-15 µs late).
 pub(crate) const RAMP_FIRST: usize = 128;
 
 /// Where piece `k` starts in a ramp of sizes `first`, `first`, `2 first`, `4 first`,
@@ -653,7 +652,7 @@ impl Batch {
     pub fn room(&self, shared: &Shared, piece: &Piece) -> Result<()> {
         // Room that completions already seen give needs no scan (`completed` only
         // grows): under four producers a scan per piece cost each 0.3-0.6 µs more, its
-        // lock taken by every waiter (s24e, `phase-timing`).
+        // lock taken by every waiter (measured with the `phase-timing` build).
         if self.has_room(shared, piece, shared.tracker.completed()) && !shared.is_aborted() {
             return Ok(());
         }
@@ -879,8 +878,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
     let staged: Vec<AtomicBool> = pieces.iter().map(|_| AtomicBool::new(false)).collect();
     // `Promise::Prefix`: the parts that passed, and how many from the first on did
     // (no lock: host/queue/prefix.rs; with small parts, a lock would be taken 40-80
-    // times a 20k batch by eight threads, though no gain from leaving it was measured:
-    // s27f).
+    // times a 20k batch by eight threads, though no gain from leaving it was measured).
     let prefix = Prefix::new(parts);
     // `Promise::Prefix`: the pieces taken (to stage, or to leave to the caller for
     // want of room), in order: `claimed` counts them (a piece is taken once: the
@@ -1147,11 +1145,11 @@ impl<'t> PartChecks<'t> {
     /// checked side by side at once, 2048 more in the second round). Small parts let the
     /// passed prefix grow smoothly: with parts of 1024, the eight threads' parts passed
     /// at about the same time, in waves, and the first 4096 axpys of a 20k batch
-    /// completed 20 µs later than a resident list's (s27d). Parts of 512 after 128, 128
-    /// and 256 (session 27) were measured against 256 and 1024 in one call (s27g, H100,
-    /// medians of 8 rows): the 20k noop batch 68.5 µs (256: 71.1, 1024: 70.2), axpy 73%
-    /// of copy (74.5, 71); there, one thread's part of 512 (10 µs of axpy checks) still
-    /// gated the first 1024 tasks, which completed 10 µs after the list's (s28a).
+    /// completed 20 µs later than a resident list's. Parts of 512 after 128, 128 and 256
+    /// were measured against 256 and 1024 in one call (H100, medians of 8 rows): the 20k
+    /// noop batch 68.5 µs (256: 71.1, 1024: 70.2), axpy 73% of copy (74.5, 71); there, one
+    /// thread's part of 512 (10 µs of axpy checks) still gated the first 1024 tasks, which
+    /// completed 10 µs after the list's.
     const PREFIX_PART: usize = 512;
 
     fn new(tasks: &'t [Task], ramp: Option<usize>) -> Self {

@@ -6,11 +6,10 @@
 //! may come out of sequence order (by as many as producers run at once); a scan takes
 //! everything pushed so far and sorts it by sequence number, and the tracker merges it
 //! into its tickets, keeping a gap where a reserved ticket is not pushed yet
-//! (host/queue/completions.rs: no scan passes a gap). A scan
-//! that finds the stack empty reads one word, which only a registration writes: waiters
-//! poll it freely without taking a line that producers write (issue 20: under four
-//! producers the mutex this replaces was an RMW per registration and per poll on one
-//! shared line).
+//! (host/queue/completions.rs: no scan passes a gap). A scan that finds the stack empty
+//! reads one word, which only a registration writes: waiters poll it freely without
+//! taking a line that producers write (under four producers the mutex this replaces was
+//! an RMW per registration and per poll on one shared line).
 //!
 //! Closing (`close`, by `CompletionTracker::fail_all`) races registrations: a ticket
 //! pushed just as the tracker closes must be failed by someone. Both sides put a SeqCst

@@ -1,9 +1,8 @@
 //! Where each list run ends, by table entry: run `r` uses entry `r % LIST_RUNS`, which
 //! is free for run `r` once everything before the end of run `r - LIST_RUNS` has
 //! completed. Written and read outside the producer lock, so that the reservation
-//! under it touches one line (issue 20: four producers x 256 spent 0.27 µs a batch
-//! under the lock against 0.11 for one, s30b, much of it lines of this table handed
-//! between cores).
+//! under it touches one line (four producers x 256 spent 0.27 µs a batch under the
+//! lock against 0.11 for one, much of it lines of this table handed between cores).
 //!
 //! The protocol. A reservation takes its run numbers under the producer lock; right
 //! after it, for each of its runs `r` in order, it reads the end of run `r - LIST_RUNS`

@@ -11,7 +11,8 @@ use bytemuck::{Pod, Zeroable};
 /// together (only when the run it cached does not hold its slot). 64, not 32: four
 /// producers with eight batches of 256 in flight each (the streaming bench) hold up
 /// to 36 runs, and with 32 entries each waited for an entry as for room (0.89 µs a
-/// batch against 0.09 for one producer, `phase-timing`, H100 2026-11-26, s28a).
+/// batch against 0.09 for one producer; measured with the `phase-timing` build, H100,
+/// 2026-11-26).
 pub const LIST_RUNS: usize = 64;
 
 /// Set in a run's `addr` when its tasks lie in host memory (the host ring, mapped

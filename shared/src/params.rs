@@ -64,9 +64,9 @@ pub mod worker_flags {
     /// number; also after a child, after a task that pushed one, and on idle polls)
     /// instead of after every task: spares most tasks the dependent load of the ring's
     /// two counters before the next slot's read (device/src/worker.rs). On by default
-    /// since 2026-11-27: 3-4% off host-fed 20k batches in session 32's runs (before the
-    /// look after a pushing task was added), within the noise in session 33's, the
-    /// one-task round trip unchanged (docs/benchmarks.md, session 33).
+    /// since 2026-11-27: 3-4% off host-fed 20k batches in one set of runs (before the
+    /// look after a pushing task was added), within the noise in a later set, the
+    /// one-task round trip unchanged (H100).
     pub const SPARSE_LOOK: u32 = 8;
 }
 

@@ -84,7 +84,7 @@ pub struct RelayMailbox {
     /// run beside the resident kernels (under compute-sanitizer the memset did not land
     /// while they ran).
     pub abort: u64,
-    /// Where a relaunched relay resumes (elastic residency, issue 22): its next sequence
+    /// Where a relaunched relay resumes (elastic residency): its next sequence
     /// number and the runs published so far. Written by the host before every launch
     /// (zero before the first), while no relay runs; the launch orders them before the
     /// relay's reads.
@@ -95,7 +95,7 @@ pub struct RelayMailbox {
     /// looks at its inboxes only while this is non-zero (it reads the word with the
     /// rest of its poll, so a runtime without peer links pays nothing for them).
     pub peers: u64,
-    /// Time slices the relay has seen taken from its kernel (issue 22): how often one
+    /// Time slices the relay has seen taken from its kernel: how often one
     /// of its clock readings (every 16th poll) found `%globaltimer` moved by more than
     /// [`SLICE_GAP_NS`] since the last, which happens when another context (another process, without MPS) runs
     /// its slice of the GPU. Written by the relay alone (relaxed, system scope: a hint

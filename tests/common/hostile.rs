@@ -1,4 +1,4 @@
-//! Hostile and careless use of the public API (issue 21): every scenario drives the
+//! Hostile and careless use of the public API: every scenario drives the
 //! runtime the way an attacker or a new user would and requires a typed error (or the
 //! documented outcome), never a crash, a panic, a hang or memory of another owner.
 //! Run by `tests/hostile_cpu.rs` (CI) and `tests/hostile_gpu.rs` (on a GPU,

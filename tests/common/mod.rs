@@ -63,10 +63,10 @@ pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer:
 /// wait ends. Tickets are registered outside the producer lock, so they may reach the
 /// completion tracker out of order, and a waiter settles its own ticket from its
 /// records: a ticket done behind one not registered yet must not be taken for the
-/// prefix (a bug of this kind hung eight producers x 256, session 31). Beside them, two
-/// threads submit empty batches, whose tickets `[x, x)` share their start with the
-/// next batch's (one registered after that batch moved the prefix back, for good, in
-/// the same session's first version).
+/// prefix (a bug of this kind hung eight producers x 256). Beside them, two threads
+/// submit empty batches, whose tickets `[x, x)` share their start with the next
+/// batch's (one registered after that batch moved the prefix back, for good, in a
+/// first version of the tracker).
 pub fn streamed_batches_many_producers(rt: &Runtime, producers: usize, batches: usize, batch: usize) {
     const IN_FLIGHT: usize = 8;
     let n = producers * batches * batch;
@@ -807,7 +807,7 @@ pub fn compact_and_full_runs_exactly_once(rt: &Runtime, threads: usize, batches:
 /// of 32 and few workers. A record overwritten before its task read it would run
 /// another task or none: every mark must be set exactly once, every ticket succeed
 /// within 20 s. (Records packed from the run's first slot, the first version: one run
-/// in three hung, tickets never resolved, on an H100, s26f.)
+/// in three hung, tickets never resolved, on an H100.)
 pub fn compact_runs_beside_next_lap_writers(rt: &Runtime, threads: usize, rounds: usize) {
     let per = rounds * 3100;
     // A lost task (its record overwritten) leaves its ticket unresolved: a failure
@@ -1131,7 +1131,7 @@ pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, ba
 /// A large batch whose first task signals a counter that a task already in the ring
 /// waits for, with the ring half full behind that waiter: the batch's first pieces
 /// must be published as soon as they have room, before its last ones can (they get
-/// room only once the waiter runs). Found in review (session 23): a large batch that
+/// room only once the waiter runs). Found in review: a large batch that
 /// waited for the room of all its pieces before publishing any hung here.
 ///
 /// A wait on a later task lies outside the no-deadlock promise (docs/protocol.md,
@@ -1172,7 +1172,7 @@ pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
 /// producers at once, a third of them refused (a buffer dropped just before the submit,
 /// named in the middle), beside buffer and counter churn (the registries' write lock),
 /// `try_submit` and small batches: every producer's good batches run exactly once, every
-/// refusal names its bad task, nothing hangs. (Written in review, session 24.)
+/// refusal names its bad task, nothing hangs.
 pub fn large_batches_beside_drops(rt: &Runtime) {
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = AtomicBool::new(false);

@@ -1,4 +1,4 @@
-//! Several runtimes in one process, one per device, and links between them (issue 23).
+//! Several runtimes in one process, one per device, and links between them.
 //! Each scenario takes `base(device)`: the configuration of the runtime on a device
 //! (CPU runtimes stand in for devices in `multi_cpu.rs`; `multi_gpu.rs` uses real ones).
 

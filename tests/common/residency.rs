@@ -1,4 +1,4 @@
-//! Elastic residency (issue 22): the resident kernel exits when idle and the next
+//! Elastic residency: the resident kernel exits when idle and the next
 //! submission relaunches it, with nothing lost and nothing run twice. Run by
 //! `tests/residency_cpu.rs` (CI) and `tests/residency_gpu.rs` (on a GPU, ignored-marked),
 //! each scenario in a child process under a time limit.

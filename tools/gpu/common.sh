@@ -1,5 +1,5 @@
 # Sourced by the scripts here, which run on the GPU machine from the repository root
-# with the binaries staged by ../shared/tools/gpu-pack in .gpu/ (carry [".gpu"]).
+# with the binaries staged in .gpu/ by tools/gpu/pack.sh (carry [".gpu"]).
 # `step LIMIT NAME CMD...` runs CMD under `timeout LIMIT`, logs to $L/NAME.log, prints
 # the lines that matter, and tars $L into $OUT after every step (so a run cut short
 # still brings back what it did). Set L before sourcing.
@@ -71,17 +71,3 @@ stream_run() {
   echo "$name table: $(grep -E '^persistent' "$L/$name.log" | awk '{printf "%s ", $(NF-2)}')"
 }
 
-# `flags_ab BIN A B`: the dispatch bench BIN with worker flags A against B: the 20k
-# timelines of each (tl-A, tl-B), then the pipelined rows alternated A B B A
-# (pipe-a1-A ... pipe-a2-A).
-flags_ab() {
-  local d=$1 a=$2 b=$3 f p
-  for f in "$a" "$b"; do
-    DISPATCH_WORKER_FLAGS=$f DISPATCH_HOST=timeline step 60 tl-$f "$d" --bench --noplot
-    grep -h -A40 "^timeline" "$L/tl-$f.log" | grep -E "^timeline .*(pipelined|list)|done by" | grep -A1 -E "pipelined|list" | grep -v "^--"
-  done
-  for p in "a1 $a" "b1 $b" "b2 $b" "a2 $a"; do set -- $p
-    DISPATCH_WORKER_FLAGS=$2 DISPATCH_HOST=pipe step 80 pipe-$1-$2 "$d" --bench --noplot
-    grep -E "^(host-fed pipelined|list), relay runs (\(defaults\)|again)" "$L/pipe-$1-$2.log" | cut -c1-150
-  done
-}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22, item 3: the neighbour measurement (tools/gpu/neighbour.sh) under MPS: an
+# The neighbour measurement (tools/gpu/neighbour.sh) under MPS: an
 # MPS control daemon for the run, the neighbour and hold_gpu as its clients, then the
 # daemon is stopped again.
 #   there: bash tools/gpu/mps.sh   (carry [".gpu"]; needs PyTorch)

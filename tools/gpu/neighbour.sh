@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22: what a runtime in another process costs a neighbour's GEMM and add, under
+# What a runtime in another process costs a neighbour's GEMM and add, under
 # each residency policy, idle and busy; the neighbour alone before and after.
 #   there: bash tools/gpu/neighbour.sh   (carry [".gpu"]; needs PyTorch)
 cd "$(dirname "$0")/../.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here, between GPU calls: build only the named test and bench binaries and stage them
-# (stripped) in .gpu/ as ../shared/tools/gpu-pack does, keeping what is staged already.
+# (stripped) in .gpu/ as tools/gpu/pack.sh does, keeping what is staged already.
 #   tools/gpu/quickpack.sh test:gpu test:hostile_gpu bench:latency bench:streaming
 set -euo pipefail
 cd "$(dirname "$0")/../.."

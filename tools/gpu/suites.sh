@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root, with binaries staged in .gpu/tests
-# (../shared/tools/gpu-pack, or tools/gpu/quickpack.sh): every GPU suite, each under a
+# (tools/gpu/pack.sh, or tools/gpu/quickpack.sh): every GPU suite, each under a
 # time limit, logs in $L (default /tmp/logs-suites, tarred into $OUT after each step).
 #   bash tools/gpu/suites.sh [LOGDIR]          SOAK_SECS (default 30) for the soak
 cd "$(dirname "$0")/../.." && L=${1:-/tmp/logs-suites} && source tools/gpu/common.sh

@@ -159,7 +159,7 @@ impl TaskCx {
     }
     /// Warps in this warp's block. A task the relay warp runs itself (a lone express
     /// task) is in the relay kernel's block: two warps, block 0 of that kernel, not of
-    /// the persistent grid (since session 22; one warp before).
+    /// the persistent grid.
     #[inline(always)]
     pub fn warps_per_block(&self) -> u32 {
         arch::block_warps()

@@ -236,7 +236,7 @@ macro_rules! task_set {
             }
 
             // Always: the host's check of a batch (`validate_set`) loops over this; a
-            // call per task cost 7-8 ns a noop on the H100 machine's host (session 23).
+            // call per task cost 7-8 ns a noop on the H100 machine's host.
             #[inline(always)]
             fn declare(task: &$crate::shared::Task, d: &mut $crate::shared::Declare<'_>) -> Option<Result<(), $crate::shared::ArgError>> {
                 let id = task.opcode;

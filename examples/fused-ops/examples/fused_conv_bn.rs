@@ -207,7 +207,7 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<(bool, Times)> {
 
 /// The conv + BN image (the conv tile and normalize alone) with three blocks per SM;
 /// `RESIDENT_CONV_BN_IMAGE=fused_ops` runs the fused pass on the image of every example
-/// task instead (its kernel spills ten times more: the comparison in docs/benchmarks.md),
+/// task instead (its kernel spills several times more),
 /// and `RESIDENT_BLOCKS_PER_SM=n` asks for `n` blocks per SM.
 fn config(backend: BackendKind) -> RuntimeConfig {
     let config = match std::env::var("RESIDENT_CONV_BN_IMAGE").as_deref() {

@@ -47,7 +47,7 @@ pub fn conv_bn_image() -> KernelImage {
 
 /// A runtime configuration that loads [`conv_bn_image`] with three blocks per SM (the
 /// register cap lets four fit; the conv tiles are compute-bound and gain from the
-/// extra warps: docs/benchmarks.md), on `backend`.
+/// extra warps), on `backend`.
 pub fn conv_bn_config(backend: BackendKind) -> RuntimeConfig {
     RuntimeConfig { backend, image: conv_bn_image(), max_blocks_per_sm: 3, ..RuntimeConfig::default() }
 }

@@ -1,4 +1,4 @@
-// Which stream memory operations the driver takes (session 25): single writes, batches
+// Which stream memory operations the driver takes: single writes, batches
 // of 32- and 64-bit writes, with and without the no-barrier flag, on cuMemAlloc memory.
 // nvcc -o /tmp/memops tools/gpu/probe/memops.c -lcuda && /tmp/memops
 #include <cuda.h>
