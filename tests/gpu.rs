@@ -1,5 +1,6 @@
 //! The runtime on a CUDA GPU. Ignored by default (CI has no GPU); run on a GPU with
-//! `cargo test --release --test gpu -- --include-ignored`, or through `.gpu/run.sh`.
+//! `cargo test --release --test gpu -- --include-ignored`, or staged by `tools/gpu/pack.sh`
+//! and run by `tools/gpu/suites.sh` on a GPU machine without Rust.
 //! Without a GPU these tests fail: `RuntimeConfig::cuda()` refuses to start.
 //!
 //! One persistent kernel fills the GPU, so the tests take turns (`GPU` lock).

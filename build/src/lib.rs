@@ -8,7 +8,7 @@
 //! // build.rs
 //! fn main() {
 //!     resident_build::KernelBuild::new("my_tasks")
-//!         .device_crate("../my-device")        // the no_std crate with your tasks
+//!         .device_crate("my-device")           // the no_std crate with your tasks
 //!         .task_set("my_device::MyTasks")      // declared there with task_set!
 //!         .build();
 //! }

@@ -11,5 +11,8 @@ step 120 hostile "$(bin $T/hostile_gpu)" --include-ignored --test-threads=1
 step 150 faults "$(bin $T/gpu_faults)" --include-ignored --test-threads=1
 step 150 custom "$(bin $T/custom_task_gpu)" --include-ignored --test-threads=1
 step 200 fused "$(bin $T/fused_ops_gpu)" --include-ignored --test-threads=1
+step 120 streams "$(bin $T/streams_gpu)" --include-ignored --test-threads=1
+step 120 residency "$(bin $T/residency_gpu)" --include-ignored --test-threads=1
+step 120 partition "$(bin $T/partition)" --include-ignored --test-threads=1
 SOAK_SECS=${SOAK_SECS:-30} step $(( ${SOAK_SECS:-30} + 60 )) soak "$(bin $T/soak)" --include-ignored --exact soak --nocapture
 exit 0
