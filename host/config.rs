@@ -15,7 +15,11 @@ pub enum BackendKind {
     Cpu,
 }
 
-/// How to build a [`crate::Runtime`]. `Default` suits most uses.
+/// How to build a [`crate::Runtime`]. `Default` suits most uses. Fields hidden from the
+/// documentation (`worker_flags`, `staging_write_combined`, `stage_streaming`,
+/// `relay_publish`, `stream_memops`, `compact_records`) are measurement switches, each
+/// the alternative a default was measured against (`DISPATCH_SWEEP=1 cargo bench --bench
+/// dispatch`): not part of the API a user builds on, and they may go.
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
     /// Which backend (`Auto`: CUDA when a GPU and the image's PTX are there).
@@ -44,13 +48,16 @@ pub struct RuntimeConfig {
     /// body, so that a task that runs for ever holds one later slot hostage (its ticket
     /// never resolves, even after the first is cancelled); like `claim` above 1, it
     /// trades that guarantee for speed.
+    #[doc(hidden)]
     pub worker_flags: u32,
     /// CUDA: stage tasks in write-combined pinned memory (fast for the copy engine to
     /// read, uncached for the host) rather than ordinary cached pinned memory.
+    #[doc(hidden)]
     pub staging_write_combined: bool,
     /// CUDA on x86-64: write tasks into the host ring with streaming (non-temporal)
     /// stores, which skip reading each line into the host's cache before overwriting
     /// it (host/cuda/nt_store.rs). On by default; off for measurement.
+    #[doc(hidden)]
     pub stage_streaming: bool,
     /// How long dropping the runtime waits for queued tasks to drain before it aborts.
     pub shutdown_timeout: Duration,
@@ -85,18 +92,21 @@ pub struct RuntimeConfig {
     /// are published by the relay warp (a release store of a commit word in host
     /// memory, no copy, no driver call: device/src/relay.rs, step 7). Off: staged, then
     /// copied by the transfer stream, `tail` then by a stream write (`stream_memops`)
-    /// or a copy (the path before 2026-11-25, kept for comparison).
+    /// or a copy (kept for comparison).
+    #[doc(hidden)]
     pub relay_publish: bool,
     /// CUDA: the copy path (`relay_publish` off) publishes `tail` by a stream memory
     /// operation (`cuStreamWriteValue32`: no copy engine) where the driver takes one,
     /// instead of a 4-byte copy after the slots' copies (host/cuda/memops.rs). Off, or
     /// refused: copies only.
+    #[doc(hidden)]
     pub stream_memops: bool,
     /// CUDA, with `relay_publish`: a large batch's run whose every task has the 32-byte
     /// form (`resident_shared::CompactTask`: no counter, arguments in 24 bytes) is
     /// written into the host ring in that form, half the bytes for the host to write
     /// and the workers to read over PCIe; a worker widens each task before it runs it.
     /// Off: 64 bytes a task always.
+    #[doc(hidden)]
     pub compact_records: bool,
     /// Tasks per publication of a large host batch (a power of two; 0: 1024 when the
     /// relay publishes, else 4096): the workers start on the first while the host

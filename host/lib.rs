@@ -101,9 +101,12 @@ pub use resident_shared::link::LinkId;
 /// The persistent loop's steps that a profiling build counts (`Runtime::device_steps`).
 #[doc(hidden)]
 pub use resident_shared::steps;
+/// Worker policy bits (`RuntimeConfig::worker_flags`): measurement switches.
+#[doc(hidden)]
+pub use resident_shared::worker_flags;
 pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, COLLECTED, Completion, CounterId, Declare, ElemType, Element, OneTaskParams,
-    Slice, Status, TASK_ARG_BYTES, Task, TaskId, builtin, worker_flags,
+    Slice, Status, TASK_ARG_BYTES, Task, TaskId, builtin,
 };
 pub use runtime::{Runtime, cuda_available, device_count};
 pub use task_list::TaskList;
