@@ -7,7 +7,7 @@
 //! the completion, or the stream finished), 2,000 warm-up round trips, then 20,000
 //! samples; p50, p90, p99 and p99.9 in a summary after criterion's groups.
 //!
-//!     cargo bench --bench latency          # on a GPU machine (or .gpu/run.sh)
+//!     cargo bench --bench latency          # on a GPU machine (or staged by tools/gpu/pack.sh)
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! into another device's runtime through a link, against the host relaying it by hand.
 //! All in one run, medians after warm-up.
 //!
-//!     cargo bench --bench multi        # on a machine with two GPUs (or .gpu/run.sh)
+//!     cargo bench --bench multi        # on a machine with two GPUs (or staged by tools/gpu/pack.sh)
 //!
 //! Without two CUDA devices it runs on CPU runtimes labelled as devices (figures that
 //! say nothing about GPUs; the run checks that the bench works). `MULTI_DEVICES=n`

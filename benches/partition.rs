@@ -4,7 +4,7 @@
 //! runtime's own throughput as its share of the SMs grows. All in one run, medians of
 //! device-event timings after warm-up.
 //!
-//!     cargo bench --bench partition      # on a GPU (or .gpu/run.sh)
+//!     cargo bench --bench partition      # on a GPU (or staged by tools/gpu/pack.sh)
 //!
 //! Rows (TFLOP/s of the GEMM; every GEMM row times 10 back-to-back GEMMs per sample):
 //! - alone: on the whole device (an ordinary stream), and on the rest stream of a

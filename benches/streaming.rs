@@ -11,7 +11,7 @@
 //! Timing: host wall clock from the first submit to the last completion seen, after a
 //! warm-up pass; medians of several passes.
 //!
-//!     cargo bench --bench streaming        # on a GPU machine (or .gpu/run.sh)
+//!     cargo bench --bench streaming        # on a GPU machine (or staged by tools/gpu/pack.sh)
 
 mod common;
 
