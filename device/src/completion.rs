@@ -33,8 +33,9 @@
 //!    another type): the sum is always of one segment, and no child of another ticket
 //!    runs while it waits. That one add releases every child of the sum: each child's
 //!    step 2 barrier put its lanes' writes before lane 0's later operations, and
-//!    release is cumulative. Deferring a child's add only delays its segment: the parent's `-1` was added before the
-//!    push (`crate::spawn`, step 7), so no count can reach the length early. A batch
+//!    release is cumulative. Deferring a child's add only delays its segment: the
+//!    parent's `-1` was added before the push (`crate::spawn`, step 7), so no count can
+//!    reach the length early. A batch
 //!    holds at most `POP_BATCH` children of one popper, run one after another before
 //!    the warp waits for anything else: a child must not wait (spin) for another
 //!    child, which may sit behind it in the same batch (docs/custom-tasks.md).
