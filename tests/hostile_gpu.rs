@@ -9,7 +9,7 @@
 mod common;
 
 use common::hostile::{self, Make};
-use resident::RuntimeConfig;
+use resident::{Runtime, RuntimeConfig};
 use std::time::Duration;
 
 /// The foreign runtime beside a GPU one is a CPU runtime: one runtime per CUDA device
@@ -165,3 +165,39 @@ isolated_test!(
     LIMIT * 2,
     hostile::stale_counter_never_aliases(GPU, 70_000)
 );
+isolated_test!(
+    #[ignore = "needs a CUDA GPU"]
+    image_of_other_shared_sources_refused,
+    LIMIT,
+    image_of_other_shared_sources()
+);
+
+/// A kernel image built from other sources of the shared types than the host (a stale
+/// build: two checkouts sharing one target directory) is refused when it loads, with a
+/// `Config` error that says so; nothing runs under mismatched layouts. The real image
+/// then starts and serves.
+fn image_of_other_shared_sources() {
+    use resident::{Error, KernelImage, Task};
+    let builtin = KernelImage::builtin();
+    let ptx = builtin.ptx();
+    let at = ptx.find("RESIDENT_SHARED_SOURCES[8] = {").expect("the fingerprint global") + "RESIDENT_SHARED_SOURCES[8] = {".len();
+    let end = at + ptx[at..].find(',').unwrap();
+    let first: u8 = ptx[at..end].trim().parse().unwrap();
+    let stale: &'static str = format!("{}{}{}", &ptx[..at], first.wrapping_add(1), &ptx[end..]).leak();
+    let image = KernelImage::__from_build::<resident_device::Builtins>(resident::__ImageParts {
+        name: "stale",
+        ptx: stale,
+        block_threads: builtin.block_threads(),
+        max_registers: builtin.max_registers(),
+        scratch_bytes_per_warp: builtin.scratch_bytes_per_warp(),
+        kernels: &[],
+    });
+    match Runtime::with_config(RuntimeConfig { image, ..(GPU.base)() }) {
+        Err(Error::Config(m)) => assert!(m.contains("resident-shared"), "{m}"),
+        Err(e) => panic!("{e:?}"),
+        Ok(_) => panic!("a runtime started on an image of other shared sources"),
+    }
+    let rt = Runtime::with_config((GPU.base)()).unwrap();
+    rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
+    rt.close().unwrap();
+}

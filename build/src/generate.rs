@@ -78,7 +78,9 @@ fn kernel_source(b: &KernelBuild) -> String {
          /// A stream's wait for a ticket (one thread).\n\
          #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn resident_wait_ticket(p: entry::WaitTicketParams) {{\n    unsafe {{ entry::wait_ticket(&p) }}\n}}\n\n\
          /// The set's fingerprint (its ids), checked by the host when it loads the image.\n\
-         #[unsafe(no_mangle)]\npub static RESIDENT_SET_FINGERPRINT: u64 = <Set as ::resident_device::TaskSet>::FINGERPRINT;\n\n",
+         #[unsafe(no_mangle)]\npub static RESIDENT_SET_FINGERPRINT: u64 = <Set as ::resident_device::TaskSet>::FINGERPRINT;\n\n\
+         /// The fingerprint of the shared types' sources this image was built from, checked by the host.\n\
+         #[unsafe(no_mangle)]\npub static RESIDENT_SHARED_SOURCES: u64 = ::resident_device::shared::SOURCES;\n\n",
         b.name
     );
     for (entry, ty) in &b.kernels {

@@ -54,10 +54,24 @@ impl Module {
             check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")?;
             module.kernels.push((name.to_string(), f));
         }
+        // Both halves must be built from the same shared types (`resident_shared::SOURCES`
+        // says why they may not be). An image made without the build helper may lack
+        // the global.
+        if let Some(found) = module.global_u64("RESIDENT_SHARED_SOURCES")?
+            && found != resident_shared::SOURCES
+        {
+            return Err(Error::Config(format!(
+                "kernel image `{}` was built from other sources of resident-shared than this program \
+                 (fingerprint {found:#x}, want {:#x}): a stale build, as two checkouts sharing one \
+                 CARGO_TARGET_DIR leave; `cargo clean -p resident-shared` and build again",
+                image.name(),
+                resident_shared::SOURCES
+            )));
+        }
         Ok(module)
     }
 
-    /// The `u64` global `name` of the module (the image's set fingerprint), read with a
+    /// The `u64` global `name` of the module (a fingerprint of the image's), read with a
     /// synchronous copy; `None` if the module has no such global.
     pub fn global_u64(&self, name: &str) -> Result<Option<u64>> {
         self.ctx.bind()?;
@@ -119,6 +133,22 @@ mod tests {
             ] {
                 assert!(names.contains(&k), "{k} among {names:?}");
             }
+        }
+    }
+
+    /// The built-in image carries the fingerprint of the shared sources this program
+    /// was built from (the device's compilation of them equals the host's), as an
+    /// 8-byte global the driver reads at load (`RESIDENT_SHARED_SOURCES`).
+    #[test]
+    fn builtin_image_carries_the_shared_fingerprint() {
+        let image = crate::KernelImage::builtin();
+        if image.has_ptx() {
+            let ptx = image.ptx();
+            let at = ptx.find("RESIDENT_SHARED_SOURCES[8] = {").expect("the global in the PTX");
+            let rest = &ptx[at..];
+            let list = &rest[rest.find('{').unwrap() + 1..rest.find('}').unwrap()];
+            let bytes: Vec<u8> = list.split(',').map(|b| b.trim().parse().unwrap()).collect();
+            assert_eq!(bytes, resident_shared::SOURCES.to_le_bytes());
         }
     }
 }

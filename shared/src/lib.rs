@@ -22,6 +22,7 @@ mod params;
 mod queue;
 pub mod relay;
 pub mod segment;
+mod sources;
 pub mod spawn;
 mod status;
 pub mod steps;
@@ -34,5 +35,6 @@ pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare, G
 pub use params::{KernelParams, OneTaskParams, TableParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};
+pub use sources::SOURCES;
 pub use status::Status;
 pub use task::{COMPACT_ARGS, CompactTask, TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags, type_tag};
