@@ -69,7 +69,7 @@ fn bench(c: &mut Criterion) {
             // Not inline: a run over the host ring, published by the relay.
             ("run", RuntimeConfig { relay_max_batch: 0, ..d.clone() }),
             // Staging, then a copy of the slot and `tail` by a stream write where the
-            // driver takes one (host/cuda/memops.rs) ...
+            // driver takes one (host/driver/memops.rs) ...
             ("copy", RuntimeConfig { relay_max_batch: 0, relay_publish: false, ..d.clone() }),
             // ... or by copies of the slot and of `tail` (the path before runs).
             ("copy, no memops", RuntimeConfig { relay_max_batch: 0, relay_publish: false, stream_memops: false, ..d.clone() }),

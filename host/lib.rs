@@ -35,65 +35,46 @@
 //!    # Ok::<(), resident::Error>(())
 //!    ```
 //!
-//! Layers: [`Runtime`], [`Ticket`], [`Buffer`] are what users touch; `queue` holds the
-//! host side of the protocol; `cuda` and `cpu` the backends; `resident-device` and
-//! `resident-shared` the device code and the shared layouts. docs/architecture.md
+//! Layers, top down (each folder of host/ is one): `runtime` (the [`Runtime`] facade,
+//! its configuration and lifecycle), `queue` (submission, reservations, [`Ticket`]s,
+//! task lists), `memory` ([`Buffer`]s, counters, registries, reclaim), `image` (kernel
+//! images and the checks of tasks against their set), `multi` (links, NCCL, the
+//! launcher), `backend` (the CUDA and CPU backends), `driver` (RAII over the CUDA
+//! driver), `util`; [`stream`] is the stream API beside them. `resident-device` and
+//! `resident-shared` are the device code and the shared layouts. docs/architecture.md
 //! describes the protocol and its memory orderings.
 #![warn(missing_docs)]
 
-mod accounting;
 mod backend;
-mod buffer;
-mod builder;
-mod config;
-mod counter;
-mod cpu;
-mod cuda;
-mod deadline;
+mod driver;
 mod error;
 mod image;
-mod launcher;
-mod lifecycle;
-mod link;
-pub mod nccl;
-mod partition;
-mod peer_link;
+mod memory;
+mod multi;
 mod queue;
-mod read_mostly;
-mod reclaim;
-mod registry;
-mod reservation;
-mod residency;
 mod runtime;
-mod shutdown;
 pub mod stream;
-mod striped;
-mod sync;
-mod task_list;
-mod task_set;
-mod ticket;
-mod validate;
-mod watchdog;
+mod util;
 
-pub use accounting::{LiveAllocations, live_allocations};
+/// NCCL collectives between runtimes' buffers.
+pub use multi::nccl;
+
 pub use backend::BackendInfo;
-pub use buffer::Buffer;
-pub use builder::RuntimeBuilder;
-pub use config::{BackendKind, RuntimeConfig};
-pub use counter::Counter;
 pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
 pub use image::{__CpuKernelFn, __CpuKernelRow, __ImageParts, __cpu_kernel, __cpu_kernel_param_bytes};
-pub use launcher::{LaunchEnv, rendezvous};
-pub use link::{Link, LinkStats};
-pub use partition::SmPartition;
+pub use memory::buffer::Buffer;
+pub use memory::counter::Counter;
+pub use multi::launcher::{LaunchEnv, rendezvous};
+pub use multi::link::{Link, LinkStats};
 /// Per-phase submission timings since the last call (feature `phase-timing`).
 #[cfg(feature = "phase-timing")]
 #[doc(hidden)]
 pub use queue::phases::take as __phases_take;
-pub use reservation::Reservation;
-pub use residency::{Residency, ResidencyStats};
+pub use queue::reservation::Reservation;
+pub use queue::task_list::TaskList;
+pub use queue::ticket::{Ticket, TicketFuture, WaitFuture};
 /// The device-side task API, for `.task()` on a task type's arguments (the rest of it is
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};
@@ -108,6 +89,9 @@ pub use resident_shared::{
     Access, AccessMode, ArgError, BufSlice, BufferHandle, COLLECTED, Completion, CounterId, Declare, ElemType, Element, OneTaskParams,
     Slice, Status, TASK_ARG_BYTES, Task, TaskId, builtin,
 };
+pub use runtime::builder::RuntimeBuilder;
+pub use runtime::config::{BackendKind, RuntimeConfig};
+pub use runtime::partition::SmPartition;
+pub use runtime::residency::{Residency, ResidencyStats};
 pub use runtime::{Runtime, cuda_available, device_count};
-pub use task_list::TaskList;
-pub use ticket::{Ticket, TicketFuture, WaitFuture};
+pub use util::accounting::{LiveAllocations, live_allocations};

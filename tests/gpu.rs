@@ -236,7 +236,7 @@ gpu_test!(mixed_batch_sizes_without_relay, {
 });
 
 // The same with stream memory operations off: `tail` by copies too (the copy path's
-// publication before 2026-11-26; host/cuda/memops.rs).
+// publication before 2026-11-26; host/driver/memops.rs).
 gpu_test!(mixed_batch_sizes_copies_only, {
     let rt = Runtime::with_config(RuntimeConfig {
         capacity: 1 << 14,

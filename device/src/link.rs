@@ -1,6 +1,6 @@
 //! Pushes into a link's outbox: a task running here hands a follow-up task to another
 //! runtime (`resident_shared::link` has the layout; the host's forwarder,
-//! `host/link.rs`, is the one consumer).
+//! `host/multi/link.rs`, is the one consumer).
 //!
 //! The outbox is a bounded queue after D. Vyukov, many pushers (this runtime's warps)
 //! and one popper (the forwarder, a host thread). Its sequence words and slots lie in
@@ -25,7 +25,7 @@
 //! L3. Room: `ld.acquire.sys` of the slot's sequence word until it says `pos`, which
 //!     pairs with the forwarder's release store when it handed the slot back (Rust
 //!     `Release`, after its reads of the slot): the host's reads are done before this
-//!     push overwrites. The forwarder never stops draining (host/link.rs, F6), so the
+//!     push overwrites. The forwarder never stops draining (host/multi/link.rs, F6), so the
 //!     wait ends; only an abort of the runtime ends it early (the position stays
 //!     unpublished: the link is dead with its runtime).
 //! L4. Publication: weak stores of the task into the slot, then `st.release.sys` of the

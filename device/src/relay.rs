@@ -6,7 +6,7 @@
 //! `tail` for the workers. Large batches (and resident lists) are committed as list runs
 //! that the relay passes on (step 7; the workers read those tasks in place), or, with
 //! `RuntimeConfig::relay_publish` off, go by copy on the transfer stream; the host
-//! never lets the copies and the relay overlap (`host/cuda/relay.rs`).
+//! never lets the copies and the relay overlap (`host/backend/cuda/relay.rs`).
 //!
 //! Orderings:
 //! 1. Host: plain 8-byte stores of the slot's words, in any order (each is single-copy

@@ -11,8 +11,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
-use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::util::sync::Mutex;
+use crate::util::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::registrations::Registrations;
@@ -63,7 +63,7 @@ struct Scan {
     /// together they cover every published slot.
     tickets: VecDeque<(Arc<TicketState>, u64)>,
     /// When the oldest unfinished work last made progress: the prefix moved, or a
-    /// ticket arrived at an empty queue. The watchdog's clock (`host/watchdog.rs`).
+    /// ticket arrived at an empty queue. The watchdog's clock (`host/runtime/watchdog.rs`).
     moved_at: Instant,
     /// Where the next out-of-order scan starts among the tickets behind the first
     /// unfinished one.
@@ -395,21 +395,6 @@ impl CompletionTracker {
     }
 }
 
-/// Marks every record of a new ring as read (`spent_stamp`): zeroed memory would hold
-/// the stamp of task `u32::MAX` at the last index.
-///
-/// # Safety
-/// `completions` and `segments` must hold `capacity` records each, written by nobody
-/// else meanwhile.
-pub(crate) unsafe fn spend_records(completions: *mut Completion, segments: *mut resident_shared::SegmentDone, capacity: u32) {
-    for i in 0..capacity {
-        unsafe {
-            (*completions.add(i as usize)).stamp = spent_stamp(i);
-            (*segments.add(i as usize)).stamp = spent_stamp(i);
-        }
-    }
-}
-
 /// An express ticket (one task, `task_flags::EXPRESS`): done once its task's record is
 /// written, whoever ran it (the relay warp or a worker). Its ring slot is still counted
 /// in its segment, which the scan waits for as usual before it moves `completed`.
@@ -506,7 +491,7 @@ mod tests {
     /// tracker over it; its segment size.
     fn segments() -> (Backend, CompletionTracker, u64) {
         let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
-        let backend = Backend::Cpu(crate::cpu::CpuBackend::new(&config).unwrap());
+        let backend = Backend::Cpu(crate::backend::cpu::CpuBackend::new(&config).unwrap());
         let tracker = CompletionTracker::new(256, 16);
         let s = tracker.segment_size() as u64;
         (backend, tracker, s)
@@ -578,7 +563,7 @@ mod tests {
 
 /// loom: a ticket registered while another thread fails every ticket (a fault or a
 /// shutdown racing a submit) is resolved, with the error, in every interleaving: no
-/// waiter is left hanging (the shipped tracker and ticket state, through host/sync.rs).
+/// waiter is left hanging (the shipped tracker and ticket state, through host/util/sync.rs).
 #[cfg(all(test, loom))]
 mod loom_tracker {
     use super::*;

@@ -225,26 +225,8 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod timing {
     use super::*;
+    use crate::util::timing::med;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Instant;
-
-    /// Median wall time of `f` in microseconds, after 20 warm-up calls, over 101 calls:
-    /// for the host-pass timings (`validate::timing` too). Ignored tests, for a look at
-    /// one host; speeds are measured in the benches.
-    pub(crate) fn med(mut f: impl FnMut()) -> f64 {
-        for _ in 0..20 {
-            f();
-        }
-        let mut v: Vec<f64> = (0..101)
-            .map(|_| {
-                let s = Instant::now();
-                f();
-                s.elapsed().as_secs_f64() * 1e6
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[50]
-    }
 
     /// What a pass on the helpers costs on this host: waking them, and copying a
     /// 20,000-task batch (1.28 MB) in 20 parts. `cargo test --release --lib

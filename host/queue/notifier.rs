@@ -5,7 +5,7 @@
 //!
 //! With a task deadline (`RuntimeConfig::task_deadline`) the thread starts with the
 //! runtime and, while no future waits, polls the runtime's health every quarter of the
-//! deadline: the watchdog fires even if nobody ever waits (`host/watchdog.rs`).
+//! deadline: the watchdog fires even if nobody ever waits (`host/runtime/watchdog.rs`).
 //!
 //! The thread holds the runtime only weakly, and strongly only for the moment of one
 //! poll: never while it sleeps. Shutdown stops and joins it, so it never ends up the

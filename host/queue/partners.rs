@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use super::helpers::LINGER;
 use super::phases::{self, Phase};
-use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{back_off, thread};
+use crate::util::sync::atomic::{AtomicUsize, Ordering};
+use crate::util::sync::{back_off, thread};
 
 const IDLE: usize = 0;
 const PARKED: usize = 1;

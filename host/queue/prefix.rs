@@ -12,7 +12,7 @@
 //! and release alone would let both miss). The model: `loom_prefix_*` below, which
 //! fails (a marked part missed) when the fence is taken out.
 
-use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use crate::util::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 
 pub(crate) struct Prefix {
     passed: Vec<AtomicBool>,

@@ -10,7 +10,7 @@
 //! its own, for a large batch staged on the helpers (`check_stage_commit`) and for
 //! `Reservation`'s tasks. Either way a buffer or counter dropped after the check (write
 //! lock, then it reads `next`, which covers every reserved batch) stays until every
-//! reserved task has completed (host/reclaim.rs), and one dropped before it fails the
+//! reserved task has completed (host/memory/reclaim.rs), and one dropped before it fails the
 //! check. Waiting for room runs with no lock; publication is in sequence order, handed
 //! from producer to producer (host/queue/publisher.rs): no producer waits for another,
 //! only for room.
@@ -23,11 +23,11 @@ use std::time::Instant;
 
 use super::helpers::PARALLEL_MIN;
 use super::phases::{self, Phase};
-use super::placement::Placement;
 use super::prefix::Prefix;
 use super::publisher::{How, Publication};
 use super::ticket_state::TicketState;
-use crate::registry::Registries;
+use crate::backend::placement::Placement;
+use crate::memory::registry::Registries;
 use crate::runtime::Shared;
 use crate::{Error, Result};
 
@@ -131,7 +131,7 @@ pub(crate) enum Source<'a> {
     Host(&'a [Task]),
     /// A resident task list (validated at upload; `names` re-checked now), read in
     /// place by the workers as list runs (`device/src/lists.rs`): no staging, no copy.
-    Resident { addr: u64, len: usize, names: &'a crate::validate::Names },
+    Resident { addr: u64, len: usize, names: &'a crate::image::validate::Names },
 }
 
 impl Source<'_> {
@@ -328,12 +328,12 @@ fn reserve_once(
     }
     // Batches are published in sequence order: one reserved after an open reservation
     // of this thread would wait for this thread.
-    if origin != Origin::Runtime && crate::reservation::open_here(shared) {
+    if origin != Origin::Runtime && crate::queue::reservation::open_here(shared) {
         return Err(Error::ReservationOpen);
     }
     // This thread keeps the kernel out (`Runtime::with_kernel_out`): decided before any
     // lock, so `try_submit` says so too whoever holds the locks.
-    if origin != Origin::Runtime && crate::residency::kept_out_here(shared) {
+    if origin != Origin::Runtime && crate::runtime::residency::kept_out_here(shared) {
         return Err(Error::Config("a submission inside Runtime::with_kernel_out would relaunch the kernel it keeps out".into()));
     }
     if origin == Origin::Runtime {
@@ -367,7 +367,7 @@ fn reserve_once(
     // a ticket that resolves from the task's own record).
     let express = match src {
         Source::Host([t]) => {
-            crate::validate::declare(&Task { flags: 0, ..*t }, &shared.set, |_| {}).is_ok_and(|d| !d.spawns && !d.unchecked)
+            crate::image::validate::declare(&Task { flags: 0, ..*t }, &shared.set, |_| {}).is_ok_and(|d| !d.spawns && !d.unchecked)
         }
         _ => false,
     };
@@ -389,7 +389,7 @@ fn reserve_once(
     // runs as no-ops. Reserving first is safe for the reason `Reservation`'s checks
     // are: a buffer dropped before the check is refused by it, and one dropped after
     // it is kept until everything reserved before the drop read `next` has completed
-    // (host/reclaim.rs).
+    // (host/memory/reclaim.rs).
     let unchecked = parallel && origin == Origin::User && helpers_may_commit(shared, host_ring);
     // A mid-size user batch is checked and staged in halves, the second on a partner
     // thread where one is free (host/queue/partners.rs), each half staged where it was
@@ -424,7 +424,7 @@ fn reserve_once(
             } else if let Some(h) = halves {
                 validate_halves(shared, tasks, h, &reg)?;
             } else {
-                crate::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
+                crate::image::validate::validate(tasks, &shared.set, &reg.registry, &reg.counters)?;
             }
         }
         Source::Resident { names, .. } => {
@@ -582,7 +582,7 @@ fn stage_halves(
 fn validate_halves(shared: &Shared, tasks: &[Task], h: usize, p: &Registries) -> Result<()> {
     let check = |lo: usize, part: &[Task]| -> Option<Bad> {
         let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::validate::validate(part, &shared.set, &p.registry, &p.counters)
+            crate::image::validate::validate(part, &shared.set, &p.registry, &p.counters)
         }));
         match checked {
             Ok(Ok(())) => None,
@@ -734,7 +734,7 @@ fn publish(shared: &Shared, p: &Publication) -> Result<()> {
         // SAFETY: the slots and the entry are free (the piece's producer waited for
         // them before it staged); for a resident list `from..` lies in the list (the
         // piece lies in the batch), which outlives its tasks (`TaskList`'s drop leaves
-        // its memory to host/reclaim.rs until they completed); for a run over the host ring, it lies in the ring (a run stops at
+        // its memory to host/memory/reclaim.rs until they completed); for a run over the host ring, it lies in the ring (a run stops at
         // the ring's end), which outlives the kernel, and its slots are not written
         // again before its tasks complete.
         How::Run { from, entry } => unsafe { shared.backend.publish_run(p.at, p.end, from, entry) },
@@ -968,7 +968,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
                 if all_in {
                     break;
                 }
-                crate::sync::back_off(&mut turns);
+                crate::util::sync::back_off(&mut turns);
             }
             phases::since(Phase::PassStaged, pass_start);
             phases::flush_here();
@@ -978,7 +978,7 @@ fn check_stage_commit(shared: &Shared, batch: &Batch, tasks: &[Task], promise: P
         // (a check waits for nothing, and a panic in one is caught), so this ends.
         let mut turns = 0u32;
         while checked.load(Ordering::Acquire) < parts {
-            crate::sync::back_off(&mut turns);
+            crate::util::sync::back_off(&mut turns);
         }
         phases::since(Phase::PassBarrier, pass_start);
         if checks.any_bad() {
@@ -1185,7 +1185,7 @@ impl<'t> PartChecks<'t> {
         }
         let part = &self.tasks[lo..self.start(k + 1)];
         let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
+            crate::image::validate::validate(part, &shared.set, &reg.registry, &reg.counters)
         }));
         let (at, bad) = match verdict {
             Ok(Ok(())) => return true,
@@ -1250,8 +1250,8 @@ fn publish_parallel(
 
 #[cfg(test)]
 mod tests {
-    use crate::registry::{BufferRegistry, CounterRegistry};
-    use crate::task_set::SetInfo;
+    use crate::image::task_set::SetInfo;
+    use crate::memory::registry::{BufferRegistry, CounterRegistry};
     use crate::{KernelImage, Runtime, RuntimeConfig};
     use resident_shared::{ArgError, Collected, Task};
     use std::time::Duration;
@@ -1272,7 +1272,7 @@ mod tests {
         if tasks.contains(&Task::noop(SLOW)) {
             std::thread::sleep(Duration::from_millis(100));
         }
-        crate::validate::validate_set::<resident_device::Builtins>(tasks, set, r, c)
+        crate::image::validate::validate_set::<resident_device::Builtins>(tasks, set, r, c)
     }
 
     fn declare_collect(t: &Task, c: &mut Collected) -> Option<Result<(), ArgError>> {

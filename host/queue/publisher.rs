@@ -25,8 +25,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::util::sync::Mutex;
+use crate::util::sync::atomic::{AtomicU64, Ordering};
 use crate::{Error, Result};
 
 /// How a piece reaches the workers.

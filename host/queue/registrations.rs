@@ -19,15 +19,15 @@
 //! `completions::loom_tracker`; `TicketState::fail` is idempotent, so both may.)
 //!
 //! A hand-written stack rather than `crossbeam`'s `SegQueue`: this one is loom-modelled
-//! through host/sync.rs, and it is intrusive (a ticket is pushed once in its life).
+//! through host/util/sync.rs, and it is intrusive (a ticket is pushed once in its life).
 
 use std::ptr;
 use std::sync::Arc;
 
 use super::ticket_state::TicketState;
 use crate::Error;
-use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
+use crate::util::sync::Mutex;
+use crate::util::sync::atomic::{AtomicBool, AtomicPtr, Ordering, fence};
 
 pub(crate) struct Registrations {
     /// The newest ticket pushed and not taken (its `next`: the one pushed before it),

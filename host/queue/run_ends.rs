@@ -23,7 +23,7 @@
 use crossbeam::utils::CachePadded;
 use resident_shared::lists::LIST_RUNS;
 
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::util::sync::atomic::{AtomicU64, Ordering};
 
 struct Entry {
     /// One more than the run last written here (0: none yet).
@@ -66,7 +66,7 @@ impl RunEnds {
             if let Some(end) = self.try_end_before(run) {
                 return end;
             }
-            crate::sync::back_off(&mut turns);
+            crate::util::sync::back_off(&mut turns);
         }
     }
 

@@ -1,7 +1,7 @@
 //! What a ticket knows: its range of sequence numbers and, once done, its outcome.
 
-use crate::sync::Mutex;
-use crate::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use crate::util::sync::Mutex;
+use crate::util::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use resident_shared::Status;
 
 use crate::Error;

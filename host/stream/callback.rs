@@ -27,7 +27,7 @@ use super::caught;
 use super::raw::RawStream;
 use super::stream::Stream;
 use crate::Result;
-use crate::cuda::driver::check;
+use crate::driver::context::check;
 
 type Callback = Box<dyn FnOnce() + Send + 'static>;
 

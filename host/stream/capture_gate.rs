@@ -7,7 +7,7 @@
 //! and the once-only operation would land in a graph replayable after its scope: a DMA
 //! into freed pinned memory, a callback's box freed twice. (On a GPU a stream can also
 //! join another stream's capture by waiting for an event recorded there; that is kept
-//! out by the CUDA stream's own lock, `crate::cuda::stream::Stream::enqueue_uncaptured`.)
+//! out by the CUDA stream's own lock, `crate::driver::stream::Stream::enqueue_uncaptured`.)
 //!
 //! A once-only operation never waits for a capture: while one runs, or waits to start,
 //! it is refused (a typed `Error::Config`), as before. A capture waits for the

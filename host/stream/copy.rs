@@ -14,7 +14,7 @@ use super::raw::RawStream;
 use super::scoped::ScopedStream;
 use super::stream::Stream;
 use super::tracker::ordered;
-use crate::cuda::driver::check;
+use crate::driver::context::check;
 use crate::{Error, Result};
 
 fn same_len(expected: usize, got: usize) -> Result<()> {

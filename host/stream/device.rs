@@ -8,9 +8,9 @@ use std::sync::Arc;
 use super::cpu::{CpuModule, CpuStream};
 use super::raw::{RawKernel, RawModule, RawStream};
 use super::stream::{Priorities, Stream, next_stream_id};
-use crate::cuda::driver::{Context, check};
-use crate::cuda::module::Module as CudaModule;
-use crate::cuda::stream::Stream as CudaStream;
+use crate::driver::context::{Context, check};
+use crate::driver::module::Module as CudaModule;
+use crate::driver::stream::Stream as CudaStream;
 use crate::{Error, KernelImage, Result};
 
 /// The priority range a CPU device reports: accepted and recorded, not applied (a CPU
@@ -43,7 +43,7 @@ pub(crate) struct GpuInner {
     pub(crate) device: Device,
     /// A runtime's handle (`Runtime::gpu`) keeps that runtime's claim on the device
     /// until the module above is unloaded (`Context::claim_runtime`).
-    pub(crate) _claim: Option<Arc<crate::cuda::driver::RuntimeClaim>>,
+    pub(crate) _claim: Option<Arc<crate::driver::context::RuntimeClaim>>,
 }
 
 #[derive(Debug)]
@@ -73,7 +73,7 @@ impl Gpu {
     pub(crate) fn with_module(
         ctx: Context,
         module: Arc<CudaModule>,
-        claim: Option<Arc<crate::cuda::driver::RuntimeClaim>>,
+        claim: Option<Arc<crate::driver::context::RuntimeClaim>>,
     ) -> Result<Self> {
         ctx.bind()?;
         let pipeline = RawKernel::Cuda(module.function("resident_pipeline")?);

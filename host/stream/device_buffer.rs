@@ -24,7 +24,7 @@ use super::device::Gpu;
 use super::device_memory::{DeviceMem, bytes_of};
 use super::raw::RawStream;
 use super::tracker::{On, Use, ordered};
-use crate::cuda::driver::check;
+use crate::driver::context::check;
 use crate::{Error, Result};
 use cudarc::driver::sys;
 

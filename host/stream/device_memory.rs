@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use super::device::Gpu;
 use super::tracker::Tracker;
-use crate::cpu::HostAlloc;
-use crate::cuda::driver::check;
+use crate::backend::cpu::HostAlloc;
+use crate::driver::context::check;
 use crate::{Error, Result};
 use cudarc::driver::sys;
 

@@ -23,7 +23,7 @@ impl Event {
         gpu.bind()?;
         let raw = match gpu.cuda_context() {
             // SAFETY: the context is current (bound above).
-            Some(_) => RawEvent::Cuda(unsafe { crate::cuda::event::Event::new(true)? }),
+            Some(_) => RawEvent::Cuda(unsafe { crate::driver::event::Event::new(true)? }),
             None => RawEvent::Cpu(CpuEvent::new()),
         };
         Ok(Self { raw, gpu: gpu.clone() })

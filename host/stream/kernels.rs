@@ -13,7 +13,7 @@ use super::device_buffer::DeviceView;
 use super::raw::{RawKernel, RawStream};
 use super::stream::Stream;
 use super::tracker::{Use, ordered};
-use crate::cuda::launch::{self, RawLaunch};
+use crate::driver::launch::{self, RawLaunch};
 use crate::{Error, Result};
 
 /// Threads per block of the pipeline kernel.

@@ -41,9 +41,9 @@ use super::cpu::{Captured, CpuLaunch, CpuModule, MAX_COOPERATIVE_BLOCKS};
 use super::device::Gpu;
 use super::raw::{RawKernel, RawModule, RawStream};
 use super::stream::Stream;
-use crate::cuda::graph::CapturedGraph;
-use crate::cuda::launch::{self, RawLaunch};
-use crate::cuda::module::Module as CudaModule;
+use crate::driver::graph::CapturedGraph;
+use crate::driver::launch::{self, RawLaunch};
+use crate::driver::module::Module as CudaModule;
 use crate::{Error, KernelImage, Result};
 
 /// A kernel image's kernels, loaded on one device ([`Gpu::load`], [`Gpu::kernels`],

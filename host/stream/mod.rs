@@ -5,7 +5,7 @@
 //! [`Graph`]).
 //!
 //! Independent of the persistent [`crate::Runtime`]: ordinary kernels, launched one by
-//! one. Two devices behind one API: a CUDA GPU (`crate::cuda`: cudarc's raw `sys` layer,
+//! one. Two devices behind one API: a CUDA GPU (`crate::driver`: cudarc's raw `sys` layer,
 //! loaded at run time) and the CPU ([`Gpu::cpu`]), on which a stream is a thread,
 //! device memory is host memory and kernels run their host build, so that code written
 //! against this API runs, and is tested, without a GPU. The walk-through below is

@@ -11,7 +11,7 @@
 //!
 //! Freeing pinned memory (`cuMemFreeHost`) waits for running kernels, and a resident
 //! kernel does not end: while any runtime of the process is resident, a dropped pinned
-//! buffer's memory is kept and freed once none is (`crate::cuda::resident_kernels`).
+//! buffer's memory is kept and freed once none is (`crate::driver::resident_kernels`).
 //!
 //! On the CPU device a pinned buffer is plain host memory (256-byte aligned, zeroed),
 //! never write-combined; its "device" address is its host address, and copies are
@@ -25,8 +25,8 @@ use super::device::Gpu;
 use super::device_buffer::bounds;
 use super::device_memory::bytes_of;
 use crate::Result;
-use crate::cpu::HostAlloc;
-use crate::cuda::memory::PinnedAlloc;
+use crate::backend::cpu::HostAlloc;
+use crate::driver::memory::PinnedAlloc;
 
 #[derive(Debug)]
 enum Backing {

@@ -1,5 +1,5 @@
 //! The backend switch of the stream API: every handle the public types hold is a CUDA
-//! driver object (`crate::cuda`) or its CPU stand-in (`super::cpu`). The methods here
+//! driver object (`crate::driver`) or its CPU stand-in (`super::cpu`). The methods here
 //! are the operations both backends share, without the public checks (same device,
 //! capture): the access tracker, scopes and the public types build on them.
 //!
@@ -9,9 +9,9 @@ use cudarc::driver::sys::{CUfunction, CUstream};
 use std::sync::Arc;
 
 use super::cpu::{CpuEvent, CpuKernel, CpuModule, CpuStream, Op, QueueState};
-use crate::cuda::event::Event as CudaEvent;
-use crate::cuda::module::Module as CudaModule;
-use crate::cuda::stream::{Stream as CudaStream, StreamState};
+use crate::driver::event::Event as CudaEvent;
+use crate::driver::module::Module as CudaModule;
+use crate::driver::stream::{Stream as CudaStream, StreamState};
 use crate::{Error, Result};
 
 #[derive(Debug)]

@@ -15,8 +15,8 @@ use super::device::Gpu;
 use super::event::Event;
 use super::raw::{RawEvent, RawStream};
 use super::tracker::On;
-use crate::cuda::driver::check;
-use crate::cuda::stream::Stream as CudaStream;
+use crate::driver::context::check;
+use crate::driver::stream::Stream as CudaStream;
 use crate::{Error, Result};
 
 /// The stream priorities of a device. CUDA counts backwards: `greatest` is the
@@ -85,7 +85,7 @@ impl Stream {
 
     /// A stream of `gpu` made in a green context (an SM partition): its kernels run on
     /// that partition's SMs only.
-    pub(crate) fn in_green(gpu: &Gpu, green: &std::sync::Arc<crate::cuda::green::GreenCtx>, priority: i32) -> Result<Self> {
+    pub(crate) fn in_green(gpu: &Gpu, green: &std::sync::Arc<crate::driver::green::GreenCtx>, priority: i32) -> Result<Self> {
         let id = next_stream_id();
         gpu.bind()?;
         let raw = CudaStream::in_green(green, gpu.priorities().clamp(priority))?;

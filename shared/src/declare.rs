@@ -2,7 +2,7 @@
 //! writes or updates atomically, the counters it touches, the task types it may push,
 //! and whether its arguments are consistent. The host collects these before a task is
 //! submitted and checks each against the live buffers and counters (one generic check
-//! for every task type: `host/validate.rs`); the device checks every slice again when
+//! for every task type: `host/image/validate.rs`); the device checks every slice again when
 //! the task resolves it (`resident_device::TaskCx::view`).
 //!
 //! A task that pushes children declares what its children may touch as part of its own

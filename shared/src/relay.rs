@@ -1,6 +1,6 @@
 //! The relay's mailbox, in mapped pinned host memory: how small host batches reach the
 //! running kernel without a driver call. The protocol is in `device/src/relay.rs`
-//! (device side) and `host/cuda/relay.rs` (host side).
+//! (device side) and `host/backend/cuda/relay.rs` (host side).
 //!
 //! Small batches travel inline, in [`LL_SLOTS`] slots of 16 eight-byte words. Each word
 //! carries four bytes of the task and a four-byte stamp naming the task's sequence
@@ -35,7 +35,7 @@ const _: () = assert!(size_of::<LlSlot>() == 128);
 
 /// The stamp of sequence number `seq`: its low 32 bits. Stamps repeat every 2^32 tasks,
 /// so the host rewrites every slot with a stamp far from the live sequence numbers
-/// before the stale contents of any slot could alias (`host/cuda/relay.rs`, `poison`).
+/// before the stale contents of any slot could alias (`host/backend/cuda/relay.rs`, `poison`).
 #[inline(always)]
 pub const fn ll_stamp(seq: u64) -> u32 {
     seq as u32
@@ -101,7 +101,7 @@ pub struct RelayMailbox {
     /// its slice of the GPU. Written by the relay alone (relaxed, system scope: a hint
     /// that nothing is read through), kept across relaunches (a relaunched relay counts
     /// on from it); read by the host, whose default residency lets the kernel go as
-    /// soon as the queue drains while slices are being taken (`host/residency.rs`).
+    /// soon as the queue drains while slices are being taken (`host/runtime/residency.rs`).
     pub slices: u64,
     /// The last such gap, in nanoseconds (written before `slices`).
     pub slice_ns: u64,

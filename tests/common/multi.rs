@@ -318,7 +318,7 @@ pub fn link_limit(base: fn(usize) -> RuntimeConfig) {
 
 /// Closing one device's runtime while another device's stays resident (`Always`)
 /// returns: the first one's pinned frees would wait for the second's kernel, so they
-/// are deferred until no resident kernel runs (host/cuda/resident_kernels.rs). And a
+/// are deferred until no resident kernel runs (host/driver/resident_kernels.rs). And a
 /// pinned buffer of the stream API dropped beside a resident runtime on its own device
 /// returns at once too. The second runtime works after both; its own close frees
 /// everything deferred.

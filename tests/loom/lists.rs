@@ -1,5 +1,5 @@
 //! loom model of the table of list runs (device/src/lists.rs, steps 1-3; the host side
-//! is the CPU backend's `publish_run`, host/cpu/backend.rs): an entry is rewritten for
+//! is the CPU backend's `publish_run`, host/backend/cpu/backend.rs): an entry is rewritten for
 //! a later run while another worker scans the table, and every worker still finds its
 //! slot's run, reads that run's task (a weak read of the list, ordered by the acquire
 //! of `tail`), and none takes another run's entry for its own. Spans are packed and

@@ -1,4 +1,4 @@
-//! The link outbox (`device/src/link.rs` L2-L4, `host/link.rs` F1-F2): pushers
+//! The link outbox (`device/src/link.rs` L2-L4, `host/multi/link.rs` F1-F2): pushers
 //! own positions by an atomic add on `enqueue`, wait for the slot's sequence word to say
 //! their position (acquire), write the slot (a plain write), and publish the word
 //! `pos + 1` (release); the one popper reads the word (acquire), reads the slot, and

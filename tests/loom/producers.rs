@@ -1,5 +1,5 @@
 //! loom model of concurrent producers (host/queue/producer.rs, docs/protocol.md steps
-//! 1-4c) and a buffer dropped while they run (host/buffer.rs `Drop`, host/reclaim.rs):
+//! 1-4c) and a buffer dropped while they run (host/memory/buffer.rs `Drop`, host/memory/reclaim.rs):
 //! - a producer validates under the registries' read lock and keeps it until its
 //!   reservation (`next`, under the producer lock) is made;
 //! - it writes its slots with no lock and publishes in sequence order (`tail`,

@@ -1,5 +1,5 @@
 //! loom models of the host's ticket hand-offs (host/queue/completions.rs,
-//! ticket_state.rs, notifier.rs, host/runtime.rs `record_fault`): every ticket a
+//! ticket_state.rs, notifier.rs, host/runtime/mod.rs `record_fault`): every ticket a
 //! producer obtains resolves, once, whatever a fault or a shutdown does meanwhile, and
 //! a future waiting on it is woken. Like the queue model, each atomic mirrors one in
 //! the code with the same ordering.

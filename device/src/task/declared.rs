@@ -1,6 +1,6 @@
 //! [`Declared`]: the running task's declaration, which the device holds it to.
 //!
-//! The host checks a task's declaration before submission (host/validate.rs); what the
+//! The host checks a task's declaration before submission (host/image/validate.rs); what the
 //! task then touches is decided by its `run`, from the same arguments. This is where the
 //! two are made to agree: before a task runs, `task::run_as` collects the declaration
 //! of its arguments ([`resident_shared::Collected`]); every slice the task resolves,

@@ -7,7 +7,7 @@
 //! what a capture records (`capture`), event records (`mark`), kernel launches
 //! (`launch`), an image's kernels compiled for the host (`module`), and how each stream
 //! operation is queued or captured (`ops`, methods of the CPU stream). Does not own: the
-//! public types (`host/stream/*.rs`, which switch between this and `crate::cuda`
+//! public types (`host/stream/*.rs`, which switch between this and `crate::driver`
 //! through `super::raw`), the cross-stream order of device memory (`super::tracker`,
 //! shared by both backends), nor what refuses once-only operations during a capture
 //! (`super::capture_gate`, shared too).
