@@ -60,6 +60,7 @@ mod util;
 pub use multi::nccl;
 
 pub use backend::BackendInfo;
+pub use backend::kind::BackendKind;
 pub use error::{Error, Rejection, Result};
 pub use image::KernelImage;
 #[doc(hidden)]
@@ -90,8 +91,8 @@ pub use resident_shared::{
     Slice, Status, TASK_ARG_BYTES, Task, TaskId, builtin,
 };
 pub use runtime::builder::RuntimeBuilder;
-pub use runtime::config::{BackendKind, RuntimeConfig};
+pub use runtime::config::RuntimeConfig;
 pub use runtime::partition::SmPartition;
-pub use runtime::residency::{Residency, ResidencyStats};
+pub use runtime::policy::{Residency, ResidencyStats};
 pub use runtime::{Runtime, cuda_available, device_count};
 pub use util::accounting::{LiveAllocations, live_allocations};

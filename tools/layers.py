@@ -6,7 +6,7 @@
 
 A file imports another when its code (comments left out) names a path into it
 (`crate::a::b`, `super::x`, `self::y`), or an item that host/lib.rs re-exports from it
-(`crate::Runtime`). Test modules (`#[cfg(test)] mod tests`) are left out. The layers, top down, are LAYERS
+(`crate::Runtime`). Modules compiled for tests only (`#[cfg(test)] mod tests`) are left out. The layers, top down, are LAYERS
 below: an import from a folder to one listed above it runs up. Exit status 1 if any
 circle of more than two files or any upward import is found.
 """
@@ -26,17 +26,30 @@ def module_of(rel):
     return "" if m == "lib" else m.replace("/", "::")
 
 
+def without_tests(src):
+    """`src` without its inline modules compiled for tests only (`#[cfg(test)]`,
+    `#[cfg(all(test, loom))]`, ...)."""
+    while True:
+        m = re.search(r"#\[cfg\([^\]]*\btest\b[^\]]*\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod \w+\s*\{", src)
+        if not m:
+            return src
+        depth, k = 0, m.end() - 1
+        while k < len(src):
+            depth += {"{": 1, "}": -1}.get(src[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        src = src[: m.start()] + src[k + 1 :]
+
+
 def load():
     files = {}
     for dp, _, fs in os.walk(ROOT):
         for f in fs:
             if f.endswith(".rs") and not (dp == ROOT and f == "build.rs"):
                 rel = os.path.relpath(os.path.join(dp, f), ROOT)
-                src = open(os.path.join(dp, f)).read()
-                cut = src.find("#[cfg(test)]\nmod tests")
-                src = re.sub(r"//[^\n]*", "", src)
-                cut = src.find("#[cfg(test)]\nmod tests")
-                files[module_of(rel)] = src if cut < 0 else src[:cut]
+                src = re.sub(r"//[^\n]*", "", open(os.path.join(dp, f)).read())
+                files[module_of(rel)] = without_tests(src)
     return files
 
 

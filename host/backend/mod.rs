@@ -7,9 +7,12 @@
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod info;
+pub(crate) mod kind;
 pub(crate) mod park;
 pub(crate) mod placement;
 pub(crate) mod records;
+pub(crate) mod settings;
 
 use resident_shared::{BufferEntry, Completion, SegmentDone, Task};
 use std::time::Duration;
@@ -17,65 +20,9 @@ use std::time::Duration;
 use crate::Result;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::backend::CudaBackend;
+pub use crate::backend::info::BackendInfo;
+pub(crate) use crate::backend::info::{Health, Memory};
 use crate::backend::placement::Placement;
-
-/// What runs the tasks, for display.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendInfo {
-    /// CUDA or CPU.
-    pub kind: crate::BackendKind,
-    /// Device name, or "CPU".
-    pub name: String,
-    /// Workers polling the queue (warps on a GPU, threads on the CPU).
-    pub workers: u32,
-    /// How the workers are laid out, in words.
-    pub layout: String,
-    /// Why the CPU backend runs although a GPU is present (`BackendKind::Auto` with a
-    /// kernel image built without PTX), if it does.
-    pub fallback: Option<String>,
-}
-
-impl std::fmt::Display for BackendInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.kind {
-            crate::BackendKind::Cuda => "CUDA",
-            _ => "CPU",
-        };
-        write!(f, "{kind} backend: {} ({})", self.name, self.layout)?;
-        match &self.fallback {
-            Some(why) => write!(f, "; {why}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Liveness of the workers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Health {
-    Running,
-    /// Every worker left the loop (after the sentinel or an abort).
-    Exited,
-    Fault(crate::Error),
-}
-
-/// Memory owned by a backend: device memory (CUDA) or a host allocation (CPU).
-#[derive(Debug)]
-pub(crate) enum Memory {
-    Cuda(crate::driver::memory::DeviceAlloc),
-    /// A block of the runtime's buffer arena (`RuntimeConfig::buffer_arena`).
-    CudaArena(crate::driver::arena::ArenaBlock),
-    Cpu(crate::backend::cpu::HostAlloc),
-}
-
-impl Memory {
-    pub fn addr(&self) -> u64 {
-        match self {
-            Memory::Cuda(m) => m.ptr(),
-            Memory::CudaArena(m) => m.ptr(),
-            Memory::Cpu(m) => m.ptr() as u64,
-        }
-    }
-}
 
 // One per runtime: the size difference between the variants costs nothing.
 #[allow(clippy::large_enum_variant)]

@@ -26,6 +26,11 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// A driver and at least one device.
+pub(crate) fn gpu_present() -> bool {
+    device_count().is_ok_and(|n| n > 0)
+}
+
 /// Number of CUDA devices, or an error if there is no driver.
 pub fn device_count() -> Result<usize> {
     if !driver_present() {

@@ -28,14 +28,15 @@ unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
 impl Module {
-    /// JIT-compiles a kernel image's PTX for the current context's device.
-    pub fn load(ctx: &Context, image: &crate::KernelImage) -> Result<Self> {
-        if !image.has_ptx() {
+    /// JIT-compiles a kernel image's PTX (`None`: the image was built without the
+    /// device toolchain) for the current context's device; `name` names the image in
+    /// errors.
+    pub fn load(ctx: &Context, name: &str, ptx: Option<&str>) -> Result<Self> {
+        let Some(ptx) = ptx else {
             return Err(Error::PtxUnavailable("built without the nvptx toolchain components"));
-        }
+        };
         ctx.bind()?;
-        let ptx = image.ptx();
-        let src = CString::new(ptx).map_err(|_| Error::Config(format!("the PTX of kernel image `{}` holds a NUL byte", image.name())))?;
+        let src = CString::new(ptx).map_err(|_| Error::Config(format!("the PTX of kernel image `{name}` holds a NUL byte")))?;
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::cuModuleLoadData(&mut raw, src.as_ptr() as *const _) }, "cuModuleLoadData")?;
         let mut module = Self { raw, ctx: ctx.clone(), kernels: vec![] };
@@ -61,10 +62,9 @@ impl Module {
             && found != resident_shared::SOURCES
         {
             return Err(Error::Config(format!(
-                "kernel image `{}` was built from other sources of resident-shared than this program \
+                "kernel image `{name}` was built from other sources of resident-shared than this program \
                  (fingerprint {found:#x}, want {:#x}): a stale build, as two checkouts sharing one \
                  CARGO_TARGET_DIR leave; `cargo clean -p resident-shared` and build again",
-                image.name(),
                 resident_shared::SOURCES
             )));
         }

@@ -13,42 +13,16 @@
 //! A crate of yours gets its image with [`crate::kernel_image!`] from what its build
 //! script made (docs/custom-tasks.md).
 
+pub(crate) mod cpu_kernels;
 pub(crate) mod task_set;
 pub(crate) mod validate;
 
-use resident_device::{DeviceKernel, TaskSet};
+use resident_device::TaskSet;
 use resident_shared::TaskId;
 use std::sync::Arc;
 
+pub use crate::image::cpu_kernels::{__CpuKernelFn, __CpuKernelRow, __cpu_kernel, __cpu_kernel_param_bytes};
 use crate::image::task_set::SetInfo;
-
-/// The host body of an ordinary kernel: its parameters' bytes in, run by the calling
-/// thread as the block `resident_device::arch` says it is (CPU backend launches).
-#[doc(hidden)]
-pub type __CpuKernelFn = unsafe fn(&[u8]);
-
-/// An ordinary kernel's host body (what the generated image code names).
-///
-/// # Safety
-/// As for [`DeviceKernel::run`]; `bytes` must hold a `K::Params`.
-#[doc(hidden)]
-pub unsafe fn __cpu_kernel<K: DeviceKernel>(bytes: &[u8]) {
-    let p: K::Params = bytemuck::pod_read_unaligned(bytes);
-    unsafe { K::run(&p) }
-}
-
-/// The size of an ordinary kernel's parameter struct: the kernel table's third column,
-/// which `Module::function` checks a launch's parameter type against on the CPU (the
-/// driver's `cuFuncGetParamInfo` says it on a GPU).
-#[doc(hidden)]
-pub const fn __cpu_kernel_param_bytes<K: DeviceKernel>() -> usize {
-    size_of::<K::Params>()
-}
-
-/// One row of an image's table of ordinary kernels compiled for the host: the entry
-/// name, the body, and the bytes of its one parameter.
-#[doc(hidden)]
-pub type __CpuKernelRow = (&'static str, __CpuKernelFn, usize);
 
 /// What `resident-build` writes for an image (the generated code's argument to
 /// [`KernelImage::__from_build`]).

@@ -7,7 +7,7 @@
 use resident_device::TaskSet;
 use resident_shared::{ArgError, Collected, Declare, KernelParams, OneTaskParams, Task, TaskId};
 
-use crate::image::__CpuKernelFn;
+use crate::image::cpu_kernels::__CpuKernelFn;
 use crate::memory::registry::{BufferRegistry, CounterRegistry};
 
 #[derive(Clone, Copy)]

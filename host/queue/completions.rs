@@ -491,7 +491,7 @@ mod tests {
     /// tracker over it; its segment size.
     fn segments() -> (Backend, CompletionTracker, u64) {
         let config = crate::RuntimeConfig { capacity: 256, cpu_workers: 1, ..crate::RuntimeConfig::cpu() };
-        let backend = Backend::Cpu(crate::backend::cpu::CpuBackend::new(&config).unwrap());
+        let backend = Backend::Cpu(crate::backend::cpu::CpuBackend::new(&config.backend_settings()).unwrap());
         let tracker = CompletionTracker::new(256, 16);
         let s = tracker.segment_size() as u64;
         (backend, tracker, s)

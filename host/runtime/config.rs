@@ -3,17 +3,8 @@
 use std::time::Duration;
 
 use crate::KernelImage;
-
-/// Which backend runs the tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BackendKind {
-    /// CUDA when a driver and a device are present, else the CPU.
-    Auto,
-    /// The persistent kernel on a CUDA device.
-    Cuda,
-    /// Worker threads on the host running the same device code.
-    Cpu,
-}
+use crate::backend::kind::BackendKind;
+use crate::runtime::policy::Residency;
 
 /// How to build a [`crate::Runtime`]. `Default` suits most uses. Fields hidden from the
 /// documentation (`worker_flags`, `staging_write_combined`, `stage_streaming`,
@@ -153,7 +144,7 @@ pub struct RuntimeConfig {
     /// (`Auto`) after 10 ms idle on a GPU and never on the CPU backend; `Always`, after
     /// an idle time, or whenever the queue drains. Queue, buffers, lists and counters
     /// stay; the next submission relaunches the kernel.
-    pub residency: crate::Residency,
+    pub residency: Residency,
     /// CUDA: bytes of one device allocation, made before the persistent kernel starts,
     /// that buffers are carved from (0: each buffer is an allocation of its own).
     /// For compute-sanitizer's memcheck, which judges a kernel's accesses against the
@@ -207,7 +198,7 @@ impl Default for RuntimeConfig {
             async_spin: Duration::from_micros(30),
             image: KernelImage::builtin(),
             task_deadline: None,
-            residency: crate::Residency::Auto,
+            residency: Residency::Auto,
             buffer_arena: std::env::var("RESIDENT_BUFFER_ARENA_MB").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0) << 20,
             sm_partition: None,
             fail_worker_start: None,
@@ -232,6 +223,42 @@ impl RuntimeConfig {
     /// image's.
     pub(crate) fn block_threads(&self) -> u32 {
         if self.block_threads == 0 { self.image.block_threads } else { self.block_threads }
+    }
+
+    /// What the backend reads of this configuration and of its image.
+    pub(crate) fn backend_settings(&self) -> crate::backend::settings::Settings {
+        let image = &self.image;
+        let builtin = KernelImage::builtin();
+        crate::backend::settings::Settings {
+            device: self.device,
+            capacity: self.capacity,
+            claim: self.claim,
+            block_threads: self.block_threads(),
+            max_blocks_per_sm: self.max_blocks_per_sm,
+            cpu_workers: self.cpu_workers,
+            worker_flags: self.worker_flags,
+            staging_write_combined: self.staging_write_combined,
+            stage_streaming: self.stage_streaming,
+            max_poll_sleep_ns: self.max_poll_sleep_ns,
+            spawn_capacity: self.spawn_capacity,
+            relay_max_batch: self.relay_max_batch,
+            relay_publish: self.relay_publish,
+            stream_memops: self.stream_memops,
+            compact_records: self.compact_records,
+            buffer_arena: self.buffer_arena,
+            sm_partition: self.sm_partition,
+            fail_worker_start: self.fail_worker_start,
+            code: crate::backend::settings::Code {
+                name: image.name(),
+                task_set: image.task_set(),
+                ptx: image.has_ptx().then(|| image.ptx.clone()),
+                fingerprint: image.fingerprint,
+                scratch_bytes_per_warp: image.scratch_bytes_per_warp,
+                cpu_loop: image.set.cpu_loop,
+                builtin_name: builtin.name(),
+                builtin_ptx: builtin.has_ptx().then(|| builtin.ptx.clone()),
+            },
+        }
     }
 
     pub(crate) fn validate(&self) -> crate::Result<()> {

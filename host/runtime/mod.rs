@@ -5,6 +5,7 @@ pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod lifecycle;
 pub(crate) mod partition;
+pub(crate) mod policy;
 pub(crate) mod residency;
 pub(crate) mod shutdown;
 pub(crate) mod watchdog;
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::backend::CudaBackend;
 use crate::backend::{Backend, BackendInfo, Health};
+use crate::driver::context::gpu_present;
 use crate::memory::buffer::Buffer;
 use crate::memory::reclaim::Reclaim;
 use crate::memory::registry::Registries;
@@ -345,11 +347,6 @@ fn cpu_fallback(image: &KernelImage) -> String {
     why
 }
 
-/// A driver and at least one device.
-pub(crate) fn gpu_present() -> bool {
-    crate::driver::context::device_count().is_ok_and(|n| n > 0)
-}
-
 impl Runtime {
     /// A runtime on the GPU if there is one, else on the CPU. [`Runtime::backend`]
     /// says which.
@@ -412,9 +409,9 @@ impl Runtime {
         let backend = match kind {
             BackendKind::Cuda => {
                 let lent = transfer.map(|s| (s.raw(), Box::new(s) as Box<dyn std::any::Any + Send + Sync>));
-                Backend::Cuda(CudaBackend::new(&config, lent)?)
+                Backend::Cuda(CudaBackend::new(&config.backend_settings(), lent)?)
             }
-            _ => Backend::Cpu(CpuBackend::new(&config)?),
+            _ => Backend::Cpu(CpuBackend::new(&config.backend_settings())?),
         };
         let info = BackendInfo { fallback, ..backend.info() };
         let config = RuntimeConfig { residency: config.residency.resolve(info.kind), ..config };

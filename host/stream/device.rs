@@ -6,8 +6,8 @@ use cudarc::driver::sys::{self, CUstream};
 use std::sync::Arc;
 
 use super::cpu::{CpuModule, CpuStream};
+use super::priorities::{Priorities, next_stream_id};
 use super::raw::{RawKernel, RawModule, RawStream};
-use super::stream::{Priorities, Stream, next_stream_id};
 use crate::driver::context::{Context, check};
 use crate::driver::module::Module as CudaModule;
 use crate::driver::stream::Stream as CudaStream;
@@ -64,7 +64,8 @@ impl Gpu {
         let ctx = Context::new(ordinal)?;
         ctx.check_no_runtime()?;
         ctx.bind()?;
-        let module = Arc::new(CudaModule::load(&ctx, &KernelImage::builtin())?);
+        let builtin = KernelImage::builtin();
+        let module = Arc::new(CudaModule::load(&ctx, builtin.name(), builtin.has_ptx().then(|| builtin.ptx()))?);
         Self::with_module(ctx, module, None)
     }
 
@@ -142,7 +143,7 @@ impl Gpu {
     /// CUDA device 0 if this process can use it (a driver, a device, and PTX in the
     /// runtime's image: [`crate::cuda_available`]), else the CPU device.
     pub fn auto() -> Result<Self> {
-        if crate::cuda_available() { Self::first() } else { Ok(Self::cpu()) }
+        if KernelImage::builtin().has_ptx() && crate::driver::context::gpu_present() { Self::first() } else { Ok(Self::cpu()) }
     }
 
     /// Whether this is the CPU device.
@@ -176,17 +177,6 @@ impl Gpu {
             Device::Cuda(ctx) => ctx.memory_info().ok(),
             Device::Cpu => None,
         }
-    }
-
-    /// A new non-blocking stream of the lowest (default) priority.
-    pub fn stream(&self) -> Result<Stream> {
-        Stream::new(self, self.inner.priorities.least)
-    }
-
-    /// A new non-blocking stream; `priority` is clamped into [`Gpu::priorities`]
-    /// (lower numbers run first).
-    pub fn stream_with_priority(&self, priority: i32) -> Result<Stream> {
-        Stream::new(self, priority)
     }
 
     /// Makes the CUDA context current on this thread (every entry point does this

@@ -328,7 +328,11 @@ impl Gpu {
     pub fn load(&self, image: &KernelImage) -> Result<Module> {
         let Some(ctx) = self.cuda_context() else { return Ok(Module::cpu(image, self)) };
         self.bind()?;
-        Ok(Module { raw: RawModule::Cuda(Arc::new(CudaModule::load(ctx, image)?)), image: image.name(), gpu: self.clone() })
+        Ok(Module {
+            raw: RawModule::Cuda(Arc::new(CudaModule::load(ctx, image.name(), image.has_ptx().then(|| image.ptx()))?)),
+            image: image.name(),
+            gpu: self.clone(),
+        })
     }
 
     /// The runtime's own ordinary kernels (`resident_pipeline`, `resident_spin_write`,

@@ -107,6 +107,7 @@ mod event;
 mod kernels;
 mod launch;
 mod pinned;
+mod priorities;
 mod raw;
 mod scoped;
 #[allow(clippy::module_inception)]
@@ -119,6 +120,7 @@ pub use device_buffer::{DeviceBuffer, DeviceView};
 pub use event::Event;
 pub use launch::{Function, Graph, LaunchConfig, Module};
 pub use pinned::{PinnedBuffer, PinnedView, PinnedViewMut};
+pub use priorities::Priorities;
 pub(crate) use raw::RawModule;
 pub use scoped::{Scope, ScopedStream};
-pub use stream::{Priorities, Stream};
+pub use stream::Stream;

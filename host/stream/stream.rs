@@ -6,51 +6,18 @@
 //! borrowed until the stream is synchronized.
 
 use cudarc::driver::sys::{self, CUresult, CUstream};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::capture_gate::CaptureGate;
 use super::cpu::CpuStream;
 use super::device::Gpu;
 use super::event::Event;
+use super::priorities::next_stream_id;
 use super::raw::{RawEvent, RawStream};
 use super::tracker::On;
 use crate::driver::context::check;
 use crate::driver::stream::Stream as CudaStream;
 use crate::{Error, Result};
-
-/// The stream priorities of a device. CUDA counts backwards: `greatest` is the
-/// numerically lowest value and the most urgent; `least` (0 on current GPUs) is the
-/// default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Priorities {
-    /// The least urgent priority (the default).
-    pub least: i32,
-    /// The most urgent priority (numerically the lowest).
-    pub greatest: i32,
-}
-
-impl Priorities {
-    /// The most urgent priority.
-    pub fn high(&self) -> i32 {
-        self.greatest
-    }
-    /// The default, least urgent priority.
-    pub fn low(&self) -> i32 {
-        self.least
-    }
-    /// `p` moved into the range, as the driver does.
-    pub fn clamp(&self, p: i32) -> i32 {
-        p.clamp(self.greatest, self.least)
-    }
-}
-
-/// Identifies a stream for the access tracker (a handle's address may be reused).
-pub(crate) fn next_stream_id() -> u64 {
-    // Relaxed: a unique number, ordered with nothing.
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
 
 /// A stream: on a GPU, a CUDA stream created with `CU_STREAM_NON_BLOCKING` (it never
 /// synchronizes with the legacy default stream); on the CPU device, a thread that runs
@@ -225,5 +192,18 @@ impl Drop for Stream {
         {
             let _ = s.synchronize();
         }
+    }
+}
+
+impl Gpu {
+    /// A new non-blocking stream of the lowest (default) priority.
+    pub fn stream(&self) -> Result<Stream> {
+        Stream::new(self, self.inner.priorities.least)
+    }
+
+    /// A new non-blocking stream; `priority` is clamped into [`Gpu::priorities`]
+    /// (lower numbers run first).
+    pub fn stream_with_priority(&self, priority: i32) -> Result<Stream> {
+        Stream::new(self, priority)
     }
 }

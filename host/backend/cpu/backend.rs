@@ -10,10 +10,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::HostAlloc;
+use crate::backend::info::{BackendInfo, Health, Memory};
+use crate::backend::kind::BackendKind;
 use crate::backend::park::{PARKED, PARKING, RUNNING};
 use crate::backend::placement::Placement;
-use crate::backend::{BackendInfo, Health, Memory};
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::backend::settings::Settings;
+use crate::{Error, Result};
 
 pub(crate) struct CpuBackend {
     ring: HostAlloc,
@@ -51,7 +53,7 @@ pub(crate) struct CpuBackend {
 }
 
 impl CpuBackend {
-    pub fn new(config: &RuntimeConfig) -> Result<Self> {
+    pub fn new(config: &Settings) -> Result<Self> {
         let capacity = config.capacity;
         let ring = HostAlloc::zeroed(capacity as usize * size_of::<Task>())?;
         let header = HostAlloc::zeroed(size_of::<QueueHeader>())?;
@@ -95,8 +97,8 @@ impl CpuBackend {
             // device build's).
             steps: 0,
         };
-        let run_loop = config.image.set.cpu_loop;
-        let scratch = config.image.scratch_bytes_per_warp;
+        let run_loop = config.code.cpu_loop;
+        let scratch = config.code.scratch_bytes_per_warp;
         let exited = Arc::new(AtomicUsize::new(0));
         let fault = Arc::new(Mutex::new(None));
         // The backend owns the memory before any worker starts: if a start fails, its

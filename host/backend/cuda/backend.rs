@@ -53,9 +53,11 @@ use std::time::Duration;
 
 use super::nt_store;
 use super::relay::Relay;
+use crate::backend::info::{BackendInfo, Health, Memory};
+use crate::backend::kind::BackendKind;
 use crate::backend::park::{PARKED, RUNNING};
 use crate::backend::placement::Placement;
-use crate::backend::{BackendInfo, Health, Memory};
+use crate::backend::settings::Settings;
 use crate::driver::arena::Arena;
 use crate::driver::context::{Context, RuntimeClaim, check};
 use crate::driver::launch::launch_1d;
@@ -63,7 +65,7 @@ use crate::driver::memops;
 use crate::driver::memory::{DeviceAlloc, PinnedAlloc};
 use crate::driver::module::Module;
 use crate::driver::stream::{Stream, StreamState, Transfer};
-use crate::{BackendKind, Error, Result, RuntimeConfig};
+use crate::{Error, Result};
 
 pub(crate) struct CudaBackend {
     /// Held while this backend's kernels may run (`crate::driver::resident_kernels`): pinned
@@ -149,29 +151,30 @@ unsafe impl Sync for CudaBackend {}
 impl CudaBackend {
     /// `transfer`: a stream the user lends for the runtime's copies (its raw handle and
     /// its owner), or `None` for one of the runtime's own.
-    pub fn new(config: &RuntimeConfig, transfer: Option<(sys::CUstream, Box<dyn std::any::Any + Send + Sync>)>) -> Result<Self> {
+    pub fn new(config: &Settings, transfer: Option<(sys::CUstream, Box<dyn std::any::Any + Send + Sync>)>) -> Result<Self> {
         let ctx = Context::new(config.device)?;
         let claim = Arc::new(ctx.claim_runtime()?);
         ctx.bind()?;
-        let image = &config.image;
-        let module = Arc::new(Module::load(&ctx, image)?);
+        let code = &config.code;
+        let module = Arc::new(Module::load(&ctx, code.name, code.ptx.as_deref())?);
         // The PTX must be the set's the host checks tasks against (a build that paired
         // them wrongly would run other code under the same ids).
         if let Some(found) = module.global_u64("RESIDENT_SET_FINGERPRINT")?
-            && found != image.fingerprint
+            && found != code.fingerprint
         {
             return Err(Error::Config(format!(
                 "kernel image `{}`: its PTX was built for another task set than `{}` (fingerprint {found:#x}, want {:#x})",
-                image.name(),
-                image.task_set(),
-                image.fingerprint
+                code.name, code.task_set, code.fingerprint
             )));
         }
         let persistent = module.function("resident_persistent")?;
         // The stream API's kernels: this module when the image is the built-in one,
         // else the built-in image loaded now (before the persistent kernel starts).
-        let builtin = crate::KernelImage::builtin();
-        let kernels = if image.ptx() == builtin.ptx() { module.clone() } else { Arc::new(Module::load(&ctx, &builtin)?) };
+        let kernels = if code.ptx == code.builtin_ptx {
+            module.clone()
+        } else {
+            Arc::new(Module::load(&ctx, code.builtin_name, code.builtin_ptx.as_deref())?)
+        };
         // The SM partition, if asked for: both kernels' streams are made in its green
         // context, so that they run on its SMs only (cuda/green.rs).
         let partition = match config.sm_partition {
@@ -236,15 +239,15 @@ impl CudaBackend {
                 Some(p) => p.runtime.sms(),
                 None => ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
             };
-            let block = config.block_threads();
+            let block = config.block_threads;
             // Scratch shared memory: each warp's share, for the kernel's life.
-            let smem = (block / 32) as usize * image.scratch_bytes_per_warp() as usize;
+            let smem = (block / 32) as usize * code.scratch_bytes_per_warp as usize;
             if smem > 48 * 1024 {
                 let optin = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
                 if smem > optin {
                     return Err(Error::Config(format!(
                         "kernel image `{}`: {smem} bytes of scratch per block ({block} threads); the device allows {optin}",
-                        image.name()
+                        code.name
                     )));
                 }
                 let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -336,7 +339,7 @@ impl CudaBackend {
         }
     }
 
-    fn kernel_params(&self, config: &RuntimeConfig) -> KernelParams {
+    fn kernel_params(&self, config: &Settings) -> KernelParams {
         KernelParams {
             ring: self.ring.ptr(),
             header: self.header.ptr(),
