@@ -135,10 +135,13 @@ pub enum Error {
     #[error("the runtime is shut down")]
     ShutDown,
     /// A task of the batch completed with an error status.
-    #[error("task {seq} failed on the device: {}", status.name())]
+    #[error("task {index} of its batch (sequence number {seq}) failed on the device: {}", status.name())]
     TaskFailed {
-        /// The failed task's sequence number (for [`Status::ChildFailed`], the first task
-        /// of the segment whose pushed tasks failed).
+        /// The failed task's index in its batch, list or reservation (for
+        /// [`Status::ChildFailed`], of the first task of the segment whose pushed tasks
+        /// failed).
+        index: u64,
+        /// The failed task's sequence number in the runtime's queue (the same task).
         seq: u64,
         /// The status it completed with.
         status: Status,

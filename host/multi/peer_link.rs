@@ -277,7 +277,7 @@ impl Inner {
                 let stats = self.stats_of(taken, counts);
                 if counts.1 != *reported {
                     *reported = counts.1;
-                    return Err(Error::TaskFailed { seq: 0, status: Status::ChildFailed });
+                    return Err(Error::TaskFailed { index: 0, seq: 0, status: Status::ChildFailed });
                 }
                 return Ok(stats);
             }

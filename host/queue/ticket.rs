@@ -142,7 +142,7 @@ impl Ticket {
                 if matches!(status, resident_shared::Status::Aborted | resident_shared::Status::ChildFailed) {
                     self.shared.fault_now()?;
                 }
-                Err(Error::TaskFailed { seq, status })
+                Err(Error::TaskFailed { index: seq.saturating_sub(self.state.first), seq, status })
             }
             None => Ok(()),
         }

@@ -442,9 +442,10 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
         // SAFETY: the point of the test; the device must refuse the middle task.
         let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
         match t.wait() {
-            Err(Error::TaskFailed { seq, status }) => {
+            Err(Error::TaskFailed { index, seq, status }) => {
                 assert_eq!(status, *want, "case {i}");
                 assert_eq!(seq, t.first_seq() + 1, "case {i}: the failed task is the forged one");
+                assert_eq!(index, 1, "case {i}: its index in the batch");
             }
             other => panic!("case {i}: expected TaskFailed({want:?}), got {other:?}"),
         }
@@ -717,7 +718,7 @@ pub fn large_unchecked_batches_exactly_once(rt: &Runtime, threads: usize, batche
                     let t = unsafe { rt.submit_unchecked(&tasks) }.unwrap();
                     match (t.wait(), forged) {
                         (Ok(()), None) => {}
-                        (Err(Error::TaskFailed { seq, status: Status::BadBuffer }), Some(f)) => {
+                        (Err(Error::TaskFailed { seq, status: Status::BadBuffer, .. }), Some(f)) => {
                             assert_eq!(seq, t.first_seq() + f as u64, "the refused task is the forged one")
                         }
                         (other, _) => panic!("batch {b} of thread {th}: {other:?}"),
@@ -942,7 +943,7 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
                             // SAFETY: a valid buffer; the device refuses the index.
                             let t = unsafe { rt.submit_unchecked(&[Task::mark(marks.slice(0..1), 5)]) }.unwrap();
                             match t.wait() {
-                                Err(Error::TaskFailed { seq, status }) => {
+                                Err(Error::TaskFailed { seq, status, .. }) => {
                                     assert_eq!((seq, status), (t.first_seq(), Status::OutOfRange))
                                 }
                                 other => panic!("a mark past its slice: {other:?}"),

@@ -171,17 +171,94 @@ pub const fn concat_ids<const N: usize>(a: &[TaskId], b: &[TaskId]) -> [TaskId; 
 }
 
 /// Compile-time check of a set's ids (called by [`crate::task_set!`]): each one
-/// assignable (not 0, not the runtime's `0xff00..`), no two alike.
+/// assignable (not 0, not the runtime's `0xff00..`), no two alike. The message names
+/// the id and where it stands in the set (the included set's types first, then the
+/// listed ones, counted from 0).
 pub const fn check_ids(ids: &[TaskId]) {
     let mut i = 0;
     while i < ids.len() {
-        assert!(ids[i].is_assignable(), "task_set!: a task id is 0 or in the runtime's range 0xff00..=0xffff");
+        if !ids[i].is_assignable() {
+            let mut m = Message::new();
+            m.push("task_set!: the task type at position ");
+            m.push_dec(i as u32);
+            m.push(" has id ");
+            m.push_hex(ids[i].0);
+            m.push(", which is 0 or in the runtime's range 0xff00..=0xffff");
+            panic!("{}", m.as_str());
+        }
         let mut j = i + 1;
         while j < ids.len() {
-            assert!(ids[i].0 != ids[j].0, "task_set!: two task types in this set have the same TaskId");
+            if ids[i].0 == ids[j].0 {
+                let mut m = Message::new();
+                m.push("task_set!: the task types at positions ");
+                m.push_dec(i as u32);
+                m.push(" and ");
+                m.push_dec(j as u32);
+                m.push(" of this set (the included set's first) both have id ");
+                m.push_hex(ids[i].0);
+                panic!("{}", m.as_str());
+            }
             j += 1;
         }
         i += 1;
+    }
+}
+
+/// A compile-time error message with numbers in it (`panic!` in a `const fn` formats
+/// only a `&str`).
+struct Message {
+    buf: [u8; 160],
+    len: usize,
+}
+
+impl Message {
+    const fn new() -> Self {
+        Self { buf: [0; 160], len: 0 }
+    }
+    const fn push(&mut self, s: &str) {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() && self.len < self.buf.len() {
+            self.buf[self.len] = b[i];
+            self.len += 1;
+            i += 1;
+        }
+    }
+    const fn push_digit(&mut self, d: u8) {
+        if self.len < self.buf.len() {
+            self.buf[self.len] = if d < 10 { b'0' + d } else { b'a' + d - 10 };
+            self.len += 1;
+        }
+    }
+    const fn push_dec(&mut self, v: u32) {
+        let mut p = 1_000_000_000u32;
+        let mut started = false;
+        while p > 0 {
+            let d = (v / p % 10) as u8;
+            if d != 0 || started || p == 1 {
+                self.push_digit(d);
+                started = true;
+            }
+            p /= 10;
+        }
+    }
+    const fn push_hex(&mut self, v: u16) {
+        self.push("0x");
+        let mut shift = 12;
+        loop {
+            self.push_digit(((v >> shift) & 0xf) as u8);
+            if shift == 0 {
+                break;
+            }
+            shift -= 4;
+        }
+    }
+    const fn as_str(&self) -> &str {
+        let (bytes, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => "task_set!: invalid task ids",
+        }
     }
 }
 
