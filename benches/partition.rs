@@ -309,11 +309,11 @@ fn gemm_rows(gemm: &Gemm) {
     let rest = rt.rest_stream(gpu.priorities().low()).unwrap();
     // The runtime's kernel parked: the rest's SMs alone.
     let start = Instant::now();
-    while rt.residency_stats().resident && start.elapsed() < Duration::from_secs(1) {
+    while rt.metrics().residency.resident && start.elapsed() < Duration::from_secs(1) {
         let _ = rt.release();
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert!(!rt.residency_stats().resident, "the runtime's kernel did not park");
+    assert!(!rt.metrics().residency.resident, "the runtime's kernel did not park");
     let alone = gemm.tflops(&gpu, &rest);
     println!("{:<78} {:>8.1}", format!("alone, rest stream ({} SMs; the runtime parked)", p.rest_sms), alone);
     drop(rest);

@@ -39,6 +39,6 @@ fn main() -> resident::Result<()> {
             std::thread::sleep(rest);
         }
     }
-    println!("hold_gpu: done, {:?}", rt.residency_stats());
+    println!("hold_gpu: done, {:?}", rt.metrics().residency);
     Ok(())
 }

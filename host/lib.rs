@@ -92,6 +92,7 @@ pub use resident_shared::{
 };
 pub use runtime::builder::RuntimeBuilder;
 pub use runtime::config::RuntimeConfig;
+pub use runtime::metrics::RuntimeMetrics;
 pub use runtime::partition::SmPartition;
 pub use runtime::policy::{Residency, ResidencyStats};
 pub use runtime::{Runtime, cuda_available, device_count};

@@ -238,7 +238,7 @@ fn compact_and_full_runs_exactly_once() {
     // The CPU backend has no host ring: every run in full, the same results.
     let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 14, ..RuntimeConfig::cpu() }).unwrap();
     common::compact_and_full_runs_exactly_once(&rt, 3, 2);
-    assert_eq!(rt.compact_tasks(), 0);
+    assert_eq!(rt.metrics().compact_tasks, 0);
 }
 
 #[test]

@@ -310,7 +310,7 @@ gpu_test!(compact_and_full_runs_exactly_once, {
         let rt = Runtime::with_config(RuntimeConfig { capacity, publish_chunk: chunk, compact_records: compact, ..RuntimeConfig::cuda() })
             .unwrap();
         common::compact_and_full_runs_exactly_once(&rt, 3, 4);
-        let c = rt.compact_tasks();
+        let c = rt.metrics().compact_tasks;
         eprintln!("capacity {capacity}, publish_chunk {chunk}, compact_records {compact}: {c} tasks compact");
         assert_eq!(c > 0, compact, "compact tasks: {c}");
     }
@@ -334,7 +334,7 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
     .unwrap();
     eprintln!("{}", rt.backend());
     common::compact_runs_beside_next_lap_writers(&rt, 3, 500);
-    assert!(rt.compact_tasks() > 0);
+    assert!(rt.metrics().compact_tasks > 0);
 });
 
 // Large batches published as their check goes (`submit_pipelined`), half of them

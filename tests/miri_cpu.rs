@@ -90,7 +90,7 @@ fn exits_and_relaunches() {
         });
     });
     assert_eq!(marks.read().unwrap(), vec![1; 12]);
-    assert!(rt.residency_stats().relaunches >= 2);
+    assert!(rt.metrics().residency.relaunches >= 2);
     rt.close().unwrap();
 }
 

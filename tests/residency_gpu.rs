@@ -73,20 +73,20 @@ fn yields_to_another_context() {
     use std::time::Instant;
     let rt = resident::Runtime::with_config(gpu()).unwrap();
     let paced = |n: u64| {
-        let before = rt.residency_stats();
+        let before = rt.metrics().residency;
         for _ in 0..n {
             rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
             std::thread::sleep(Duration::from_millis(3));
         }
-        rt.residency_stats().exits - before.exits
+        rt.metrics().residency.exits - before.exits
     };
     let alone_exits = paced(20);
-    let alone = rt.residency_stats();
+    let alone = rt.metrics().residency;
     assert_eq!((alone_exits, alone.slices_taken, alone.contended), (0, 0, false), "{alone:?}");
     let other = std::thread::spawn(|| other_context_spins(Duration::from_millis(600)));
     let t = Instant::now();
-    while !rt.residency_stats().contended {
-        assert!(t.elapsed() < Duration::from_secs(2), "no slice seen beside another context: {:?}", rt.residency_stats());
+    while !rt.metrics().residency.contended {
+        assert!(t.elapsed() < Duration::from_secs(2), "no slice seen beside another context: {:?}", rt.metrics().residency);
         // Keeps the kernel resident (the relay sees slices only while it runs) while
         // the other context starts.
         rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
@@ -94,16 +94,16 @@ fn yields_to_another_context() {
     }
     let seen = t.elapsed();
     let contended_exits = paced(20);
-    let during = rt.residency_stats();
+    let during = rt.metrics().residency;
     other.join().unwrap();
     println!("alone {alone:?}; first slice seen after {seen:?}; beside the other context: {contended_exits} exits of 20, {during:?}");
     assert!(contended_exits >= 10, "{contended_exits} exits of 20 beside another context: {during:?}");
     assert!(during.slices_taken > 0 && during.last_slice >= Duration::from_micros(500), "{during:?}");
     // A second with no slice taken: back to the idle time.
     std::thread::sleep(resident::Residency::CONTENDED_HOLD + Duration::from_millis(100));
-    assert!(!rt.residency_stats().contended, "{:?}", rt.residency_stats());
+    assert!(!rt.metrics().residency.contended, "{:?}", rt.metrics().residency);
     rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
-    assert_eq!(paced(10), 0, "{:?}", rt.residency_stats());
+    assert_eq!(paced(10), 0, "{:?}", rt.metrics().residency);
 }
 
 /// A kernel of one thread that spins on `%globaltimer` for `time`, in a CUDA context of

@@ -27,7 +27,7 @@ fn soak() {
         d,
         threads,
         Duration::from_secs(5),
-        || rt.device_memory().map(|(free, total)| (total - free) as u64),
+        || rt.metrics().device_memory.map(|(free, total)| (total - free) as u64),
         limits,
     );
     rt.shutdown().unwrap();

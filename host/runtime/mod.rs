@@ -4,6 +4,7 @@
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod lifecycle;
+pub(crate) mod metrics;
 pub(crate) mod partition;
 pub(crate) mod policy;
 pub(crate) mod residency;
@@ -569,27 +570,24 @@ impl Runtime {
         self.shared.backend.cuda()?.device_steps()
     }
 
-    /// Tasks staged so far in the 32-byte compact form (`RuntimeConfig::
-    /// compact_records`): runs of large batches over the host ring whose every task
-    /// has it. Always 0 on the CPU backend and on the copy path.
-    pub fn compact_tasks(&self) -> u64 {
-        self.shared.backend.cuda().map_or(0, |c| c.compact_tasks())
-    }
-
-    /// Free and total memory of the runtime's GPU (`cuMemGetInfo`), in bytes; `None` on
-    /// the CPU backend or if the driver cannot say (after a fault).
-    pub fn device_memory(&self) -> Option<(usize, usize)> {
-        self.shared.backend.cuda()?.context().memory_info().ok()
-    }
-
     /// The recorded fault, without polling (see [`Runtime::health`]).
     pub fn fault(&self) -> Option<Error> {
         self.shared.fault().err()
     }
 
-    /// Number of tasks completed so far (all tasks before this sequence number).
-    pub fn completed(&self) -> u64 {
-        self.shared.tracker.advance(&self.shared.backend)
+    /// The runtime's counters now: tasks submitted and completed, compact staging,
+    /// elastic residency, device memory ([`RuntimeMetrics`]).
+    pub fn metrics(&self) -> crate::RuntimeMetrics {
+        // Completed first: it never passes a `submitted` read after it.
+        let completed = self.shared.tracker.advance(&self.shared.backend);
+        let submitted = self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
+        crate::RuntimeMetrics {
+            submitted,
+            completed,
+            compact_tasks: self.shared.backend.cuda().map_or(0, |c| c.compact_tasks()),
+            residency: self.shared.residency_stats(),
+            device_memory: self.shared.backend.cuda().and_then(|c| c.context().memory_info().ok()),
+        }
     }
 
     /// A zeroed buffer of `len` elements.
@@ -775,12 +773,6 @@ impl Runtime {
     /// hold given back) if the queue has not drained within `timeout`.
     pub fn with_kernel_out_timeout<R>(&self, timeout: std::time::Duration, f: impl FnOnce() -> R) -> Result<R> {
         self.shared.with_kernel_out(crate::util::deadline::after(timeout), f)
-    }
-
-    /// Whether the resident kernel runs now, and how often it has exited and been
-    /// relaunched ([`Runtime::release`], [`RuntimeConfig::residency`]).
-    pub fn residency_stats(&self) -> crate::ResidencyStats {
-        self.shared.residency_stats()
     }
 
     /// Waits until every task submitted before this call has completed, those of

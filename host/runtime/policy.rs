@@ -81,7 +81,7 @@ impl Residency {
     }
 }
 
-/// What elastic residency has done so far ([`crate::Runtime::residency_stats`]).
+/// What elastic residency has done so far ([`crate::Runtime::metrics`], `residency`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ResidencyStats {
     /// Whether the resident kernel runs now (false already while an exit is under way;

@@ -435,7 +435,7 @@ pub fn close_races_close(make: Make) {
                     assert!(
                         matches!(done, Some(Ok(()))),
                         "close returned {r:?} before the drain ended: {done:?}; {:?}",
-                        rt.residency_stats()
+                        rt.metrics().residency
                     );
                     r
                 })
@@ -741,7 +741,7 @@ pub fn open_reservation_waits_refused(make: Make) {
         });
         // Waits for the axpy, which waits for the signal.
         let got = y.read().unwrap();
-        assert_eq!(got, vec![3.0; 64], "the reservation's ticket then: {:?}; {:?}", t.try_wait(), rt.residency_stats());
+        assert_eq!(got, vec![3.0; 64], "the reservation's ticket then: {:?}; {:?}", t.try_wait(), rt.metrics().residency);
     });
     t.wait().unwrap();
     assert_eq!(rt.close(), Ok(()));

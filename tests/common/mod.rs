@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer: usize, batch: usize) {
     let n = producers * per_producer;
     let counters = rt.buffer_from(&vec![0u32; n]).unwrap();
-    let before = rt.completed();
+    let before = rt.metrics().completed;
     std::thread::scope(|s| {
         for p in 0..producers {
             let (rt, counters) = (&rt, &counters);
@@ -55,7 +55,7 @@ pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer:
     let got = counters.read().unwrap();
     let bad: Vec<_> = got.iter().enumerate().filter(|(_, c)| **c != 1).take(10).collect();
     assert!(bad.is_empty(), "counters not exactly 1: {bad:?}");
-    assert_eq!(rt.completed() - before, 2 * n as u64);
+    assert_eq!(rt.metrics().completed - before, 2 * n as u64);
 }
 
 /// Producers streaming small batches, each with a few tickets in flight and waiting for
@@ -504,7 +504,7 @@ pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout
     let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
     let base: u32 = rand::rng().random_range(1..1 << 30);
     let marks = rt.buffer_from(&vec![base; trees * nodes]).unwrap();
-    let before = rt.completed();
+    let before = rt.metrics().completed;
     let start = Instant::now();
     std::thread::scope(|s| {
         for th in 0..threads {
@@ -528,7 +528,7 @@ pub fn tree_children_exactly_once(rt: &Runtime, trees: usize, depth: u32, fanout
         assert!(bad.is_empty(), "tree {t}: nodes not marked exactly once (index, value; poison {base}): {bad:?}");
     }
     // Children are not counted as tasks of the queue: only the roots are.
-    assert_eq!(rt.completed() - before, trees as u64);
+    assert_eq!(rt.metrics().completed - before, trees as u64);
     eprintln!("{trees} trees of {nodes} nodes ({} tasks) in {:?}", trees * nodes, start.elapsed());
 }
 

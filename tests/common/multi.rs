@@ -122,8 +122,8 @@ fn links_exactly_once_by(base: fn(usize) -> RuntimeConfig, per_round: u32, round
                         done.load(std::sync::atomic::Ordering::Relaxed),
                         ab.stats(),
                         ba.stats(),
-                        a.residency_stats(),
-                        b.residency_stats()
+                        a.metrics().residency,
+                        b.metrics().residency
                     );
                 }
             }
@@ -330,7 +330,7 @@ pub fn close_beside_resident(base: fn(usize) -> RuntimeConfig) {
     let xb = b.buffer::<u32>(256).unwrap();
     a.submit(&(0..256).map(|i| Task::mark(xa.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
     b.submit(&(0..256).map(|i| Task::mark(xb.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
-    assert!(b.residency_stats().resident);
+    assert!(b.metrics().residency.resident);
     let gpu = a.gpu().unwrap();
     let pinned = gpu.pinned::<u32>(1 << 20).unwrap();
     drop(pinned);

@@ -64,13 +64,13 @@ pub fn cycles_exactly_once(base: fn() -> RuntimeConfig, cycles: u32) {
         // Idle now: the kernel exits.
         release_soon(&rt);
         exits += 1;
-        let s = rt.residency_stats();
+        let s = rt.metrics().residency;
         assert!(!s.resident, "cycle {c}: released but resident: {s:?}");
         assert!(!rt.release().unwrap(), "a second release of an exited runtime does nothing");
         // Host reads need no kernel.
         assert_eq!(marks.read().unwrap()[at as usize], 1);
     }
-    let s = rt.residency_stats();
+    let s = rt.metrics().residency;
     assert_eq!((s.exits, s.relaunches), (exits, exits - 1), "{s:?}");
     exactly_once(&marks, "cycles");
     exactly_once(&listed, "lists across cycles");
@@ -122,7 +122,7 @@ pub fn producers_race_exits(base: fn() -> RuntimeConfig, producers: u32, rounds:
         rt.wait_idle().unwrap();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-    let s = rt.residency_stats();
+    let s = rt.metrics().residency;
     assert!(s.exits > 0 && s.relaunches > 0, "the kernel never exited and came back: {s:?}");
     // Each producer marked sizes in rotation; count what it covered.
     let got = marks.read().unwrap();
@@ -151,11 +151,11 @@ pub fn idle_exit_policy(base: fn() -> RuntimeConfig) {
         // started or between rounds): the submission then relaunches the kernel, and
         // the exit to wait for is one after it. The exit is counted once complete
         // (`resident` turns false while the workers still leave), so wait for both.
-        let before = rt.residency_stats().exits;
+        let before = rt.metrics().residency.exits;
         rt.submit(&[Task::mark(marks.all(), round)]).unwrap().wait().unwrap();
         let start = Instant::now();
         loop {
-            let s = rt.residency_stats();
+            let s = rt.metrics().residency;
             if s.exits > before && !s.resident {
                 break;
             }
@@ -163,12 +163,12 @@ pub fn idle_exit_policy(base: fn() -> RuntimeConfig) {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    let s = rt.residency_stats();
+    let s = rt.metrics().residency;
     assert!(s.exits >= 4 && s.relaunches >= 3, "{s:?}");
     // Busy work keeps it resident: a long task is not idleness.
-    let before = rt.residency_stats().exits;
+    let before = rt.metrics().residency.exits;
     rt.submit(&[Task::spin(30_000_000)]).unwrap().wait().unwrap();
-    assert!(rt.residency_stats().exits <= before + 1, "exited while a task ran");
+    assert!(rt.metrics().residency.exits <= before + 1, "exited while a task ran");
     let got = marks.read().unwrap();
     assert_eq!(&got[..4], &[1, 1, 1, 1]);
     assert!(got[4..].iter().all(|&v| v == 0));
@@ -194,7 +194,7 @@ pub fn shutdown_while_exited(base: fn() -> RuntimeConfig) {
     let t = rt.submit(&[Task::mark(marks.all(), 0).after(c.id(), 1)]).unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert!(!rt.release().unwrap(), "a task waits: not idle");
-    assert!(rt.residency_stats().resident);
+    assert!(rt.metrics().residency.resident);
     rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
     t.wait().unwrap();
     exactly_once(&marks, "waiting task");
@@ -230,7 +230,7 @@ pub fn failed_relaunch_recovers(base: fn() -> RuntimeConfig) {
     release_soon(&rt);
     let r = rt.submit(&[Task::mark(marks.all(), 1)]);
     assert!(matches!(r, Err(resident::Error::Config(_))), "{r:?}");
-    let s = rt.residency_stats();
+    let s = rt.metrics().residency;
     assert!(!s.resident && s.relaunches == 0, "{s:?}");
     for round in 0..rounds {
         // The refused batch took no sequence number; each of these relaunches.
@@ -238,7 +238,7 @@ pub fn failed_relaunch_recovers(base: fn() -> RuntimeConfig) {
         rt.submit(&(at..at + 8).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
         release_soon(&rt);
     }
-    assert_eq!(rt.residency_stats().relaunches, rounds as u64);
+    assert_eq!(rt.metrics().residency.relaunches, rounds as u64);
     let got = marks.read().unwrap();
     assert_eq!(got[0], 1);
     assert_eq!(got[1], 0, "the refused task never ran");
@@ -266,7 +266,7 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
         });
         let r = rt
             .with_kernel_out(|| {
-                assert!(!rt.residency_stats().resident, "the kernel runs inside with_kernel_out");
+                assert!(!rt.metrics().residency.resident, "the kernel runs inside with_kernel_out");
                 started.wait();
                 // Own submissions and a nested call: refused, nothing reserved.
                 assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::Config(_))));
@@ -277,7 +277,7 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
                 let b = rt.buffer::<f32>(1 << 10).unwrap();
                 drop(b);
                 std::thread::sleep(Duration::from_millis(50));
-                assert!(!rt.residency_stats().resident, "the kernel came back inside with_kernel_out");
+                assert!(!rt.metrics().residency.resident, "the kernel came back inside with_kernel_out");
                 ended.store(true, std::sync::atomic::Ordering::SeqCst);
                 7
             })
@@ -297,6 +297,6 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.with_kernel_out(|| panic!("in f"))));
     assert!(caught.is_err());
     rt.submit(&(33..64).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
-    assert!(rt.residency_stats().resident);
+    assert!(rt.metrics().residency.resident);
     exactly_once(&marks, "kernel_out");
 }

@@ -36,7 +36,7 @@ pub fn soak(
     const REGION: usize = 1 << 18;
     let marks = rt.buffer::<u32>(threads * REGION).unwrap();
     let stop = AtomicBool::new(false);
-    let before = rt.completed();
+    let before = rt.metrics().completed;
     let start = Instant::now();
     let mut samples: Vec<(Duration, u64, u64, i64, Option<u64>)> = vec![];
     let expected: Vec<Vec<u32>> = std::thread::scope(|s| {
@@ -47,12 +47,12 @@ pub fn soak(
             })
             .collect();
         eprintln!("{:>8} {:>14} {:>10} {:>10} {:>14} {:>12}", "secs", "tasks", "M tasks/s", "RSS MiB", "live alloc MiB", "device MiB");
-        let mut last = (Instant::now(), rt.completed());
+        let mut last = (Instant::now(), rt.metrics().completed);
         while start.elapsed() < duration {
             std::thread::sleep(every.min(duration.saturating_sub(start.elapsed())).max(Duration::from_millis(10)));
-            let done = rt.completed() - before;
+            let done = rt.metrics().completed - before;
             let rate = (done - (last.1 - before)) as f64 / last.0.elapsed().as_secs_f64() / 1e6;
-            last = (Instant::now(), rt.completed());
+            last = (Instant::now(), rt.metrics().completed);
             let live = resident::live_allocations();
             let live_total = live.device_bytes + live.pinned_bytes + live.host_bytes;
             let row = (start.elapsed(), done, rss_bytes(), live_total, device_used());
@@ -70,7 +70,7 @@ pub fn soak(
         stop.store(true, Ordering::Relaxed);
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    let ran = rt.completed() - before;
+    let ran = rt.metrics().completed - before;
     let got = marks.read().unwrap();
     let mut lost = 0u64;
     let mut twice = 0u64;

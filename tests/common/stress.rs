@@ -26,7 +26,7 @@ enum Expect {
 pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: usize, region: usize, rounds: usize, batch: usize) -> u64 {
     assert!(region.is_multiple_of(batch));
     let marks = rt.buffer::<u32>(producers * region).unwrap();
-    let before = rt.completed();
+    let before = rt.metrics().completed;
     let (tx, rx) = channel::bounded::<(Ticket, Expect)>(consumers * 8);
     let (checked, sum_want, sum_got) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let start = Instant::now();
@@ -88,7 +88,7 @@ pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: u
         drop(tx);
     });
     let secs = start.elapsed().as_secs_f64();
-    let ran = rt.completed() - before;
+    let ran = rt.metrics().completed - before;
     let total = (producers * region * rounds) as u64;
     assert_eq!(ran, total, "the runtime completed every task, once");
     assert_eq!(checked.load(Ordering::Relaxed), total, "consumers saw every task");

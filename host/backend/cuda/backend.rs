@@ -116,7 +116,7 @@ pub(crate) struct CudaBackend {
     stage_streaming: bool,
     /// `RuntimeConfig::compact_records`.
     compact_records: bool,
-    /// Tasks staged in the compact form so far (`Runtime::compact_tasks`).
+    /// Tasks staged in the compact form so far (`Runtime::metrics`, `compact_tasks`).
     compact_tasks: crate::util::striped::StripedCounter,
     /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy; off
     /// for good once the transfer stream refuses one (a lent stream may, where the

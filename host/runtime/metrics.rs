@@ -1,0 +1,34 @@
+//! What a runtime has done so far, read in one call ([`crate::Runtime::metrics`]).
+
+use crate::runtime::policy::ResidencyStats;
+
+/// A runtime's counters at one moment ([`crate::Runtime::metrics`]). Each is read on its
+/// own (no lock holds them together): `completed` never exceeds `submitted` read after
+/// it, but may lag it by the tasks in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuntimeMetrics {
+    /// Tasks taken into the queue so far: submitted, listed, or reserved to be written
+    /// in place (a sequence number: the next task's).
+    pub submitted: u64,
+    /// Tasks completed so far, in order (every task before this sequence number).
+    pub completed: u64,
+    /// Tasks staged in the 32-byte compact form (`RuntimeConfig::compact_records`):
+    /// runs of large batches over the host ring whose every task has it. Always 0 on the
+    /// CPU backend and on the copy path.
+    pub compact_tasks: u64,
+    /// Elastic residency: whether the kernel runs now, its exits and relaunches, the
+    /// time slices other contexts took.
+    pub residency: ResidencyStats,
+    /// Free and total memory of the runtime's GPU (`cuMemGetInfo`), in bytes; `None` on
+    /// the CPU backend or if the driver cannot say (after a fault).
+    pub device_memory: Option<(usize, usize)>,
+}
+
+impl RuntimeMetrics {
+    /// Tasks taken into the queue and not completed yet (those of open reservations,
+    /// and tasks waiting on counters, among them).
+    pub fn in_flight(&self) -> u64 {
+        self.submitted.saturating_sub(self.completed)
+    }
+}
