@@ -67,3 +67,10 @@ impl RuntimeBuilder {
         }
     }
 }
+
+impl Runtime {
+    /// A builder: the kernel image to load (a task set of yours), the backend, settings.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+}

@@ -355,11 +355,6 @@ impl Runtime {
         Self::with_config(RuntimeConfig::default())
     }
 
-    /// A builder: the kernel image to load (a task set of yours), the backend, settings.
-    pub fn builder() -> crate::RuntimeBuilder {
-        crate::RuntimeBuilder::default()
-    }
-
     /// A runtime with these settings (the image among them: [`RuntimeConfig::image`]).
     pub fn with_config(config: RuntimeConfig) -> Result<Self> {
         Self::build(config, None)
@@ -497,7 +492,8 @@ impl Runtime {
     /// checks it): the task runs alone on one warp and writes its completion record at
     /// `completion` (a device address of 16 writable bytes; a host address on the CPU
     /// backend) with sequence number `seq`. The launch-per-task baseline a persistent
-    /// runtime is measured against.
+    /// runtime is measured against (the benches' rivals).
+    #[doc(hidden)]
     pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
         {
             let r = self.shared.registries.read();
