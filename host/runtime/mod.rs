@@ -7,6 +7,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod metrics;
 pub(crate) mod partition;
 pub(crate) mod policy;
+pub(crate) mod reclaim;
 pub(crate) mod residency;
 pub(crate) mod shutdown;
 pub(crate) mod watchdog;
