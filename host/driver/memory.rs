@@ -5,7 +5,7 @@
 //! device, which would wait forever on the resident kernel. The virtual memory API
 //! (`cuMemCreate`/`cuMemMap`) was tried for compute-sanitizer's sake and dropped: memcheck
 //! rejected the resident kernel's accesses to it just the same (it accepts only what
-//! existed at the kernel's launch: the buffer arena, `cuda/arena.rs`, is what works), and
+//! existed at the kernel's launch: the buffer arena, `host/driver/arena.rs`, is what works), and
 //! every buffer took a whole 2 MiB granule (H100, 2026-11-23).
 
 use cudarc::driver::sys::{self, CUdeviceptr, CUstream};

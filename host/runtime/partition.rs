@@ -1,5 +1,5 @@
 //! The runtime's SM partition as a user sees it (`RuntimeConfig::sm_partition`; the
-//! green contexts behind it: cuda/green.rs).
+//! green contexts behind it: host/driver/green.rs).
 
 use crate::backend::Backend;
 use crate::{Error, Result, Runtime};

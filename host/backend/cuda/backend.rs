@@ -13,7 +13,7 @@
 //!   copy's source stays intact;
 //! - header (device memory): `head` by the workers' atomics, `tail` by the relay (and,
 //!   with `relay_publish` off, on the transfer stream by a stream write, or a 4-byte
-//!   copy where stream writes are refused: cuda/memops.rs), `abort` by a memset on the
+//!   copy where stream writes are refused: host/driver/memops.rs), `abort` by a memset on the
 //!   control stream, `stop` and `stop_at` by the sentinel;
 //! - completions (pinned, mapped, cached): per-task records, written by the workers
 //!   over PCIe (posted writes) only for failed tasks and tickets that want results;
@@ -31,7 +31,7 @@
 //!   once its last run has completed (the producer waits for that).
 //!
 //! The copy path publishes `tail` by a stream write where the driver takes one
-//! (`RuntimeConfig::stream_memops`, cuda/memops.rs: no copy-engine round trip for the
+//! (`RuntimeConfig::stream_memops`, host/driver/memops.rs: no copy-engine round trip for the
 //! 4 bytes), else by a 4-byte copy; stream memory operations are an optional platform
 //! feature.
 //!
@@ -90,7 +90,7 @@ pub(crate) struct CudaBackend {
     /// that this device's warps push into and the forwarder reads; they live as long
     /// as the kernel may push.
     outboxes: std::sync::Mutex<Vec<PinnedAlloc>>,
-    /// Peer links' inboxes, drained here or pushed into from here (cuda/peer.rs).
+    /// Peer links' inboxes, drained here or pushed into from here (host/backend/cuda/peer.rs).
     peer: super::peer::PeerState,
     /// Where buffers are carved from, if `RuntimeConfig::buffer_arena` asks for one.
     arena: Option<Arc<Arena>>,
@@ -118,7 +118,7 @@ pub(crate) struct CudaBackend {
     compact_records: bool,
     /// Tasks staged in the compact form so far (`Runtime::metrics`, `compact_tasks`).
     compact_tasks: crate::util::striped::StripedCounter,
-    /// The copy path writes `tail` by a stream write (cuda/memops.rs), not a copy; off
+    /// The copy path writes `tail` by a stream write (host/driver/memops.rs), not a copy; off
     /// for good once the transfer stream refuses one (a lent stream may, where the
     /// probe's stream did not).
     tail_by_write: std::sync::atomic::AtomicBool,
@@ -176,7 +176,7 @@ impl CudaBackend {
             Arc::new(Module::load(&ctx, code.builtin_name, code.builtin_ptx.as_deref())?)
         };
         // The SM partition, if asked for: both kernels' streams are made in its green
-        // context, so that they run on its SMs only (cuda/green.rs).
+        // context, so that they run on its SMs only (host/driver/green.rs).
         let partition = match config.sm_partition {
             Some(n) => Some(crate::driver::green::split(&ctx, n)?),
             None => None,
@@ -231,7 +231,7 @@ impl CudaBackend {
             let counters = DeviceAlloc::zeroed_sync(&ctx, COUNTER_TABLE_WORDS * size_of::<u32>())?;
             let relay = Relay::new(&ctx, resident_stream()?, config.relay_max_batch, config.relay_publish, &module)?;
             relay.set_host_ring(staging.device_ptr());
-            // Before the launch, so that compute-sanitizer counts it (cuda/arena.rs).
+            // Before the launch, so that compute-sanitizer counts it (host/driver/arena.rs).
             let arena = if config.buffer_arena > 0 { Some(Arena::new(&ctx, config.buffer_arena)?) } else { None };
 
             // The grid is sized from the SMs the kernel may run on.
@@ -655,7 +655,7 @@ impl CudaBackend {
         let s = self.transfer.raw();
         // Relaxed: a hint; either way `tail` is written once, in stream order.
         if self.tail_by_write.load(std::sync::atomic::Ordering::Relaxed) {
-            // A stream write after a fence (cuda/memops.rs): stream order starts it
+            // A stream write after a fence (host/driver/memops.rs): stream order starts it
             // after the copies before it, as the copy below; pairs with the same acquire.
             // A refusal comes back at once with nothing enqueued: then the copy below,
             // from now on.
