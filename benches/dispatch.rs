@@ -101,7 +101,7 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
-        let counts = || [rt.published(), rt.metrics().completed];
+        let counts = || [rt.published(), rt.completed()];
         let base = counts();
         let (ready, go) = (AtomicBool::new(false), AtomicBool::new(false));
         let start = std::sync::OnceLock::new();

@@ -22,12 +22,13 @@ fn soak() {
     let threads = std::env::var("SOAK_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     let d = common::soak::soak_duration(Duration::from_secs(600));
     let limits = common::soak::SoakLimits { rss_growth: 64 << 20, device_growth: 16 << 20 };
+    let gpu = rt.gpu().unwrap();
     let n = common::soak::soak(
         &rt,
         d,
         threads,
         Duration::from_secs(5),
-        || rt.metrics().device_memory.map(|(free, total)| (total - free) as u64),
+        || gpu.memory_info().map(|(free, total)| (total - free) as u64),
         limits,
     );
     rt.shutdown().unwrap();

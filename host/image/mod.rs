@@ -116,6 +116,10 @@ impl KernelImage {
     pub fn has_ptx(&self) -> bool {
         !self.ptx.is_empty()
     }
+    /// The PTX, if the image carries any.
+    pub(crate) fn built_ptx(&self) -> Option<&str> {
+        self.has_ptx().then_some(&*self.ptx)
+    }
     /// Threads per block the persistent kernel was built for (the runtime's
     /// `block_threads` may say otherwise).
     pub fn block_threads(&self) -> u32 {

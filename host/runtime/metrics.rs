@@ -1,4 +1,5 @@
-//! What a runtime has done so far, read in one call ([`crate::Runtime::metrics`]).
+//! What a runtime has done so far, read in one call ([`crate::Runtime::metrics`]). The
+//! device's free memory is the device's to say: `Runtime::gpu()?.memory_info()`.
 
 use crate::runtime::policy::ResidencyStats;
 
@@ -20,9 +21,6 @@ pub struct RuntimeMetrics {
     /// Elastic residency: whether the kernel runs now, its exits and relaunches, the
     /// time slices other contexts took.
     pub residency: ResidencyStats,
-    /// Free and total memory of the runtime's GPU (`cuMemGetInfo`), in bytes; `None` on
-    /// the CPU backend or if the driver cannot say (after a fault).
-    pub device_memory: Option<(usize, usize)>,
 }
 
 impl RuntimeMetrics {

@@ -573,18 +573,27 @@ impl Runtime {
     }
 
     /// The runtime's counters now: tasks submitted and completed, compact staging,
-    /// elastic residency, device memory ([`RuntimeMetrics`]).
+    /// elastic residency ([`RuntimeMetrics`]). It takes the reservations' lock once: not
+    /// for a loop that polls progress ([`Runtime::wait_idle`] waits for it).
     pub fn metrics(&self) -> crate::RuntimeMetrics {
         // Completed first: it never passes a `submitted` read after it.
-        let completed = self.shared.tracker.advance(&self.shared.backend);
+        let completed = self.completed();
         let submitted = self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
         crate::RuntimeMetrics {
             submitted,
             completed,
             compact_tasks: self.shared.backend.cuda().map_or(0, |c| c.compact_tasks()),
             residency: self.shared.residency_stats(),
-            device_memory: self.shared.backend.cuda().and_then(|c| c.context().memory_info().ok()),
         }
+    }
+
+    /// Tasks completed so far (every task before this sequence number), with no lock
+    /// but the completion scan's: for timelines of a batch, polled in a loop beside
+    /// [`Runtime::published`] (benches/dispatch.rs). Users read it in
+    /// [`Runtime::metrics`].
+    #[doc(hidden)]
+    pub fn completed(&self) -> u64 {
+        self.shared.tracker.advance(&self.shared.backend)
     }
 
     /// A zeroed buffer of `len` elements.

@@ -65,7 +65,7 @@ impl Gpu {
         ctx.check_no_runtime()?;
         ctx.bind()?;
         let builtin = KernelImage::builtin();
-        let module = Arc::new(CudaModule::load(&ctx, builtin.name(), builtin.has_ptx().then(|| builtin.ptx()))?);
+        let module = Arc::new(CudaModule::load(&ctx, builtin.name(), builtin.built_ptx())?);
         Self::with_module(ctx, module, None)
     }
 

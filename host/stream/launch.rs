@@ -329,7 +329,7 @@ impl Gpu {
         let Some(ctx) = self.cuda_context() else { return Ok(Module::cpu(image, self)) };
         self.bind()?;
         Ok(Module {
-            raw: RawModule::Cuda(Arc::new(CudaModule::load(ctx, image.name(), image.has_ptx().then(|| image.ptx()))?)),
+            raw: RawModule::Cuda(Arc::new(CudaModule::load(ctx, image.name(), image.built_ptx())?)),
             image: image.name(),
             gpu: self.clone(),
         })
