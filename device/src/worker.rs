@@ -53,7 +53,8 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     let lists = unsafe { ListTable::new(p) };
     // The list run this warp's last list task came from (`crate::lists`, step 3).
     let mut list_run = RunCache::EMPTY;
-    // This lane's copy of a task read from host memory.
+    // The CPU backend's copy of a task read from host memory (the GPU's warps copy it
+    // into their stage in shared memory, `arch::warp_stage`).
     let mut local = core::mem::MaybeUninit::<Task>::uninit();
     let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
@@ -155,17 +156,18 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                 if list_run.in_host() && list_run.holds(seq) {
                     // In host memory (the host ring): read whole, all loads in flight
                     // at once (one round trip over PCIe, where the task code's reads
-                    // field by field would each wait for one), into this lane's own
-                    // copy. Plain loads after the acquire of `tail`, as in place.
-                    // The volatile store keeps the copy in (local) memory, not in
-                    // registers that the task code needs.
+                    // field by field would each wait for one), into a copy the task
+                    // code reads. Plain loads after the acquire of `tail`, as in place.
+                    // On the GPU into the warp's stage in shared memory (one copy a
+                    // warp, `arch::warp_stage`); on the CPU backend into the lane's own.
+                    let to = if arch::WARP == 1 { local.as_mut_ptr() } else { arch::warp_stage().cast::<Task>() };
                     if list_run.compact() {
-                        unsafe { copy_compact(task.cast(), local.as_mut_ptr()) };
+                        unsafe { copy_compact(task.cast(), to) };
                     } else {
-                        unsafe { copy_task(task, local.as_mut_ptr()) };
+                        unsafe { copy_task(task, to) };
                     }
                     steps.lap(step::COPY);
-                    (seq, local.as_ptr())
+                    (seq, to as *const Task)
                 } else {
                     // The task's second 32-byte sector (the tail of its arguments),
                     // asked for now: the first read of the task fetches only the first.
@@ -212,12 +214,16 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
 /// Copies the task at `from` into `to`. On the GPU one load instruction reads the
 /// whole task (lane `i` its 16 bytes `i % 4`: one 64-byte request, one round trip when
 /// `from` lies in host memory, where four loads of 16 bytes each were four requests),
-/// then shuffles give every lane all of it. Volatile stores: the copy stays in memory
-/// (the lane's local memory, cached in L1), not in registers across the task.
+/// and lanes 0-3 store it into `to`, the warp's stage in shared memory
+/// ([`arch::warp_stage`]), between two warp barriers: the first keeps the stores behind
+/// every lane's last read of the stage (the task before, lane 0's completion
+/// included), the second makes them visible to every lane. On the CPU backend the
+/// lane copies it whole into its own `to`, with volatile stores (memory, not
+/// registers across the task).
 ///
 /// # Safety
-/// `from` must be a published task, readable (see [`DeviceQueue::slot`]); `to` this
-/// lane's own. Every lane must call.
+/// `from` must be a published task, readable (see [`DeviceQueue::slot`]); `to` the
+/// warp's stage (GPU) or the lane's own (CPU). Every lane must call.
 #[inline(always)]
 unsafe fn copy_task(from: *const Task, to: *mut Task) {
     let p = from as *const u64;
@@ -231,40 +237,47 @@ unsafe fn copy_task(from: *const Task, to: *mut Task) {
     }
     let part = (arch::lane_id() % 4) as usize;
     let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
-    for src in 0..4u32 {
-        let word = |v: u64| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
-        let (x, y) = (word(a), word(b));
+    arch::syncwarp();
+    if arch::lane_id() < 4 {
         unsafe {
-            core::ptr::write_volatile(q.add(2 * src as usize), x);
-            core::ptr::write_volatile(q.add(2 * src as usize + 1), y);
+            core::ptr::write_volatile(q.add(2 * part), a);
+            core::ptr::write_volatile(q.add(2 * part + 1), b);
         }
     }
+    arch::syncwarp();
 }
 
 /// Copies the compact task at `from` into `to`, widened ([`CompactTask::widen`]): one
-/// 32-byte request on the GPU (lane `i` loads its 16 bytes `i % 2`), then shuffles give
-/// every lane all of it. Volatile stores, as in [`copy_task`].
+/// 32-byte request on the GPU (lane `i` loads its 16 bytes `i % 2`), shuffles give
+/// every lane all of it, and lanes 0-7 store a word each of the widened task into the
+/// warp's stage, between two warp barriers, as in [`copy_task`].
 ///
 /// # Safety
-/// `from` must be a published compact task, readable; `to` this lane's own. Every lane
-/// must call.
+/// `from` must be a published compact task, readable; `to` as for [`copy_task`]. Every
+/// lane must call.
 #[inline(always)]
 unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
-    let c = if arch::WARP == 1 {
-        // The CPU backend's one lane.
-        unsafe { from.read() }
-    } else {
-        let p = from as *const u64;
-        let part = (arch::lane_id() % 2) as usize;
-        let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
-        let word = |v: u64, src: u32| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
-        bytemuck::cast([word(a, 0), word(b, 0), word(a, 1), word(b, 1)])
-    };
-    let words: [u64; 8] = bytemuck::cast(c.widen());
     let q = to as *mut u64;
-    for (i, w) in words.into_iter().enumerate() {
-        unsafe { core::ptr::write_volatile(q.add(i), w) };
+    if arch::WARP == 1 {
+        // The CPU backend's one lane.
+        let words: [u64; 8] = bytemuck::cast(unsafe { from.read() }.widen());
+        for (i, w) in words.into_iter().enumerate() {
+            unsafe { core::ptr::write_volatile(q.add(i), w) };
+        }
+        return;
     }
+    let p = from as *const u64;
+    let part = (arch::lane_id() % 2) as usize;
+    let (a, b) = unsafe { arch::ld_weak_v2_u64(p.add(2 * part)) };
+    let word = |v: u64, src: u32| arch::shfl_idx(v as u32, src) as u64 | (arch::shfl_idx((v >> 32) as u32, src) as u64) << 32;
+    let c: CompactTask = bytemuck::cast([word(a, 0), word(b, 0), word(a, 1), word(b, 1)]);
+    let words: [u64; 8] = bytemuck::cast(c.widen());
+    arch::syncwarp();
+    let lane = arch::lane_id() as usize;
+    if lane < 8 {
+        unsafe { core::ptr::write_volatile(q.add(lane), words[lane]) };
+    }
+    arch::syncwarp();
 }
 
 /// Runs one task of the queue (slot `seq`) or a child from the warp's batch (entry

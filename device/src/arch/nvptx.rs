@@ -328,6 +328,26 @@ pub fn dyn_smem_bytes() -> u32 {
     v
 }
 
+// Each warp's stage for a task read from host memory (`resident_device::worker`): 64
+// bytes a warp, for blocks of up to 1024 threads, in static shared memory (declared in
+// PTX, as the dynamic array above). One copy a warp, where each lane kept its own in
+// local memory before: the persistent loop's stack frame went from 272 to 192 bytes a
+// thread, and the pipelined host-fed 20k axpy batch from 108-111 to 101-104 µs (H200,
+// 2026-11-29, one lease; the noop batches and the round trip unchanged).
+core::arch::global_asm!(".shared .align 16 .b8 RESIDENT_STAGE[2048];");
+
+/// Bytes of a warp's stage ([`warp_stage`]).
+pub const STAGE_BYTES: usize = 64;
+
+/// Generic address of this warp's 64-byte stage in static shared memory (its block's
+/// `threadIdx.x / 32`th).
+#[inline(always)]
+pub fn warp_stage() -> *mut u8 {
+    let p: u64;
+    unsafe { asm!("cvta.shared.u64 {0}, RESIDENT_STAGE;", out(reg64) p, options(nomem, nostack, pure)) };
+    (p as *mut u8).wrapping_add((thread_idx() / WARP) as usize * STAGE_BYTES)
+}
+
 /// Block barrier (`bar.sync 0`): every thread of the block must call; orders shared and
 /// global memory among the block's threads.
 #[inline(always)]
