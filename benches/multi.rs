@@ -25,7 +25,7 @@ mod common;
 
 use common::{median_of, percentiles, samples, stream_batches};
 use criterion::{Criterion, criterion_group, criterion_main};
-use resident::{Runtime, RuntimeConfig, Task};
+use resident::{Link, Runtime, RuntimeConfig, Task};
 use std::time::{Duration, Instant};
 
 const LIST: usize = 20_000;
@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
 
     // Cross-device follow-up: through a link, against the host relaying by hand.
     let (a, b) = (&rts[0], &rts[1]);
-    let link = a.link_to(b).unwrap();
+    let link = Link::new(a, b).unwrap();
     let marks = b.buffer::<u32>(1).unwrap();
     let push = Task::forward(link.id(), marks.all(), 0, 1);
     // Submit to the pushed task's completion on the other runtime, as the forwarder
@@ -126,7 +126,7 @@ fn bench(c: &mut Criterion) {
     link.flush().unwrap();
     // The same through a peer link (into the other device's inbox, its relay pops), on
     // CUDA devices with peer access.
-    let peer = a.peer_link_to(b).ok();
+    let peer = Link::peer(a, b).ok();
     let mut via_peer = match &peer {
         Some(pl) => {
             let push = Task::forward(pl.id(), marks.all(), 0, 1);

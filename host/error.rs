@@ -226,7 +226,7 @@ pub enum Error {
     )]
     DeviceInUse(usize),
     /// A runtime makes at most this many links over its life
-    /// ([`crate::Runtime::link_to`]): an index is never reused, since a push that read a
+    /// ([`crate::Link::new`]): an index is never reused, since a push that read a
     /// dropped link's entry may still be writing its outbox.
     #[error("this runtime has made {0} links already, the most it can")]
     TooManyLinks(usize),
@@ -235,10 +235,10 @@ pub enum Error {
     /// or a device without them. The text says which.
     #[error("SM partitions need CUDA green contexts, which are not available here: {0}")]
     PartitionUnsupported(String),
-    /// A peer link ([`crate::Runtime::peer_link_to`]) cannot join these two runtimes:
+    /// A peer link ([`crate::Link::peer`]) cannot join these two runtimes:
     /// it needs two CUDA devices with peer access between them, the same task set on
     /// both, and the receiver's relay warp. The text says what is missing;
-    /// [`crate::Runtime::link_to`] (through the host) joins any two runtimes.
+    /// [`crate::Link::new`] (through the host) joins any two runtimes.
     #[error("no peer path between these runtimes: {0}")]
     NoPeerPath(String),
     /// A `try_*` call would have had to wait for another thread, which holds the

@@ -7,7 +7,7 @@
 //! atomic races. Small on purpose: Miri runs it about a million times slower. Also an
 //! ordinary test in the suite.
 
-use resident::{Runtime, RuntimeConfig, Task};
+use resident::{Link, Runtime, RuntimeConfig, Task};
 
 fn runtime() -> Runtime {
     Runtime::with_config(RuntimeConfig { capacity: 64, cpu_workers: 2, ..RuntimeConfig::cpu() }).unwrap()
@@ -103,7 +103,7 @@ fn link_pushes_across_runtimes() {
     let a = runtime();
     let b = runtime();
     let marks = b.buffer::<u32>(6).unwrap();
-    let link = a.link_to_with(&b, 2).unwrap();
+    let link = Link::with_capacity(&a, &b, 2).unwrap();
     a.submit(&[Task::forward(link.id(), marks.all(), 0, 3), Task::forward(link.id(), marks.all(), 3, 3)]).unwrap().wait().unwrap();
     let s = link.flush().unwrap();
     assert_eq!((s.forwarded, s.completed, s.failed), (6, 6, 0));

@@ -98,13 +98,13 @@ pub struct LinkStats {
     pub backlog: u64,
 }
 
-/// A link from one runtime to another ([`Runtime::link_to`]): tasks of the first push
+/// A link from one runtime to another ([`Link::new`]): tasks of the first push
 /// follow-up tasks into the second through it (`TaskCx::push_to` with [`Link::id`]).
 /// Dropping it stops the pushes (they fail with `Status::BadLink`) and forwards what
 /// was pushed before, without waiting; [`Link::close`] waits for that.
 ///
 /// Two paths behind the same API: through the host (a forwarder thread submits what
-/// the tasks pushed; any two runtimes), or peer to peer ([`Runtime::peer_link_to`]:
+/// the tasks pushed; any two runtimes), or peer to peer ([`Link::peer`]:
 /// straight into the other device's memory, drained by its relay warp).
 pub struct Link {
     path: Path,
@@ -128,7 +128,7 @@ impl std::fmt::Debug for Link {
 }
 
 impl Link {
-    pub(crate) fn peer(p: crate::multi::peer_link::PeerLink) -> Self {
+    pub(crate) fn of_peer(p: crate::multi::peer_link::PeerLink) -> Self {
         Self { path: Path::Peer(p) }
     }
 
@@ -140,7 +140,7 @@ impl Link {
         }
     }
 
-    /// Whether the link goes peer to peer ([`Runtime::peer_link_to`]), not through the
+    /// Whether the link goes peer to peer ([`Link::peer`]), not through the
     /// host.
     pub fn is_peer(&self) -> bool {
         matches!(self.path, Path::Peer(_))
@@ -243,22 +243,22 @@ struct State {
     done: bool,
 }
 
-impl Runtime {
-    /// A link from this runtime to `to` (another device's runtime, or any runtime):
-    /// this runtime's tasks push follow-up tasks into `to` with `TaskCx::push_to` and
+impl Link {
+    /// A link from runtime `from` to `to` (another device's runtime, or any runtime):
+    /// `from`'s tasks push follow-up tasks into `to` with `TaskCx::push_to` and
     /// [`Link::id`]; a forwarder thread submits them there, checked by `to` as any
-    /// submission (docs/scaling.md). A link to itself works too.
-    pub fn link_to(&self, to: &Runtime) -> Result<Link> {
-        self.link_to_with(to, link::DEFAULT_OUTBOX)
+    /// submission (docs/scaling.md). A link from a runtime to itself works too.
+    pub fn new(from: &Runtime, to: &Runtime) -> Result<Link> {
+        Link::with_capacity(from, to, link::DEFAULT_OUTBOX)
     }
 
-    /// [`Runtime::link_to`] with an outbox of `capacity` slots (a power of two, 2 to
-    /// 2^20): pushes in flight before the forwarder pops them.
-    pub fn link_to_with(&self, to: &Runtime, capacity: u32) -> Result<Link> {
+    /// [`Link::new`] with an outbox of `capacity` slots (a power of two, 2 to 2^20):
+    /// pushes in flight before the forwarder pops them.
+    pub fn with_capacity(from: &Runtime, to: &Runtime, capacity: u32) -> Result<Link> {
         if !capacity.is_power_of_two() || !(2..=1 << 20).contains(&capacity) {
             return Err(Error::Config(format!("link outbox capacity {capacity}: a power of two from 2 to 2^20")));
         }
-        let from = &self.shared;
+        let from = &from.shared;
         from.usable()?;
         to.shared.usable()?;
         let generation = next_generation()?;

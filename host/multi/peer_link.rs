@@ -68,9 +68,9 @@ pub(crate) struct PeerLink {
     inner: Option<Arc<Inner>>,
 }
 
-impl Runtime {
-    /// A link from this runtime to `to` that goes peer to peer: this runtime's tasks push
-    /// (`TaskCx::push_to`, as for [`Runtime::link_to`]) straight into an inbox in `to`'s
+impl Link {
+    /// A link from runtime `from` to `to` that goes peer to peer: `from`'s tasks push
+    /// (`TaskCx::push_to`, as for [`Link::new`]) straight into an inbox in `to`'s
     /// device memory, and `to`'s relay warp hands what they pushed to its workers; no
     /// host thread is on the way (docs/scaling.md). Needs two CUDA devices with peer
     /// access between them (enabled here), the same kernel image on both, and `to`'s
@@ -79,17 +79,17 @@ impl Runtime {
     /// (`Status::QueueFull`), and wait for or signal no counter; `to`'s host checks do
     /// not run on it (its slices are checked by `to`'s device as it runs). At most 16
     /// peer links into one runtime over its life.
-    pub fn peer_link_to(&self, to: &Runtime) -> Result<Link> {
-        self.peer_link_to_with(to, link::DEFAULT_OUTBOX)
+    pub fn peer(from: &Runtime, to: &Runtime) -> Result<Link> {
+        Link::peer_with_capacity(from, to, link::DEFAULT_OUTBOX)
     }
 
-    /// [`Runtime::peer_link_to`] with an inbox of `capacity` slots (a power of two, 2 to
+    /// [`Link::peer`] with an inbox of `capacity` slots (a power of two, 2 to
     /// 2^20).
-    pub fn peer_link_to_with(&self, to: &Runtime, capacity: u32) -> Result<Link> {
+    pub fn peer_with_capacity(from: &Runtime, to: &Runtime, capacity: u32) -> Result<Link> {
         if !capacity.is_power_of_two() || !(2..=1 << 20).contains(&capacity) {
             return Err(Error::Config(format!("link inbox capacity {capacity}: a power of two from 2 to 2^20")));
         }
-        let (from, to) = (&self.shared, &to.shared);
+        let (from, to) = (&from.shared, &to.shared);
         from.usable()?;
         to.usable()?;
         let no = |why: &str| Err(Error::NoPeerPath(why.to_string()));
@@ -144,7 +144,7 @@ impl Runtime {
             reported: Mutex::new(0),
             released: AtomicBool::new(false),
         });
-        Ok(Link::peer(PeerLink { inner: Some(inner) }))
+        Ok(Link::of_peer(PeerLink { inner: Some(inner) }))
     }
 }
 

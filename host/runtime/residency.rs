@@ -187,7 +187,7 @@ impl Shared {
             if !p.kernel_out {
                 if self.held() {
                     return Err(Error::Config(
-                        "this runtime has open peer links into it (Runtime::peer_link_to): close them before keeping its kernel out".into(),
+                        "this runtime has open peer links into it (Link::peer): close them before keeping its kernel out".into(),
                     ));
                 }
                 if p.closed {
@@ -275,7 +275,7 @@ impl Shared {
             // for): refused while any is open.
             if self.held() {
                 return Err(Error::Config(
-                    "this runtime has open peer links into it (Runtime::peer_link_to): close them before parking it for NCCL".into(),
+                    "this runtime has open peer links into it (Link::peer): close them before parking it for NCCL".into(),
                 ));
             }
             if self.backend.is_parked() || self.backend.workers_gone() || self.park_if_idle(&p)? {

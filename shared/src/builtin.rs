@@ -113,7 +113,7 @@ pub fn visit_irregular_tree(node: u32, depth: u32, max: u32, f: &mut impl FnMut(
 pub struct Forward {
     /// The other runtime's counters.
     pub marks: Slice<u32>,
-    /// The link to push through (made by this runtime's host: `Runtime::link_to`).
+    /// The link to push through (made by this runtime's host: `Link::new`).
     pub link: crate::link::LinkId,
     /// The first node.
     pub first: u32,

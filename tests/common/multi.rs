@@ -74,7 +74,7 @@ pub fn foreign_handles(base: fn(usize) -> RuntimeConfig) {
     let list = a.upload_tasks(&[Task::noop(1)]).unwrap();
     assert!(matches!(b.submit_list(&list), Err(Error::ForeignHandle(_))));
     // A's link id in a task of B: B has no such link (generations are per process).
-    let link = a.link_to(&b).unwrap();
+    let link = Link::new(&a, &b).unwrap();
     let r = b.submit(&[Task::forward(link.id(), xb.all(), 0, 1)]).unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
     assert!(xa.read().unwrap().iter().all(|&v| v == 0) && xb.read().unwrap().iter().all(|&v| v == 0));
@@ -92,7 +92,7 @@ pub fn links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, roun
     links_exactly_once_by(base, per_round, rounds, both_ways, false)
 }
 
-/// [`links_exactly_once`] through peer links (`Runtime::peer_link_to`): the pushes go
+/// [`links_exactly_once`] through peer links (`Link::peer`): the pushes go
 /// straight into the other device's inbox, drained by its relay warp.
 pub fn peer_links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32, both_ways: bool) {
     links_exactly_once_by(base, per_round, rounds, both_ways, true)
@@ -101,8 +101,11 @@ pub fn peer_links_exactly_once(base: fn(usize) -> RuntimeConfig, per_round: u32,
 fn links_exactly_once_by(base: fn(usize) -> RuntimeConfig, per_round: u32, rounds: u32, both_ways: bool, peer: bool) {
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
-    let (ab, ba) =
-        if peer { (a.peer_link_to(&b).unwrap(), b.peer_link_to(&a).unwrap()) } else { (a.link_to(&b).unwrap(), b.link_to(&a).unwrap()) };
+    let (ab, ba) = if peer {
+        (Link::peer(&a, &b).unwrap(), Link::peer(&b, &a).unwrap())
+    } else {
+        (Link::new(&a, &b).unwrap(), Link::new(&b, &a).unwrap())
+    };
     assert_eq!((ab.is_peer(), ba.is_peer()), (peer, peer));
     let producers = 2u32;
     let total = per_round * rounds * producers;
@@ -184,7 +187,7 @@ pub fn link_errors(base: fn(usize) -> RuntimeConfig) {
     let marks = b.buffer::<u32>(256).unwrap();
     // An outbox of 2 slots: a burst of 1024 pushes from many warps waits for the
     // forwarder many times over.
-    let link = a.link_to_with(&b, 2).unwrap();
+    let link = Link::with_capacity(&a, &b, 2).unwrap();
     a.submit(&[Task::forward(link.id(), marks.all(), 0, 200)]).unwrap().wait().unwrap();
     // Leaves 250..260 of a 256-element buffer: the last 4 are refused by B's checks.
     a.submit(&[Task::forward(link.id(), marks.all(), 250, 10)]).unwrap().wait().unwrap();
@@ -211,9 +214,9 @@ pub fn link_errors(base: fn(usize) -> RuntimeConfig) {
     }
     // Bad arguments are refused at submission on A.
     assert!(matches!(a.submit(&[Task::forward(id, marks.all(), 0, 0)]), Err(Error::InvalidTask { .. })));
-    assert!(matches!(a.link_to_with(&b, 3), Err(Error::Config(_))));
+    assert!(matches!(Link::with_capacity(&a, &b, 3), Err(Error::Config(_))));
     // A dropped runtime B: what is pushed after fails, reported by flush, nothing hangs.
-    let link = a.link_to(&b).unwrap();
+    let link = Link::new(&a, &b).unwrap();
     drop(marks);
     b.close().unwrap();
     let fresh = a.buffer::<u32>(4).unwrap();
@@ -233,7 +236,7 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
     let marks = b.buffer::<u32>(256).unwrap();
-    let link = a.peer_link_to_with(&b, 2).unwrap();
+    let link = Link::peer_with_capacity(&a, &b, 2).unwrap();
     assert!(link.is_peer());
     // B is held resident while the link is open.
     assert!(!b.release().unwrap());
@@ -257,7 +260,7 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
         std::thread::sleep(Duration::from_millis(1));
     }
     // Dropped without a close: the pushes before still run (the drop's thread flushes).
-    let link = a.peer_link_to(&b).unwrap();
+    let link = Link::peer(&a, &b).unwrap();
     let more = b.buffer::<u32>(64).unwrap();
     a.submit(&[Task::forward(link.id(), more.all(), 0, 64)]).unwrap().wait().unwrap();
     drop(link);
@@ -269,7 +272,7 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
     assert!(more.read().unwrap().iter().all(|&v| v == 1));
     // B closed under an open link: its close cleared the link's entry in A, so pushes
     // fail with `BadLink` before they take a position; nothing is lost, nothing hangs.
-    let link = a.peer_link_to_with(&b, 2).unwrap();
+    let link = Link::peer_with_capacity(&a, &b, 2).unwrap();
     drop((marks, more));
     b.close().unwrap();
     let fresh = a.buffer::<u32>(4).unwrap();
@@ -286,11 +289,11 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
 pub fn peer_link_refused(base: fn(usize) -> RuntimeConfig) {
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
-    let r = a.peer_link_to(&b);
+    let r = Link::peer(&a, &b);
     assert!(matches!(r, Err(Error::NoPeerPath(_))), "{r:?}");
-    assert!(matches!(a.peer_link_to_with(&b, 3), Err(Error::Config(_))));
+    assert!(matches!(Link::peer_with_capacity(&a, &b, 3), Err(Error::Config(_))));
     // The host path still joins them.
-    let link = a.link_to(&b).unwrap();
+    let link = Link::new(&a, &b).unwrap();
     assert!(!link.is_peer());
 }
 
@@ -300,7 +303,7 @@ pub fn link_limit(base: fn(usize) -> RuntimeConfig) {
     let b = Runtime::with_config(base(1)).unwrap();
     let mut made = 0;
     loop {
-        match a.link_to_with(&b, 2) {
+        match Link::with_capacity(&a, &b, 2) {
             Ok(l) => {
                 made += 1;
                 drop::<Link>(l);
@@ -493,7 +496,7 @@ pub fn link_flush_and_owner_close(base: fn(usize) -> RuntimeConfig) {
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
     let marks = b.buffer::<u32>(1 << 16).unwrap();
-    let link = a.link_to(&b).unwrap();
+    let link = Link::new(&a, &b).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let pushed = std::thread::scope(|s| {
         let feeder = s.spawn(|| {

@@ -414,7 +414,7 @@ impl TaskCx {
 
     /// Pushes `child` into another runtime's queue through `link` (warp-collective;
     /// every lane must call with the same arguments): the host made the link
-    /// (`Runtime::link_to`) and handed its id to this task in its arguments. The child
+    /// (`Link::new`) and handed its id to this task in its arguments. The child
     /// is checked by the other runtime as any submission is (its slices name that
     /// runtime's buffers; this runtime's host does not check them) and completes there:
     /// this task's ticket does not wait for it (`Link::flush` does). If the outbox is

@@ -4,7 +4,7 @@
 
 use multi_gpu_device::{BINS, CountChunk};
 use rand::Rng;
-use resident::{BackendKind, DeviceTask, Result, Runtime, Task};
+use resident::{BackendKind, DeviceTask, Link, Result, Runtime, Task};
 use std::time::{Duration, Instant};
 
 /// Values per stage-1 task.
@@ -35,7 +35,7 @@ pub struct Outcome {
     pub median: Duration,
     /// Stage-1 tasks (each pushed one stage-2 task).
     pub tasks: usize,
-    /// Whether the pushes went peer to peer (`Runtime::peer_link_to`) rather than
+    /// Whether the pushes went peer to peer (`Link::peer`) rather than
     /// through the host.
     pub peer: bool,
 }
@@ -43,9 +43,9 @@ pub struct Outcome {
 /// Which link the stages go through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
-    /// Through the host (`Runtime::link_to`): any two runtimes.
+    /// Through the host (`Link::new`): any two runtimes.
     Host,
-    /// Straight into the other device's memory (`Runtime::peer_link_to`) where the two
+    /// Straight into the other device's memory (`Link::peer`) where the two
     /// runtimes allow it (two CUDA devices with peer access), else through the host.
     PeerIfPossible,
 }
@@ -63,8 +63,8 @@ pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize, path: Path) -> R
     let on_a = a.buffer_from(&data)?;
     let bins = b.buffer::<u32>(BINS as usize)?;
     let link = match path {
-        Path::PeerIfPossible => a.peer_link_to(b).or_else(|_| a.link_to(b))?,
-        Path::Host => a.link_to(b)?,
+        Path::PeerIfPossible => Link::peer(a, b).or_else(|_| Link::new(a, b))?,
+        Path::Host => Link::new(a, b)?,
     };
     let peer = link.is_peer();
     let tasks: Vec<Task> = (0..n.div_ceil(CHUNK))

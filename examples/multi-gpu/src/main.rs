@@ -7,8 +7,8 @@
 //!
 //!     cargo run --release -p multi-gpu
 //!
-//! Two GPUs: one runtime on each, the job run twice: through the host (`link_to`), then
-//! peer to peer (`peer_link_to`: stage 1's pushes land in device B's memory over
+//! Two GPUs: one runtime on each, the job run twice: through the host (`Link::new`), then
+//! peer to peer (`Link::peer`: stage 1's pushes land in device B's memory over
 //! NVLink or PCIe). One GPU: A on it, B on the CPU backend (a link through the host
 //! joins any two runtimes). None: two CPU runtimes standing in for devices 0 and 1.
 
