@@ -81,12 +81,12 @@ fn reserved(rt: &Runtime, tasks: &[Task]) {
 }
 
 /// DISPATCH_TIMELINE=1: when the tasks of one 20k batch are published and completed,
-/// as the host sees it. An observer thread reads `Runtime::published` and
-/// `Runtime::completed` without pause while the batch runs and notes when each first
+/// as the host sees it. An observer thread reads `Probe::published` and
+/// `Probe::completed` without pause while the batch runs and notes when each first
 /// passes each mark (tasks of the batch, in order); the medians over the runs, from just
 /// before the submit. With the time the submit call returned and the wait ended:
 /// whether the device waits for the host's pieces (completions follow publication
-/// closely) or the host waits for the device. (Not `Runtime::relayed`: the relay echoes
+/// closely) or the host waits for the device. (Not `Probe::relayed`: the relay echoes
 /// it only when a poll finds nothing new, so it lags a busy batch.)
 fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime, &[Task]) -> resident::Ticket + Sync)) {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,13 +95,13 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     let (warm, runs) = (10, 41);
     // Profiling builds (`RESIDENT_DEVICE_TIMING`): the workers' cycles per step over
     // these batches (docs/profiling.md).
-    let steps_before = rt.device_steps();
+    let steps_before = rt.probe().device_steps();
     #[cfg(feature = "phase-timing")]
     resident::__phases_take();
     let mut at: Vec<Vec<Vec<f64>>> = vec![vec![vec![]; MARKS.len()]; WHAT.len()];
     let (mut returned, mut done) = (vec![], vec![]);
     for r in 0..warm + runs {
-        let counts = || [rt.published(), rt.completed()];
+        let counts = || [rt.probe().published(), rt.probe().completed()];
         let base = counts();
         let (ready, go) = (AtomicBool::new(false), AtomicBool::new(false));
         let start = std::sync::OnceLock::new();
@@ -157,7 +157,7 @@ fn timeline(rt: &Runtime, tasks: &[Task], label: &str, submit: &(dyn Fn(&Runtime
     };
     println!("timeline {label}: submit returned {:.1} us, wait ended {:.1} us", med(&mut returned), med(&mut done));
     // (A relaunch in between would restart the warps' counts: then no figure.)
-    common::print_device_steps("  ", steps_before, rt.device_steps());
+    common::print_device_steps("  ", steps_before, rt.probe().device_steps());
     // Profiling builds (`phase-timing`): where the submitting threads' time went.
     #[cfg(feature = "phase-timing")]
     println!("  phases:\n{}", resident::__phases_take());

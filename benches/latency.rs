@@ -130,7 +130,7 @@ fn bench(c: &mut Criterion) {
             rows.push((format!("  ({label}) the exit (release)"), percentiles(&mut exit, &PS)));
             rows.push((format!("  ({label}) submit call returns, after an exit"), percentiles(&mut returned, &PS)));
         }
-        if rt.relayed().is_some() {
+        if rt.probe().relayed().is_some() {
             // Where the time goes: the submit call, the completion, and the relay's
             // echo (it echoes when a poll finds nothing new: one poll after it
             // published, so this is an upper bound of its publication).
@@ -140,7 +140,7 @@ fn bench(c: &mut Criterion) {
                 let t = rt.submit(&[Task::noop(i as u64)]).unwrap();
                 let a = s.elapsed();
                 let end = t.first_seq() + 1;
-                while rt.relayed().unwrap() < end {
+                while rt.probe().relayed().unwrap() < end {
                     std::hint::spin_loop();
                 }
                 let b = s.elapsed();

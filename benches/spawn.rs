@@ -140,9 +140,9 @@ fn bench(c: &mut Criterion) {
         .map(|t| {
             // Profiling builds (`RESIDENT_DEVICE_TIMING`, docs/profiling.md): the workers'
             // cycles per step over the series.
-            let before = rt.device_steps();
+            let before = rt.probe().device_steps();
             let d = series(t, "runtime", || rt.submit(&[t.root()]).unwrap().wait().unwrap());
-            common::print_device_steps(&format!("{}: ", t.label), before, rt.device_steps());
+            common::print_device_steps(&format!("{}: ", t.label), before, rt.probe().device_steps());
             d
         })
         .collect();

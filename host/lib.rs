@@ -80,7 +80,7 @@ pub use queue::ticket::{Ticket, TicketFuture, WaitFuture};
 /// `resident_device`'s, for device crates).
 pub use resident_device::{DeviceTask, TaskSet};
 pub use resident_shared::link::LinkId;
-/// The persistent loop's steps that a profiling build counts (`Runtime::device_steps`).
+/// The persistent loop's steps that a profiling build counts (`Probe::device_steps`).
 #[doc(hidden)]
 pub use resident_shared::steps;
 /// Worker policy bits (`RuntimeConfig::worker_flags`): measurement switches.
@@ -95,5 +95,7 @@ pub use runtime::config::RuntimeConfig;
 pub use runtime::metrics::RuntimeMetrics;
 pub use runtime::partition::SmPartition;
 pub use runtime::policy::{Residency, ResidencyStats};
+#[doc(hidden)]
+pub use runtime::probe::Probe;
 pub use runtime::{Runtime, cuda_available, device_count};
 pub use util::accounting::{LiveAllocations, live_allocations};

@@ -1,5 +1,5 @@
 //! The baselines the persistent runtime is measured against, written on the public API
-//! alone (`Runtime::module`, `Runtime::one_task_params`, `Runtime::table_params`,
+//! alone (`Runtime::module`, `Probe::one_task_params`, `Probe::table_params`,
 //! `Stream::launch`, `Stream::capture`): the launch a CUDA programmer writes for a known
 //! set of tasks, one launch over the task table (`resident_table`, a warp per task and
 //! the set's dispatch as its switch), from device memory or fed from the host (records
@@ -102,7 +102,7 @@ impl Baselines {
         let params = tasks
             .iter()
             .enumerate()
-            .map(|(i, t)| rt.one_task_params(t, i as u32, base + (i * size_of::<Completion>()) as u64))
+            .map(|(i, t)| rt.probe().one_task_params(t, i as u32, base + (i * size_of::<Completion>()) as u64))
             .collect::<Result<_>>()?;
         Ok(Launches(params))
     }
@@ -112,7 +112,7 @@ impl Baselines {
     pub fn table(&self, rt: &Runtime, tasks: &[Task]) -> Result<Table> {
         let gpu = self.stream.gpu();
         let dev = gpu.alloc_zeroed::<Task>(tasks.len().max(1))?;
-        let (records, params) = rt.table_params(tasks, dev.device_ptr())?;
+        let (records, params) = rt.probe().table_params(tasks, dev.device_ptr())?;
         dev.slice(..records.len()).write_from(&records)?;
         let pinned = gpu.pinned::<Task>(records.len().max(1))?;
         Ok(Table { params, records, dev, pinned })

@@ -74,7 +74,7 @@ pub fn median_of(mut f: impl FnMut() -> Duration, warmup: usize, runs: usize) ->
 }
 
 /// Profiling builds (`RESIDENT_DEVICE_TIMING`, docs/profiling.md): the workers' SM cycles
-/// a task in each step of their loop between two `Runtime::device_steps` readings, as
+/// a task in each step of their loop between two `Probe::device_steps` readings, as
 /// one line after `label`; nothing where either reading is missing (a plain build, or
 /// a relaunch in between, which restarts the warps' counts).
 pub fn print_device_steps(label: &str, before: Option<[u64; resident::steps::STEPS]>, after: Option<[u64; resident::steps::STEPS]>) {

@@ -55,7 +55,7 @@ impl StreamingRival {
                 let slots = (0..SLOTS)
                     .map(|_| {
                         let dev = gpu.alloc_zeroed::<Task>(n.max(1))?;
-                        let (records, params) = rt.table_params(tasks, dev.device_ptr())?;
+                        let (records, params) = rt.probe().table_params(tasks, dev.device_ptr())?;
                         Ok(Slot { records, pinned: gpu.pinned::<Task>(n.max(1))?, dev, params, done: gpu.event()?, used: false })
                     })
                     .collect::<Result<_>>()?;

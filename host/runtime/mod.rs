@@ -7,6 +7,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod metrics;
 pub(crate) mod partition;
 pub(crate) mod policy;
+pub(crate) mod probe;
 pub(crate) mod reclaim;
 pub(crate) mod residency;
 pub(crate) mod shutdown;
@@ -32,6 +33,7 @@ use crate::queue::publisher::Publisher;
 use crate::queue::task_list::TaskList;
 use crate::queue::ticket::Ticket;
 use crate::runtime::lifecycle::Lifecycle;
+use crate::runtime::probe::Probe;
 use crate::{BackendKind, Error, KernelImage, Result, RuntimeConfig};
 use resident_shared::Element;
 
@@ -477,7 +479,7 @@ impl Runtime {
     /// The kernel image's module on this runtime's device (loaded when the runtime
     /// started; on the CPU backend, the image's kernels compiled for the host): its
     /// ordinary kernels, and `resident_one_task`, which runs one task of the set on one
-    /// warp (the launch-per-task baseline; [`Runtime::one_task_params`]).
+    /// warp (the launch-per-task baseline; [`crate::Probe::one_task_params`]).
     pub fn module(&self) -> Result<crate::stream::Module> {
         let image = &self.shared.config.image;
         let gpu = self.shared.gpu()?;
@@ -489,42 +491,12 @@ impl Runtime {
         }
     }
 
-    /// The parameters of `resident_one_task` for `task` (checked as [`Runtime::submit`]
-    /// checks it): the task runs alone on one warp and writes its completion record at
-    /// `completion` (a device address of 16 writable bytes; a host address on the CPU
-    /// backend) with sequence number `seq`. The launch-per-task baseline a persistent
-    /// runtime is measured against (the benches' rivals).
+    /// The runtime's internals for its benches and baselines (not a stable API):
+    /// progress counters that cost no lock, profiling counters, and the parameters of
+    /// the one-launch rivals' kernels.
     #[doc(hidden)]
-    pub fn one_task_params(&self, task: &Task, seq: u32, completion: u64) -> Result<resident_shared::OneTaskParams> {
-        {
-            let r = self.shared.registries.read();
-            crate::image::validate::validate(std::slice::from_ref(task), &self.shared.set, &r.registry, &r.counters)?;
-        }
-        // The runtime's header words cleared: `flags` holds the building type's tag
-        // until placement, which the device would read as flags.
-        let task = Task { flags: 0, seg: 0, ..*task };
-        Ok(resident_shared::OneTaskParams { task, completion, buffers: self.shared.backend.table_ptr(), seq, _pad: [0; 11] })
-    }
-
-    /// `tasks` checked as [`Runtime::submit`] checks them, as the records
-    /// `resident_table` reads (the runtime's header words cleared: no segment, no flags),
-    /// and that kernel's parameters for those records placed at device address `at`
-    /// (one launch of `len` warps runs them; nothing is recorded). The one launch over a
-    /// task table that a CUDA programmer writes: the runtime's strongest rival for a
-    /// known set of tasks.
-    #[doc(hidden)]
-    pub fn table_params(&self, tasks: &[Task], at: u64) -> Result<(Vec<Task>, resident_shared::TableParams)> {
-        let len = u32::try_from(tasks.len()).map_err(|_| Error::BatchTooLarge(tasks.len()))?;
-        // The table runs no dependencies: its tasks are all ready.
-        if tasks.iter().any(|t| t.wait_counter != 0 || t.signal_counter != 0) {
-            return Err(Error::Config("the table baseline runs tasks that wait on or signal no counter".into()));
-        }
-        {
-            let r = self.shared.registries.read();
-            crate::image::validate::validate(tasks, &self.shared.set, &r.registry, &r.counters)?;
-        }
-        let placed = tasks.iter().map(|t| Task { flags: 0, seg: 0, ..*t }).collect();
-        Ok((placed, resident_shared::TableParams { tasks: at, buffers: self.shared.backend.table_ptr(), len, _pad: [0; 3] }))
+    pub fn probe(&self) -> Probe<'_> {
+        Probe { rt: self }
     }
 
     /// Which backend runs the tasks, with its layout.
@@ -543,30 +515,6 @@ impl Runtime {
         self.shared.backend.capacity() as usize
     }
 
-    /// How far the relay warp has published (a sequence number), on the CUDA backend
-    /// with the relay enabled. For latency measurements (benches/latency.rs).
-    #[doc(hidden)]
-    pub fn relayed(&self) -> Option<u64> {
-        self.shared.backend.cuda().and_then(|c| c.relayed())
-    }
-
-    /// How far the host has published (a sequence number: every task before it is
-    /// written and handed to the device). For timelines of a batch (benches/dispatch.rs).
-    #[doc(hidden)]
-    pub fn published(&self) -> u64 {
-        self.shared.publisher.published()
-    }
-
-    /// Profiling builds (`RESIDENT_DEVICE_TIMING` set when it was built,
-    /// docs/profiling.md): the worker warps' cycle counts per step of the persistent
-    /// loop so far, summed over the warps, in the order of
-    /// `resident_shared::steps::NAMES` (the first is a count of tasks). `None` in an
-    /// ordinary build and on the CPU backend.
-    #[doc(hidden)]
-    pub fn device_steps(&self) -> Option<[u64; resident_shared::steps::STEPS]> {
-        self.shared.backend.cuda()?.device_steps()
-    }
-
     /// The recorded fault, without polling (see [`Runtime::health`]).
     pub fn fault(&self) -> Option<Error> {
         self.shared.fault().err()
@@ -577,7 +525,7 @@ impl Runtime {
     /// for a loop that polls progress ([`Runtime::wait_idle`] waits for it).
     pub fn metrics(&self) -> crate::RuntimeMetrics {
         // Completed first: it never passes a `submitted` read after it.
-        let completed = self.completed();
+        let completed = self.shared.tracker.advance(&self.shared.backend);
         let submitted = self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next;
         crate::RuntimeMetrics {
             submitted,
@@ -585,15 +533,6 @@ impl Runtime {
             compact_tasks: self.shared.backend.cuda().map_or(0, |c| c.compact_tasks()),
             residency: self.shared.residency_stats(),
         }
-    }
-
-    /// Tasks completed so far (every task before this sequence number), with no lock
-    /// but the completion scan's: for timelines of a batch, polled in a loop beside
-    /// [`Runtime::published`] (benches/dispatch.rs). Users read it in
-    /// [`Runtime::metrics`].
-    #[doc(hidden)]
-    pub fn completed(&self) -> u64 {
-        self.shared.tracker.advance(&self.shared.backend)
     }
 
     /// A zeroed buffer of `len` elements.

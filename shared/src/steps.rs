@@ -2,7 +2,7 @@
 //! at build time, docs/profiling.md): per worker warp, lane 0 adds the SM cycles
 //! (`clock64`) spent in each step to its own counters and stores them, cumulative, into
 //! its row of `KernelParams::steps` every [`FLUSH_EVERY`] tasks. Rows are the warps'
-//! own: no atomics; the host sums them (`Runtime::device_steps`).
+//! own: no atomics; the host sums them (`Probe::device_steps`).
 
 /// Counters per warp: one per step, and the tasks counted.
 pub const STEPS: usize = 8;

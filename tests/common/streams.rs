@@ -512,7 +512,7 @@ pub fn a_stream_follows_a_tickets_tasks(gpu: &Gpu, rt: &Runtime) {
     s.synchronize().unwrap();
 }
 
-/// `resident_one_task` launched with `Runtime::one_task_params` computes what `submit`
+/// `resident_one_task` launched with `Probe::one_task_params` computes what `submit`
 /// computes, and writes the completion record `submit`'s workers would.
 pub fn one_task_launches_match_submit(rt: &Runtime) {
     let n = 4096;
@@ -525,7 +525,7 @@ pub fn one_task_launches_match_submit(rt: &Runtime) {
     let s = gpu.stream().unwrap();
     for (i, (lo, hi)) in [(0, n / 2), (n / 2, n)].into_iter().enumerate() {
         let t = Task::axpy(-1.5, x.slice(lo..hi), y_launch.slice(lo..hi));
-        let p = rt.one_task_params(&t, 7 + i as u32, records.device_ptr() + (i * size_of::<Completion>()) as u64).unwrap();
+        let p = rt.probe().one_task_params(&t, 7 + i as u32, records.device_ptr() + (i * size_of::<Completion>()) as u64).unwrap();
         // SAFETY: the task was checked against the runtime's live buffers, which outlive
         // the launch (synchronized below); the record is one of `records`.
         unsafe { s.launch(&f, LaunchConfig::new(1, 32), p) }.unwrap();
@@ -541,5 +541,5 @@ pub fn one_task_launches_match_submit(rt: &Runtime) {
     }
     // A task submit would refuse is refused here too.
     let bad = Task::axpy(1.0, x.slice(0..8), y_launch.slice(0..16));
-    assert!(matches!(rt.one_task_params(&bad, 0, records.device_ptr()), Err(Error::InvalidTask { .. })));
+    assert!(matches!(rt.probe().one_task_params(&bad, 0, records.device_ptr()), Err(Error::InvalidTask { .. })));
 }
