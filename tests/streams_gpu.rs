@@ -101,7 +101,11 @@ fn the_runtime_copies_on_a_lent_stream() {
     use resident::Task;
     let gpu = gpu();
     let high = gpu.priorities().high();
-    let rt = Runtime::with_transfer_stream(RuntimeConfig::cuda(), gpu.stream_with_priority(high).unwrap()).expect("a CUDA GPU");
+    let rt = Runtime::builder()
+        .with_config(RuntimeConfig::cuda())
+        .transfer_stream(gpu.stream_with_priority(high).unwrap())
+        .build()
+        .expect("a CUDA GPU");
     assert_eq!(rt.transfer_stream().unwrap().priority(), high);
     let n = 1 << 16;
     let xs: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.5).collect();

@@ -147,7 +147,7 @@ impl Drop for Stream {
 }
 
 /// The runtime's transfer stream: its own, or one a user lent it
-/// (`Runtime::with_transfer_stream`), kept alive here as an opaque owner.
+/// (`RuntimeBuilder::transfer_stream`), kept alive here as an opaque owner.
 pub(crate) struct Transfer {
     raw: CUstream,
     _own: Option<Stream>,

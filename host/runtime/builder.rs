@@ -52,8 +52,22 @@ impl RuntimeBuilder {
         self.config = config;
         self
     }
-    /// The runtime's host-to-device copies go on `stream`, a stream of the caller's
-    /// (CUDA only: [`Runtime::with_transfer_stream`]).
+    /// The runtime's host-to-device copies (batches, `tail`, buffer allocations) go on
+    /// `stream`, a stream of the caller's, with the caller's priority (CUDA only, on
+    /// the stream's device: else `Error::Config` at `build`). Work the caller enqueues
+    /// on it ([`Runtime::transfer_stream`]) is ordered with the runtime's copies by
+    /// stream order: an input uploaded there before a `submit` has landed before the
+    /// batch's tasks can run, with no host wait.
+    ///
+    /// ```no_run
+    /// # fn main() -> resident::Result<()> {
+    /// use resident::{Runtime, RuntimeConfig, stream::Gpu};
+    /// let gpu = Gpu::first()?;
+    /// let urgent = gpu.stream_with_priority(gpu.priorities().high())?;
+    /// let rt = Runtime::builder().with_config(RuntimeConfig::cuda()).transfer_stream(urgent).build()?;
+    /// assert!(rt.transfer_stream().is_some());
+    /// # Ok(()) }
+    /// ```
     pub fn transfer_stream(mut self, stream: Stream) -> Self {
         self.transfer = Some(stream);
         self

@@ -363,22 +363,10 @@ impl Runtime {
         Self::build(config, None)
     }
 
-    /// A CUDA runtime whose host-to-device copies (batches, `tail`, buffer
-    /// allocations) go on `stream`, a stream of the user's, with the user's priority.
-    /// Work the user enqueues on it ([`Runtime::transfer_stream`]) is ordered with the
-    /// runtime's copies by stream order: an input uploaded there before a `submit` has
-    /// landed before the batch's tasks can run, with no host wait.
-    ///
-    /// ```no_run
-    /// # fn main() -> resident::Result<()> {
-    /// use resident::{Runtime, RuntimeConfig, stream::Gpu};
-    /// let gpu = Gpu::first()?;
-    /// let urgent = gpu.stream_with_priority(gpu.priorities().high())?;
-    /// let rt = Runtime::with_transfer_stream(RuntimeConfig::cuda(), urgent)?;
-    /// assert!(rt.transfer_stream().is_some());
-    /// # Ok(()) }
-    /// ```
-    pub fn with_transfer_stream(config: RuntimeConfig, stream: crate::stream::Stream) -> Result<Self> {
+    /// A runtime whose host-to-device copies go on a stream of the caller's
+    /// ([`RuntimeBuilder::transfer_stream`](crate::RuntimeBuilder::transfer_stream)):
+    /// CUDA only, on the stream's device.
+    pub(crate) fn with_transfer_stream(config: RuntimeConfig, stream: crate::stream::Stream) -> Result<Self> {
         if config.backend == BackendKind::Cpu {
             return Err(Error::Config("a transfer stream needs the CUDA backend".into()));
         }
@@ -504,7 +492,7 @@ impl Runtime {
         &self.shared.info
     }
 
-    /// The stream lent with [`Runtime::with_transfer_stream`], for work that must be
+    /// The stream lent with [`RuntimeBuilder::transfer_stream`](crate::RuntimeBuilder::transfer_stream), for work that must be
     /// ordered with the runtime's copies.
     pub fn transfer_stream(&self) -> Option<&crate::stream::Stream> {
         self.shared.backend.cuda()?.lent_transfer()?.downcast_ref()
