@@ -136,7 +136,7 @@ impl Context {
             // explicit reset covers retains we do not know of. Its result does not
             // matter: the probe below decides whether the context is usable.
             if let Err(e) = reset(ordinal) {
-                eprintln!("resident: resetting device {ordinal}'s primary context after a fault: {e}");
+                crate::util::report::report!(warn, "resetting device {ordinal}'s primary context after a fault: {e}");
             }
             st.faulted = false;
         }
@@ -145,7 +145,7 @@ impl Context {
             // The retain itself reports a sticky error (seen on the H200 after an illegal
             // address): reset once nothing of ours holds the context, then retain again.
             Err(e) if st.live == 0 => {
-                eprintln!("resident: device {ordinal}'s context reports {e:?}; resetting it");
+                crate::util::report::report!(warn, "device {ordinal}'s context reports {e:?}; resetting it");
                 reset(ordinal)?;
                 // On the H200 here (driver 580, 2026-11-23) the retain still failed after
                 // a reset when the fault was an illegal address or a trap: CUDA documents

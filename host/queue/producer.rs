@@ -240,6 +240,9 @@ fn submit_with(
     origin: Origin,
     promise: Promise,
 ) -> std::result::Result<Arc<TicketState>, Refusal> {
+    // A span for a subscriber that asks for `resident` at trace level (nothing
+    // otherwise: one cached check).
+    let _span = tracing::trace_span!(target: "resident", "submit", slots = src.len()).entered();
     phases::begin();
     let batch = reserve(shared, src, keep_results, full, origin, promise)?;
     if let (true, Source::Host(tasks)) = (batch.unchecked, src) {

@@ -99,6 +99,7 @@ impl Ticket {
     }
 
     fn wait_inner(&self, timeout: Option<Duration>) -> Result<()> {
+        let _span = tracing::trace_span!(target: "resident", "wait", first = self.state.first, end = self.state.end).entered();
         // A reservation this thread holds, at or before this batch, is published only
         // when this thread commits it: the wait would be for itself.
         if !self.state.is_done() && crate::queue::reservation::open_before(&self.shared, self.state.end) {

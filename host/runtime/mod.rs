@@ -168,12 +168,13 @@ impl Shared {
     }
 
     /// Records the runtime's fault (the first one sticks), resolves every unfinished
-    /// ticket with it, and says so once on stderr: an embedding program may never
-    /// wait on a ticket, and a dead device must not go unnoticed.
+    /// ticket with it, and says so once (a `tracing` error, or stderr without a
+    /// subscriber: `util/report.rs`): an embedding program may never wait on a
+    /// ticket, and a dead device must not go unnoticed.
     pub fn record_fault(&self, e: Error) -> Error {
         let (e, first) = self.life.record_fault(e);
         if first {
-            eprintln!("resident: {e}; every outstanding ticket fails with it");
+            crate::util::report::report!(error, "{e}; every outstanding ticket fails with it");
             if let (Error::DeviceFault(_), Some(c)) = (&e, self.backend.cuda()) {
                 // The next runtime on this device resets the primary context first.
                 c.context().mark_faulted();
@@ -338,8 +339,8 @@ pub fn device_count() -> usize {
     crate::driver::context::device_count().unwrap_or(0)
 }
 
-/// Why a runtime on a machine with a GPU runs on the CPU: said once per process on
-/// stderr, and in [`BackendInfo::fallback`] every time.
+/// Why a runtime on a machine with a GPU runs on the CPU: said once per process (a
+/// `tracing` warning, or stderr), and in [`BackendInfo::fallback`] every time.
 fn cpu_fallback(image: &KernelImage) -> String {
     static SAID: std::sync::Once = std::sync::Once::new();
     let why = format!(
@@ -347,7 +348,7 @@ fn cpu_fallback(image: &KernelImage) -> String {
          components, or with RESIDENT_NO_PTX): running on the CPU backend",
         image.name()
     );
-    SAID.call_once(|| eprintln!("resident: {why}"));
+    SAID.call_once(|| crate::util::report::report!(warn, "{why}"));
     why
 }
 
@@ -439,6 +440,7 @@ impl Runtime {
         if let Some(period) = watch {
             rt.shared.notifier.watch(rt.shared.progress(), period)?;
         }
+        tracing::info!(target: "resident", backend = %rt.shared.info, capacity, "runtime started");
         Ok(rt)
     }
 

@@ -256,6 +256,7 @@ impl Shared {
         let parked = self.backend.park(p.next, p.runs).map_err(|e| self.record_fault(e))?;
         if parked {
             self.elastic.exits.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(target: "resident", device = self.config.device, "resident kernel exited (idle)");
         }
         Ok(parked)
     }
@@ -292,6 +293,7 @@ impl Shared {
         if self.backend.is_parked() {
             self.backend.unpark()?;
             self.elastic.relaunches.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(target: "resident", device = self.config.device, "resident kernel relaunched");
         }
         Ok(())
     }

@@ -155,7 +155,10 @@ impl Shared {
             if let Some(c) = self.backend.cuda() {
                 c.context().mark_wedged();
             }
-            eprintln!("resident: workers did not stop after abort (a task that never polls abort); leaking the queue memory");
+            crate::util::report::report!(
+                error,
+                "workers did not stop after abort (a task that never polls abort); leaking the queue memory"
+            );
         }
         self.life.finish(result.clone(), !exited);
         // What drops left for the workers, now that none runs (kept if one may).

@@ -35,7 +35,7 @@ type Callback = Box<dyn FnOnce() + Send + 'static>;
 /// `Drop`).
 fn run_callback(f: impl FnOnce()) {
     if let Err(msg) = caught::run_caught(f) {
-        eprintln!("resident::stream: a host callback panicked (the panic was caught): {msg}");
+        crate::util::report::report!(error, "a stream's host callback panicked (the panic was caught): {msg}");
     }
 }
 

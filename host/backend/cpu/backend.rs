@@ -460,7 +460,7 @@ impl Drop for CpuBackend {
         if !self.workers_gone() {
             let _ = self.abort();
             if !self.wait_exit(Some(Duration::from_secs(1))) {
-                eprintln!("resident: CPU workers did not stop; leaking the queue memory");
+                crate::util::report::report!(error, "CPU workers did not stop; leaking the queue memory");
                 for m in [
                     &mut self.ring,
                     &mut self.header,
