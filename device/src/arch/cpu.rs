@@ -243,12 +243,9 @@ pub fn set_smem_bytes(bytes: u32) {
 
 /// The CPU backend has no shared memory: its one-lane workers copy a task read from
 /// host memory into their own (`resident_device::worker`); never called.
-pub fn warp_stage() -> *mut u8 {
+pub(crate) fn warp_stage() -> *mut u8 {
     core::ptr::null_mut()
 }
-
-/// Bytes of a warp's stage (as on the GPU).
-pub const STAGE_BYTES: usize = 64;
 
 /// This thread's scratch area: a CPU "block" is one thread, so its shared memory is
 /// thread-local.

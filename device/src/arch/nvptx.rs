@@ -334,15 +334,18 @@ pub fn dyn_smem_bytes() -> u32 {
 // local memory before: the persistent loop's stack frame went from 272 to 192 bytes a
 // thread, and the pipelined host-fed 20k axpy batch from 108-111 to 101-104 µs (H200,
 // 2026-11-29, one lease; the noop batches and the round trip unchanged).
-core::arch::global_asm!(".shared .align 16 .b8 RESIDENT_STAGE[2048];");
+core::arch::global_asm!(".shared .align 16 .b8 RESIDENT_STAGE[{bytes}];", bytes = const STAGE_BYTES * MAX_BLOCK_WARPS);
 
 /// Bytes of a warp's stage ([`warp_stage`]).
-pub const STAGE_BYTES: usize = 64;
+const STAGE_BYTES: usize = 64;
+
+/// Warps in the largest block (1024 threads).
+const MAX_BLOCK_WARPS: usize = 32;
 
 /// Generic address of this warp's 64-byte stage in static shared memory (its block's
-/// `threadIdx.x / 32`th).
+/// `threadIdx.x / 32`th). The runtime's own: task code never gets it.
 #[inline(always)]
-pub fn warp_stage() -> *mut u8 {
+pub(crate) fn warp_stage() -> *mut u8 {
     let p: u64;
     unsafe { asm!("cvta.shared.u64 {0}, RESIDENT_STAGE;", out(reg64) p, options(nomem, nostack, pure)) };
     (p as *mut u8).wrapping_add((thread_idx() / WARP) as usize * STAGE_BYTES)
