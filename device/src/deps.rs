@@ -4,8 +4,9 @@
 //!
 //! Ordering: the signaling task's writes, then `bar.warp.sync`, then lane 0's
 //! `atom.acq_rel.gpu` add on the counter (release; in `crate::completion`), pairs with
-//! the waiting task's `ld.acquire.gpu` of the counter: once the waiter sees the value,
-//! it sees the writes of every task whose signal the value counts.
+//! the waiting task's `ld.acquire.gpu` of the counter (a load made once a relaxed poll
+//! saw the value reached): once the waiter sees the value, it sees the writes of every
+//! task whose signal the value counts.
 //!
 //! No deadlock from waiting: every worker is co-resident, claims are handed out in
 //! sequence order, so a task that waits only on tasks submitted before it always has
@@ -47,10 +48,13 @@ pub unsafe fn wait(cx: &TaskCx, task: &Task) -> Result<(), Status> {
     // The counter's dropped flag (`resident_shared::DROPPED`): the table has one per id.
     let dropped = unsafe { cx.counters.add(DROPPED + task.wait_counter as usize) };
     let mut sleep = 0u32;
+    let reached = |v: u32| arch::all_lanes(v.wrapping_sub(task.wait_value) as i32 >= 0);
     loop {
-        // Acquire, .gpu: pairs with the signalers' release adds.
-        let v = unsafe { arch::ld_acquire_gpu(c) };
-        if arch::all_lanes(v.wrapping_sub(task.wait_value) as i32 >= 0) {
+        // Relaxed, .gpu, while it waits; then acquire, .gpu, once the value is reached:
+        // that second load (the same value or a later one: counters only grow) pairs
+        // with the signalers' release adds. A waiting warp polls relaxed because an
+        // acquire load invalidates the SM's L1, which the warps beside it use.
+        if reached(unsafe { arch::ld_relaxed_gpu(c) }) && reached(unsafe { arch::ld_acquire_gpu(c) }) {
             return Ok(());
         }
         if cx.aborting() {

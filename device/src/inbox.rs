@@ -87,10 +87,12 @@ pub unsafe fn inbox_loop(p: &KernelParams) {
         looks = looks.wrapping_add(1);
         // The relay's exit conditions, read as the relay reads them; checked before the
         // inboxes, so a steady stream of pushes cannot keep this warp from leaving.
-        if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0 {
+        // Relaxed (both): this warp only leaves on them, reading nothing through them;
+        // an acquire load would invalidate its SM's L1 at every pass.
+        if unsafe { arch::ld_relaxed_sys(&raw const (*header).abort.value) } != 0 {
             return;
         }
-        if unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
+        if unsafe { arch::ld_relaxed_gpu(&raw const (*header).stop.value) } != 0
             && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {
             return;

@@ -5,12 +5,14 @@
 //!    value: the warp now owns slots `[first, first + claim)`. The claim carries no
 //!    ordering; it only hands out tickets. Every ticket is served: the owner waits
 //!    for its slot, however long, until the queue stops.
-//! 2. Wait: every lane loads `header.tail` with acquire at system scope until all lanes
-//!    see `seq < tail`. That load pairs with the host's publication of `tail`, a copy on
-//!    the transfer stream that stream order starts only after the copy of the slots:
-//!    so the slot's bytes are visible once `tail` is. Each lane keeps the last `tail` it
-//!    acquired: an acquire that saw `tail > seq` already orders every later load, so a
-//!    slot below it needs no new load.
+//! 2. Wait: every lane polls `header.tail` (relaxed, system scope) until all lanes see
+//!    `seq < tail`, then loads it again with acquire at system scope. That load pairs
+//!    with the host's publication of `tail`, a copy on the transfer stream that stream
+//!    order starts only after the copy of the slots: so the slot's bytes are visible
+//!    once `tail` is. Each lane keeps the last `tail` it acquired: an acquire that saw
+//!    `tail > seq` already orders every later load, so a slot below it needs no new
+//!    load. Polls are relaxed: an acquire load invalidates the SM's L1
+//!    (`DeviceQueue::acquire_tail`).
 //! 3. Run the task (after its dependency, if it has one: `crate::deps`).
 //! 4. Complete: counted per segment, see `crate::completion`.
 //! 5. Stop: the terminate sentinel stores its own sequence number in `stop_at` and then
@@ -108,10 +110,10 @@ impl DeviceQueue {
     /// Thousands of idle warps poll the same few L2 lines, so a poll is one load
     /// (`tail`) and the rest comes every few polls: with every check on every poll,
     /// a one-task round trip took 10.3 µs instead of 8.1 at a 128 ns poll sleep (H200,
-    /// 2026-11-23). A full poll has all its loads in flight at once: `abort`, `stop`
-    /// and the spawn ring's counters are loaded relaxed *before* the acquire of `tail`
-    /// in program order (a load after an acquire would wait for it), and ordered by a
-    /// fence only on the rare path that reads through them.
+    /// 2026-11-23). A full poll has all its loads in flight at once: `abort`, `stop`,
+    /// the spawn ring's counters and `tail`, all relaxed; `stop` is ordered by a fence
+    /// only on the rare path that reads through it, and `tail` by a second load, with
+    /// acquire, once it shows the slot ([`DeviceQueue::acquire_tail`]).
     ///
     /// # Safety
     /// `seq` must be a slot this warp claimed and has not run; every lane must call.
@@ -122,10 +124,10 @@ impl DeviceQueue {
         }
         let h = self.header;
         if !full {
-            // Acquire, .sys: as below.
-            *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
-            if arch::all_lanes(self.published(seq, *tail_seen)) {
-                return Wait::Ready;
+            // Relaxed, .sys; acquired by `acquire_tail` once it shows the slot.
+            let tail = unsafe { arch::ld_relaxed_sys(&raw const (*h).tail.value) };
+            if arch::all_lanes(self.published(seq, tail)) {
+                return unsafe { self.acquire_tail(seq, tail_seen) };
             }
             return Wait::Pending { children: false };
         }
@@ -134,12 +136,10 @@ impl DeviceQueue {
         // Relaxed, then the fence below on the path that reads `stop_at`.
         let stop = unsafe { arch::ld_relaxed_gpu(&raw const (*h).stop.value) };
         let (enqueued, dequeued) = unsafe { spawn.counts() };
-        // Acquire, .sys: pairs with the host's copy into `tail`, which stream order
-        // places after the copy of the slots (docs/protocol.md), and with the relay's
-        // st.release.gpu of `tail` (device/src/relay.rs, step 3).
-        *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*h).tail.value) };
-        if arch::all_lanes(self.published(seq, *tail_seen)) {
-            return Wait::Ready;
+        // Relaxed, .sys; acquired by `acquire_tail` once it shows the slot.
+        let tail = unsafe { arch::ld_relaxed_sys(&raw const (*h).tail.value) };
+        if arch::all_lanes(self.published(seq, tail)) {
+            return unsafe { self.acquire_tail(seq, tail_seen) };
         }
         let children = SpawnRing::differ(enqueued, dequeued);
         if abort != 0 {
@@ -156,6 +156,26 @@ impl DeviceQueue {
             }
         }
         Wait::Pending { children }
+    }
+
+    /// The acquire of a poll that saw slot `seq` published (a relaxed load of `tail`
+    /// showed it): `tail` loaded again, with acquire at system scope, into `tail_seen`.
+    /// That load pairs with the host's copy into `tail`, which stream order places after
+    /// the copy of the slots (docs/protocol.md), and with the relay's st.release.gpu of
+    /// `tail` (device/src/relay.rs, step 3). It reads the relaxed load's value or a later
+    /// one (`tail` only grows, and a claimed slot that has not run holds it within
+    /// `capacity` of `seq`), so the slot stays published under it.
+    ///
+    /// Only the poll that finds its slot acquires: an acquire load invalidates the SM's
+    /// L1 (`CCTL.IVALL` after the load), where busy warps keep their tasks' records and
+    /// the buffer table, and thousands of idle warps poll a few times a microsecond.
+    ///
+    /// # Safety
+    /// As for [`DeviceQueue::poll_published`].
+    #[inline(always)]
+    unsafe fn acquire_tail(&self, seq: u32, tail_seen: &mut u32) -> Wait {
+        *tail_seen = unsafe { arch::ld_acquire_sys(&raw const (*self.header).tail.value) };
+        if arch::all_lanes(self.published(seq, *tail_seen)) { Wait::Ready } else { Wait::Pending { children: false } }
     }
 
     /// Sleep before the next poll: doubles from 32 ns up to `max_sleep`.

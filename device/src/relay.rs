@@ -218,14 +218,16 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         // Step 6. The host's abort word in the mailbox goes on to the workers, through
         // the header's `abort`, which they poll.
         if abort_asked != 0 {
-            // Release, .gpu: the workers read `abort` with ld.acquire.sys (full polls,
-            // `crate::queue`) or relaxed; nothing is read through it either way.
+            // Release, .gpu: the workers read `abort` relaxed (full polls,
+            // `crate::queue`); nothing is read through it.
             if lane == 0 {
                 unsafe { arch::st_release_gpu(&raw mut (*header).abort.value, 1) };
             }
             return;
         }
-        if unsafe { arch::ld_acquire_sys(&raw const (*header).abort.value) } != 0 {
+        // Relaxed (both): this warp only leaves on them, reading nothing through them;
+        // an acquire load would invalidate its SM's L1 at every pass.
+        if unsafe { arch::ld_relaxed_sys(&raw const (*header).abort.value) } != 0 {
             return;
         }
         // After the sentinel, stay (polling the mailbox for an abort) until every
@@ -233,7 +235,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         // mailbox is the only way an abort reached it (the host's memset did not land
         // while the resident kernels ran). Relaxed: only a count, nothing is read
         // through it.
-        if unsafe { arch::ld_acquire_gpu(&raw const (*header).stop.value) } != 0
+        if unsafe { arch::ld_relaxed_gpu(&raw const (*header).stop.value) } != 0
             && unsafe { arch::ld_relaxed_gpu(&raw const (*header).exited.value) } >= p.workers
         {
             return;

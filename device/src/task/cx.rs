@@ -215,8 +215,9 @@ impl TaskCx {
     /// `Err(Status::Aborted)` soon.
     #[inline(always)]
     pub fn aborting(&self) -> bool {
-        // Acquire, .sys: pairs with the host's stream write of `abort`.
-        !self.header.is_null() && unsafe { arch::ld_acquire_sys(&raw const (*self.header).abort.value) } != 0
+        // Relaxed, .sys: nothing is read through `abort` (the task only ends), and an
+        // acquire load would invalidate the SM's L1 at every poll of a long task.
+        !self.header.is_null() && unsafe { arch::ld_relaxed_sys(&raw const (*self.header).abort.value) } != 0
     }
 
     /// Whether the host cancelled this task's ticket (`Ticket::cancel`). A task that
