@@ -9,7 +9,7 @@
 //! seen the last completion, or the stream has finished), warmed up, medians. After
 //! criterion's groups, a summary table of medians and ratios from this same run.
 //!
-//!     cargo bench --bench dispatch                      # the defaults twice, then the rivals
+//!     cargo bench --bench dispatch                      # the defaults, lists a slot per task, the defaults again, the rivals
 //!     DISPATCH_SWEEP=1 cargo bench --bench dispatch     # the configuration's knobs, one at a time
 //!     DISPATCH_TIMELINE=1 cargo bench --bench dispatch  # when a 20k batch is published and done
 
@@ -215,7 +215,8 @@ fn bench(c: &mut Criterion) {
     use resident::worker_flags::{PRECLAIM, RELEASE_COUNT, SPARSE_LOOK};
     let base = config(1);
     if std::env::var_os("DISPATCH_TIMELINE").is_some() {
-        let rt = Runtime::with_config(base).unwrap();
+        // A queue slot per list task: the observer counts tasks by sequence number.
+        let rt = Runtime::with_config(RuntimeConfig { list_slot_tasks: 1, ..base }).unwrap();
         eprintln!("{}", rt.backend());
         let w = work(&rt);
         let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
@@ -244,6 +245,9 @@ fn bench(c: &mut Criterion) {
             ("segments of 256", RuntimeConfig { segment_tasks: 256, ..base.clone() }, true, false, false),
             ("segments of 64", RuntimeConfig { segment_tasks: 64, ..base.clone() }, true, false, false),
             ("list in one piece", RuntimeConfig { list_chunk: 0, ..base.clone() }, false, false, false),
+            ("a queue slot per list task", RuntimeConfig { list_slot_tasks: 1, ..base.clone() }, false, false, false),
+            ("4 list tasks a slot", RuntimeConfig { list_slot_tasks: 4, ..base.clone() }, false, false, false),
+            ("32 list tasks a slot", RuntimeConfig { list_slot_tasks: 32, ..base.clone() }, false, false, false),
             ("list first piece 1024", RuntimeConfig { list_first_piece: 1024, ..base.clone() }, false, false, false),
             ("host runs of 4096", RuntimeConfig { publish_chunk: 4096, ..base.clone() }, true, false, false),
             ("host runs of 512", RuntimeConfig { publish_chunk: 512, ..base.clone() }, true, false, false),
@@ -270,7 +274,11 @@ fn bench(c: &mut Criterion) {
             ("defaults again", base.clone(), true, false, true),
         ]
     } else {
-        vec![("defaults", base.clone(), true, true, false), ("defaults again", base.clone(), true, false, true)]
+        vec![
+            ("defaults", base.clone(), true, true, false),
+            ("a queue slot per list task", RuntimeConfig { list_slot_tasks: 1, ..base.clone() }, false, false, false),
+            ("defaults again", base.clone(), true, false, true),
+        ]
     };
     let mut summary = vec![];
     // The mix of three kinds: (row, median), the table rival's row among them.

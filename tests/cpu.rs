@@ -87,6 +87,44 @@ fn resident_list_replays() {
 }
 
 #[test]
+fn list_chunks_exactly_once() {
+    for per_slot in [0, 1, 3, 32] {
+        let rt = Runtime::with_config(RuntimeConfig {
+            capacity: 1 << 12,
+            segment_tasks: 64,
+            cpu_workers: 4,
+            list_slot_tasks: per_slot,
+            ..RuntimeConfig::cpu()
+        })
+        .unwrap();
+        common::list_chunks_exactly_once(&rt, 300, 3);
+    }
+    // An image built without list chunks (`KernelBuild::list_chunks(false)`): its lists
+    // take a slot per task, whatever the configuration asks.
+    let builtin = resident::KernelImage::builtin();
+    let image = resident::KernelImage::__from_build::<resident_device::Builtins>(resident::__ImageParts {
+        name: "no_list_chunks",
+        ptx: "",
+        block_threads: builtin.block_threads(),
+        max_registers: builtin.max_registers(),
+        scratch_bytes_per_warp: 0,
+        list_chunks: false,
+        kernels: &[],
+    });
+    let slots = |rt: &Runtime| {
+        let before = rt.metrics().submitted;
+        let list = rt.upload_tasks(&vec![resident::Task::noop(0); 300]).unwrap();
+        rt.submit_list(&list).unwrap().wait().unwrap();
+        rt.metrics().submitted - before
+    };
+    let rt = Runtime::with_config(RuntimeConfig { image, cpu_workers: 4, list_slot_tasks: 8, ..RuntimeConfig::cpu() }).unwrap();
+    common::list_chunks_exactly_once(&rt, 300, 2);
+    assert_eq!(slots(&rt), 300);
+    let rt = Runtime::with_config(RuntimeConfig { cpu_workers: 4, list_slot_tasks: 8, ..RuntimeConfig::cpu() }).unwrap();
+    assert_eq!(slots(&rt), 38);
+}
+
+#[test]
 fn list_runs_interleaved() {
     let rt = Runtime::with_config(RuntimeConfig {
         capacity: 1 << 12,

@@ -148,6 +148,13 @@ gpu_test!(auto_backend_picks_cuda, {
 
 gpu_test!(resident_list_replays, common::resident_list_replays(&gpu(1 << 16), 20_000, 1024));
 
+// List chunks at the automatic size, a slot per task, and 3 and 32 tasks a slot.
+gpu_test!(list_chunks_exactly_once, {
+    for per_slot in [0, 1, 3, 32] {
+        let rt = Runtime::with_config(RuntimeConfig { capacity: 1 << 16, list_slot_tasks: per_slot, ..RuntimeConfig::cuda() }).unwrap();
+        common::list_chunks_exactly_once(&rt, 20_000, 5);
+    }
+});
 // List runs: the run table reused hundreds of times under lists cut into 64-task runs
 // and host-fed batches between them.
 gpu_test!(list_runs_interleaved, {

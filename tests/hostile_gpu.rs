@@ -190,6 +190,7 @@ fn image_of_other_shared_sources() {
         block_threads: builtin.block_threads(),
         max_registers: builtin.max_registers(),
         scratch_bytes_per_warp: builtin.scratch_bytes_per_warp(),
+        list_chunks: true,
         kernels: &[],
     });
     match Runtime::with_config(RuntimeConfig { image, ..(GPU.base)() }) {

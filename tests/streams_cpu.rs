@@ -195,6 +195,7 @@ fn test_image() -> KernelImage {
         block_threads: 32,
         max_registers: 0,
         scratch_bytes_per_warp: 0,
+        list_chunks: true,
         kernels: TEST_KERNELS,
     })
 }

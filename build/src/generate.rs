@@ -120,12 +120,14 @@ pub fn host_expr(b: &KernelBuild, no_ptx: bool) -> String {
          block_threads: {block},\n    \
          max_registers: {cap},\n    \
          scratch_bytes_per_warp: {scratch},\n    \
+         list_chunks: {chunks},\n    \
          kernels: {{\n        const KERNELS: &[{rt}::__CpuKernelRow] = &[\n{kernels}        ];\n        KERNELS\n    }},\n}})\n",
         name = b.name,
         note = if no_ptx { " (built without PTX)" } else { "" },
         block = b.block_threads,
         cap = b.max_registers.unwrap_or(0),
         scratch = b.scratch_bytes_per_warp,
+        chunks = b.list_chunks,
     )
 }
 

@@ -63,6 +63,7 @@ pub struct KernelBuild {
     max_registers: Option<u32>,
     scratch_bytes_per_warp: u32,
     runtime_crate: String,
+    list_chunks: bool,
 }
 
 /// What [`KernelBuild::build`] produced: what the host needs to load the image.
@@ -109,6 +110,7 @@ impl KernelBuild {
             max_registers: Some(80),
             scratch_bytes_per_warp: 0,
             runtime_crate: "::resident".into(),
+            list_chunks: true,
         }
     }
 
@@ -164,6 +166,18 @@ impl KernelBuild {
         self
     }
 
+    /// Whether the persistent loop runs resident lists in chunks (on by default): a list
+    /// whose tasks wait on no counter then takes one queue slot per `ceil(len /
+    /// workers)` tasks, run one after another by the warp that claims it
+    /// (docs/protocol.md 4c). Off, the loop carries no chunk code and a list takes a slot
+    /// per task: for a set whose code is large enough that the chunk code's few
+    /// registers become spills around it (the fused-op images: 276 to 284 and 56 to 84
+    /// bytes, and the fused conv + BN 4% slower on an H200, 2026-11-29).
+    pub fn list_chunks(mut self, on: bool) -> Self {
+        self.list_chunks = on;
+        self
+    }
+
     /// The path the generated `.rs` uses for the runtime crate (`::resident` by
     /// default; `crate` inside `resident` itself).
     pub fn runtime_crate(mut self, path: &str) -> Self {
@@ -191,7 +205,7 @@ impl KernelBuild {
         let ptx = match toolchain::decide() {
             toolchain::Decision::Build => {
                 let krate = generate::kernel_crate(&self, &out, device.as_deref());
-                let built = compile(&krate, &out);
+                let built = compile(&krate, &out, self.list_chunks);
                 match cap {
                     Some(c) => cap_registers(&built, PERSISTENT_ENTRY, c),
                     None => built,
@@ -244,14 +258,16 @@ fn write(path: &Path, text: &str) {
 }
 
 /// Runs the nested cargo on the generated crate; the PTX it produced.
-fn compile(krate: &generate::KernelCrate, out: &Path) -> String {
+fn compile(krate: &generate::KernelCrate, out: &Path, list_chunks: bool) -> String {
     let target_dir = env::nested_target_dir(out);
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(&krate.dir).args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"]).arg("--target-dir").arg(&target_dir);
     env::clean(&mut cmd);
     // A profiling build times the persistent loop's steps (`resident_device::steps`).
     let timing = if device_timing() { "\x1f--cfg\x1fresident_device_timing" } else { "" };
-    cmd.env("RUSTC_BOOTSTRAP", "1").env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={TARGET_CPU}{timing}"));
+    // An image without list chunks (`KernelBuild::list_chunks`).
+    let chunks = if list_chunks { "" } else { "\x1f--cfg\x1fresident_no_list_chunks" };
+    cmd.env("RUSTC_BOOTSTRAP", "1").env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={TARGET_CPU}{timing}{chunks}"));
     let status = cmd.status().unwrap_or_else(|e| panic!("resident-build: could not run cargo for the device build: {e}"));
     if !status.success() {
         panic!("resident-build: the device build of image `{}` (for {TARGET}) failed; see the errors above", krate.image);

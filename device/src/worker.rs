@@ -5,8 +5,8 @@
 //! [`crate::deps`], the tasks in [`crate::task`].
 
 use resident_shared::{
-    BufferEntry, CompactTask, Completion, KernelParams, OneTaskParams, QueueHeader, Status, TableParams, Task, TaskId, stamp_for,
-    task_flags, worker_flags,
+    BufferEntry, CompactTask, Completion, KernelParams, MAX_LIST_CHUNK, OneTaskParams, QueueHeader, Status, TableParams, Task, TaskId,
+    stamp_for, task_flags, worker_flags,
 };
 
 use crate::arch;
@@ -17,6 +17,11 @@ use crate::queue::{DeviceQueue, FULL_POLL_EVERY, Wait};
 use crate::spawn::SpawnRing;
 use crate::task::{Outcome, TaskCx, TaskSet};
 use resident_shared::steps::step;
+
+/// Whether this build's loop runs list chunks (docs/protocol.md 4c): not in an image
+/// built without them (`resident_build::KernelBuild::list_chunks`), whose loop then
+/// carries none of their code (nor their registers around the set's code).
+const LIST_CHUNKS: bool = !cfg!(resident_no_list_chunks);
 
 /// With `worker_flags::SPARSE_LOOK`, a queue task is followed by a look for children
 /// when its sequence number is a multiple of this.
@@ -56,6 +61,13 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     // The CPU backend's copy of a task read from host memory (the GPU's warps copy it
     // into their stage in shared memory, `arch::warp_stage`).
     let mut local = core::mem::MaybeUninit::<Task>::uninit();
+    // The list chunk this warp runs ([`Chunk`]): its tasks still to run, and the rest
+    // of its state in the lane's local memory, not in registers across the set's code.
+    let mut chunk = core::mem::MaybeUninit::<Chunk>::uninit();
+    if LIST_CHUNKS {
+        // SAFETY: the lane's own.
+        unsafe { core::ptr::write_volatile(chunk.as_mut_ptr(), Chunk::NONE) };
+    }
     let base = TaskCx {
         buffers: p.buffers as *const BufferEntry,
         header: q.header(),
@@ -97,7 +109,11 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
     // One place runs tasks, whichever their source: one inlined copy of the task code
     // keeps the register count low enough for three blocks per SM.
     loop {
-        if batch_left == 0 && look && unsafe { spawn.maybe_nonempty() } {
+        // Inside a chunk, a look only after a task that pushed children (the spawning
+        // warp drains them, as below); the rest wait for the chunk's end.
+        // SAFETY: the lane's own `Chunk`.
+        let chunk_left = if LIST_CHUNKS { unsafe { core::ptr::read_volatile(&raw const (*chunk.as_ptr()).left) } } else { 0 };
+        if (chunk_left == 0 || after_push) && batch_left == 0 && look && unsafe { spawn.maybe_nonempty() } {
             // SAFETY: the last batch has run; this warp is one of the grid's workers.
             // Draining (a pop that looks again while a push or a give-back is under way)
             // when leaving, and right after this warp pushed: its children are then
@@ -105,11 +121,24 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
             // that may wait on them (`crate::deps`).
             batch_left = unsafe { spawn.try_pop(stopping || after_push) };
         }
+        // Children first, inside a chunk too: it goes on after them.
         let child = batch_left > 0;
+        let in_chunk = !child && chunk_left > 0;
         steps.lap(step::CHILDREN);
         // The task is read in place (ring slot, list or batch entry), field by field as
         // the task code needs it, not copied into registers first.
         let (seq, task) = match child {
+            // The next task of the chunk this warp runs, under the chunk's slot.
+            _ if in_chunk => {
+                let at = chunk.as_mut_ptr();
+                // SAFETY: the lane's own `Chunk`, written when the chunk's slot was found.
+                let c = unsafe { core::ptr::read_volatile(at) };
+                unsafe {
+                    core::ptr::write_volatile(&raw mut (*at).pos, c.pos + 1);
+                    core::ptr::write_volatile(&raw mut (*at).left, c.left - 1);
+                }
+                (c.seq, c.tasks.wrapping_add(c.pos as usize))
+            }
             true => {
                 batch_left -= 1;
                 // A child's number is not its slot's: it is counted by its `seg` word
@@ -169,6 +198,13 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
                     steps.lap(step::COPY);
                     (seq, to as *const Task)
                 } else {
+                    // A list chunk is honoured only where the runtime wrote it: a
+                    // resident list in device memory (validated at upload; every
+                    // submission path refuses the opcode). Its tasks run from the next
+                    // pass on, one a pass, through the one call site below.
+                    if LIST_CHUNKS && list_run.holds(seq) && unsafe { Chunk::starts(task, chunk.as_mut_ptr(), seq) } {
+                        continue;
+                    }
                     // The task's second 32-byte sector (the tail of its arguments),
                     // asked for now: the first read of the task fetches only the first.
                     arch::prefetch_l1(task.cast::<u8>().wrapping_add(32));
@@ -188,9 +224,11 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         // that its wait would keep from every other worker (one waiting task must not
         // wedge unrelated work). Still before the task body, so the claim's
         // latency overlaps it.
-        let claim_next = !child && preclaim && k == q.claim;
+        // In a chunk, once: with its last task.
+        let last = chunk_left <= 1;
+        let claim_next = !child && preclaim && k == q.claim && last;
         let pushed = unsafe {
-            run::<S>(&done, &base, seq, &*task, || {
+            run::<S>(&done, &base, seq, &*task, in_chunk.then_some((chunk.as_mut_ptr(), last)), || {
                 if claim_next {
                     next = q.start_claim();
                 }
@@ -280,27 +318,145 @@ unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
     arch::syncwarp();
 }
 
-/// Runs one task of the queue (slot `seq`) or a child from the warp's batch (entry
+/// Runs one task of the queue (slot `seq`), a child from the warp's batch (entry
 /// `seq`, entries below it still to run: its completion waits for theirs,
-/// `crate::completion`, step 4'); `ready` runs once the task's dependency is met (or
-/// failed), before its body. Whether the task pushed a child.
+/// `crate::completion`, step 4'), or a task of the list chunk in slot `seq` (`chunk`:
+/// the warp's [`Chunk`], and whether this is its last task); `ready` runs once the task's dependency is met
+/// (or failed), before its body. Whether the task pushed a child.
+///
+/// A chunk's task runs under its chunk's record (its context, its cancellation, the
+/// segment its children count in), signals its own counter, and keeps the chunk's
+/// first failure; the last completes the slot once, with that failure's status and
+/// its place in the chunk as the result (the host's `TaskFailed::index`).
 #[inline(always)]
-unsafe fn run<S: TaskSet>(done: &Completer, base: &TaskCx, seq: u32, task: &Task, ready: impl FnOnce()) -> bool {
-    let cx = base.for_task(done.child_seg(seq, task), done.cancel_stamp(seq, task));
-    let out = if task.flags & task_flags::RELAYED != 0 {
+unsafe fn run<S: TaskSet>(
+    done: &Completer,
+    base: &TaskCx,
+    seq: u32,
+    task: &Task,
+    chunk: Option<(*mut Chunk, bool)>,
+    ready: impl FnOnce(),
+) -> bool {
+    // SAFETY: a chunk is the lane's own, written when its slot was found.
+    let slot = match chunk {
+        None => task,
+        Some((at, _)) => unsafe { &*core::ptr::read_volatile(&raw const (*at).record) },
+    };
+    let cx = base.for_task(done.child_seg(seq, slot), done.cancel_stamp(seq, slot));
+    let out = if slot.flags & task_flags::RELAYED != 0 {
         // The relay warp ran it already (device/src/relay.rs): only count it.
         ready();
         Outcome::ok(0)
     } else {
-        let waited = unsafe { crate::deps::wait(&cx, task) };
+        // A chunk's tasks wait on nothing (the host chunks only such lists); its
+        // record neither.
+        let waited = unsafe { crate::deps::wait(&cx, slot) };
         ready();
         match waited {
             Ok(()) => unsafe { dispatch::<S>(task, &cx, seq) },
             Err(status) => Outcome::err(status),
         }
     };
-    unsafe { done.complete(seq, task, out) };
+    let out = if let Some((at, last)) = chunk {
+        // As `Completer::complete` signals a queue task's counter: every lane's writes
+        // before lane 0's release add (`crate::deps`).
+        arch::syncwarp();
+        if arch::lane_id() == 0 {
+            unsafe { crate::deps::signal(cx.counters, task) };
+        }
+        match unsafe { Chunk::done(at, out, last) } {
+            Some(out) => out,
+            None => return cx.spawned.get(),
+        }
+    } else {
+        out
+    };
+    // SAFETY: as above; the slot's record, run (its tasks) once.
+    let slot = match chunk {
+        None => task,
+        Some((at, _)) => unsafe { &*core::ptr::read_volatile(&raw const (*at).record) },
+    };
+    unsafe { done.complete(seq, slot, out) };
     cx.spawned.get()
+}
+
+/// The list chunk a warp runs ([`Task::list_chunk`], docs/protocol.md "List chunks"):
+/// its slot, its tasks and how far it got, in each lane's local memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Chunk {
+    /// The chunk's record (in the list, in device memory).
+    record: *const Task,
+    /// Its first task.
+    tasks: *const Task,
+    /// Its slot's sequence number.
+    seq: u32,
+    /// Tasks taken so far.
+    pos: u32,
+    /// The first failure: its place + 1 (high 16 bits) and status (low 16); 0: none.
+    failed: u32,
+    /// Tasks still to run (0: no chunk).
+    left: u32,
+}
+
+impl Chunk {
+    /// No chunk.
+    const NONE: Self = Self { record: core::ptr::null(), tasks: core::ptr::null(), seq: 0, pos: 0, failed: 0, left: 0 };
+
+    /// If `task` (the task of published slot `seq`, of a resident list in device
+    /// memory) is a list chunk of 1 to `MAX_LIST_CHUNK` tasks: starts it (`left` its
+    /// count, `at` its state) and asks for its tasks' lines, a lane's prefetch each.
+    /// A record of that opcode with another count is run as a task, and fails as one
+    /// (no set holds the id).
+    ///
+    /// # Safety
+    /// `task` readable, after the acquire of `tail` that showed `seq` published; `at`
+    /// the lane's own. Every lane must call.
+    #[inline(always)]
+    unsafe fn starts(task: *const Task, at: *mut Chunk, seq: u32) -> bool {
+        let t = unsafe { &*task };
+        if t.opcode != TaskId::LIST_CHUNK.0 {
+            return false;
+        }
+        let (addr, count) = t.chunk_span();
+        if count == 0 || count > MAX_LIST_CHUNK {
+            return false;
+        }
+        let tasks = addr as *const Task;
+        let mut lane = arch::lane_id();
+        while lane < count {
+            let p = tasks.wrapping_add(lane as usize).cast::<u8>();
+            arch::prefetch_l1(p);
+            arch::prefetch_l1(p.wrapping_add(32));
+            lane += arch::WARP;
+        }
+        unsafe { core::ptr::write_volatile(at, Chunk { record: task, tasks, seq, pos: 0, failed: 0, left: count }) };
+        true
+    }
+
+    /// One more task of the chunk ran with `out`: keeps the first failure; after the
+    /// `last`, the slot's outcome.
+    ///
+    /// # Safety
+    /// `at` the lane's own chunk, a task of it taken.
+    #[inline(always)]
+    unsafe fn done(at: *mut Chunk, out: Outcome, last: bool) -> Option<Outcome> {
+        let failed = unsafe { core::ptr::read_volatile(&raw const (*at).failed) };
+        // `pos` counts the task just run: its place + 1.
+        let failed = if out.status != Status::Ok && failed == 0 {
+            let place = unsafe { core::ptr::read_volatile(&raw const (*at).pos) };
+            place << 16 | out.status as u32
+        } else {
+            failed
+        };
+        if !last {
+            unsafe { core::ptr::write_volatile(&raw mut (*at).failed, failed) };
+            return None;
+        }
+        Some(match failed {
+            0 => Outcome::ok(0),
+            f => Outcome { status: Status::from_u32(f & 0xffff).unwrap_or(Status::Failed), result: ((f >> 16) - 1) as u64 },
+        })
+    }
 }
 
 /// Runs `task` (slot `seq`): the terminate sentinel, which belongs to the runtime and

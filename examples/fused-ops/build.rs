@@ -24,6 +24,9 @@ fn main() {
         .kernel("rnn_step", "fused_ops_device::rnn::Step")
         .block_threads(128)
         .max_registers(Some(128))
+        // No resident lists here: the loop carries no list-chunk code (its registers
+        // became spills around the conv tile's).
+        .list_chunks(false)
         .build();
     resident_build::KernelBuild::new("conv_bn")
         .device_crate("device")
@@ -33,5 +36,6 @@ fn main() {
         .kernel("bn_norm_stage", "fused_ops_device::stages::NormStage")
         .block_threads(128)
         .max_registers(Some(128))
+        .list_chunks(false)
         .build();
 }

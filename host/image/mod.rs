@@ -33,6 +33,7 @@ pub struct __ImageParts {
     pub block_threads: u32,
     pub max_registers: u32,
     pub scratch_bytes_per_warp: u32,
+    pub list_chunks: bool,
     pub kernels: &'static [__CpuKernelRow],
 }
 
@@ -86,7 +87,7 @@ impl KernelImage {
         Self {
             name: parts.name,
             ptx: Arc::from(parts.ptx),
-            set: SetInfo::of::<S>(),
+            set: SetInfo { list_chunks: parts.list_chunks, ..SetInfo::of::<S>() },
             fingerprint: S::FINGERPRINT,
             block_threads: parts.block_threads,
             max_registers: parts.max_registers,

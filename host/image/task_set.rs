@@ -25,6 +25,10 @@ pub(crate) struct SetInfo {
     /// `resident_one_task` over the set, as a kernel of the host's kernel table (its
     /// parameter is one `OneTaskParams`): one task on a one-lane warp.
     pub cpu_one_task: __CpuKernelFn,
+    /// The image's persistent loop runs list chunks (`resident_build::KernelBuild::
+    /// list_chunks`; the CPU backend's loop always can): a resident list may be
+    /// uploaded in chunks.
+    pub list_chunks: bool,
 }
 
 /// `S::declare` into `c`.
@@ -53,6 +57,7 @@ impl SetInfo {
             validate: crate::image::validate::validate_set::<S>,
             cpu_loop: resident_device::entry::persistent::<S>,
             cpu_one_task: one_task::<S>,
+            list_chunks: true,
         }
     }
 }

@@ -230,9 +230,9 @@ impl Declared {
     }
 }
 
-/// The terminate sentinel belongs to the runtime: no user submits it.
-fn not_reserved(t: &Task) -> Result<(), Rejection> {
-    if t.id() == TaskId::TERMINATE { Err(Rejection::ReservedTask(t.id())) } else { Ok(()) }
+/// The terminate sentinel and list chunks belong to the runtime: no user submits them.
+pub(crate) fn not_reserved(t: &Task) -> Result<(), Rejection> {
+    if matches!(t.id(), TaskId::TERMINATE | TaskId::LIST_CHUNK) { Err(Rejection::ReservedTask(t.id())) } else { Ok(()) }
 }
 
 /// Task `t`'s declaration's own verdict as a rejection (`None`: its id is not in the

@@ -429,6 +429,7 @@ fn read_express(backend: &Backend, t: &TicketState) {
 /// of its segment record): results if the ticket keeps them, and the first failure.
 fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: u32) {
     let mut failure = None;
+    let mut in_slot = 0;
     let mut results = Vec::new();
     for seq in seg..end {
         let at = backend.completion(seq) as *mut Completion;
@@ -444,6 +445,9 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
         }
         if written && rec.status != 0 && failure.is_none() {
             failure = Some((seq, Status::from_u32(rec.status).unwrap_or(Status::BadArgs)));
+            // A list chunk's record holds the failed task's place in the chunk
+            // (device/src/worker.rs, `run`).
+            in_slot = if t.per_slot > 1 { rec.result.min(t.per_slot as u64 - 1) } else { 0 };
         }
         if t.keep_results {
             results.push(if written { rec.result } else { 0 });
@@ -457,6 +461,7 @@ fn read_records(backend: &Backend, t: &TicketState, seg: u64, end: u64, failed: 
     o.results.extend_from_slice(&results);
     if o.failure.is_none() {
         o.failure = failure;
+        o.failure_in_slot = in_slot;
     }
 }
 

@@ -131,7 +131,8 @@ pub(crate) enum Source<'a> {
     Host(&'a [Task]),
     /// A resident task list (validated at upload; `names` re-checked now), read in
     /// place by the workers as list runs (`device/src/lists.rs`): no staging, no copy.
-    Resident { addr: u64, len: usize, names: &'a crate::image::validate::Names },
+    /// `len` is its queue slots, each of which stands for `per_slot` of its `tasks`.
+    Resident { addr: u64, len: usize, per_slot: u32, tasks: usize, names: &'a crate::image::validate::Names },
 }
 
 impl Source<'_> {
@@ -513,7 +514,10 @@ fn reserve_once(
     {
         // Not shared yet: registered just below.
         let t = Arc::get_mut(&mut ticket).expect("a ticket not registered yet has one owner");
-        (t.first, t.end) = (first, first + n as u64);
+        (t.first, t.end, t.tasks) = (first, first + n as u64, n as u64);
+        if let Source::Resident { per_slot, tasks, .. } = src {
+            (t.per_slot, t.tasks) = (per_slot, tasks as u64);
+        }
     }
     // Before any of its tasks is published (so a scan never passes them unseen); in
     // any order among producers (the tracker keeps a gap until it is registered).

@@ -4,7 +4,7 @@
 //! per-submission host work (validation, staging, a host-to-device copy) is paid once,
 //! at upload.
 
-use resident_shared::Task;
+use resident_shared::{MAX_LIST_CHUNK, Task};
 use std::sync::Arc;
 
 use crate::Result;
@@ -16,10 +16,20 @@ use crate::runtime::Shared;
 
 /// A batch of tasks validated once and kept in device memory ([`crate::Runtime::upload_tasks`]),
 /// submitted again and again with [`crate::Runtime::submit_list`].
+///
+/// A list whose tasks wait on no counter is submitted in chunks: one queue slot (a
+/// [`Task::list_chunk`] record, kept after the tasks) stands for up to
+/// [`resident_shared::MAX_LIST_CHUNK`] consecutive tasks, which the warp that claims it
+/// runs one after another and counts with one completion (docs/protocol.md, "List
+/// chunks"). A list of `n` tasks over `w` workers takes chunks of `ceil(n / w)` tasks
+/// ([`crate::RuntimeConfig::list_slot_tasks`]), so it spreads over every worker once
+/// with one claim and one completion each.
 pub struct TaskList {
     /// `None` once dropped (taken to host/memory/reclaim.rs).
     mem: Option<Memory>,
     len: usize,
+    /// Tasks per queue slot (1: the tasks themselves are the slots).
+    per_slot: u32,
     /// Every buffer and counter the tasks name, re-checked at each submission.
     names: Names,
     shared: Arc<Shared>,
@@ -27,8 +37,24 @@ pub struct TaskList {
 
 impl std::fmt::Debug for TaskList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskList").field("len", &self.len).field("buffers", &self.names.buffers.len()).finish()
+        f.debug_struct("TaskList")
+            .field("len", &self.len)
+            .field("per_slot", &self.per_slot)
+            .field("buffers", &self.names.buffers.len())
+            .finish()
     }
+}
+
+/// Tasks per queue slot for a list of `len` tasks over `workers` workers: `configured`
+/// if set, else `ceil(len / workers)`; at most `MAX_LIST_CHUNK`, and 1 if a task waits
+/// on a counter (a chunk's tasks run back to back in one warp, and a wait there could
+/// hold later tasks of the chunk behind a counter that only they would signal).
+fn per_slot(tasks: &[Task], workers: u32, configured: u32) -> u32 {
+    if tasks.iter().any(|t| t.wait_counter != 0) {
+        return 1;
+    }
+    let auto = (tasks.len() as u64).div_ceil(workers.max(1) as u64).min(MAX_LIST_CHUNK as u64) as u32;
+    if configured == 0 { auto.max(1) } else { configured.min(MAX_LIST_CHUNK) }
 }
 
 impl TaskList {
@@ -41,15 +67,34 @@ impl TaskList {
         // Every buffer and counter the tasks name, re-checked at each submission.
         let names = Names::of(tasks, &shared.set);
         let len = u32::try_from(tasks.len()).map_err(|_| crate::Error::BatchTooLarge(tasks.len()))?;
+        let configured = if shared.set.list_chunks { shared.config.list_slot_tasks } else { 1 };
+        let per_slot = per_slot(tasks, shared.backend.info().workers, configured);
+        let slots = len.div_ceil(per_slot);
+        let size = size_of::<Task>();
+        // Driver calls: on a device that faulted unseen, the fault (as in `Buffer::new`).
+        let bytes = size_of_val(tasks) + if per_slot > 1 { slots as usize * size } else { 0 };
+        let mem = shared.backend.alloc(bytes).map_err(|e| shared.explain(e))?;
         // Stored already placed: a list is always submitted whole, as one batch, so its
         // segments are fixed relative to its start and the replay copy needs no patch.
-        let place = Placement::batch(len, 0, shared.tracker.segment_size());
-        let placed: Vec<Task> = tasks.iter().enumerate().map(|(i, t)| place.apply(i, t)).collect();
-        // Driver calls: on a device that faulted unseen, the fault (as in `Buffer::new`).
-        let mem = shared.backend.alloc(size_of_val(tasks)).map_err(|e| shared.explain(e))?;
-        // SAFETY: `mem` holds exactly the tasks' bytes.
-        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&placed), 8) }.map_err(|e| shared.explain(e))?;
-        Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), names })
+        // Chunked, the slots are the chunk records (after the tasks): they are placed,
+        // and the tasks inside belong to no segment of their own.
+        let place = Placement::batch(slots, 0, shared.tracker.segment_size());
+        let image: Vec<Task> = if per_slot == 1 {
+            tasks.iter().enumerate().map(|(i, t)| place.apply(i, t)).collect()
+        } else {
+            // As placed but with no segment: flags cleared (a task's type tag, which
+            // placement overwrites, would read as flags).
+            let mut v: Vec<Task> = tasks.iter().map(|t| Task { flags: 0, seg: 0, ..*t }).collect();
+            v.extend((0..slots).map(|k| {
+                let from = k * per_slot;
+                let count = per_slot.min(len - from);
+                place.apply(k as usize, &Task::list_chunk(mem.addr() + from as u64 * size as u64, count))
+            }));
+            v
+        };
+        // SAFETY: `mem` holds exactly the image's bytes.
+        unsafe { shared.backend.upload(mem.addr(), bytemuck::cast_slice(&image), 8) }.map_err(|e| shared.explain(e))?;
+        Ok(Self { shared: shared.clone(), mem: Some(mem), len: tasks.len(), per_slot, names })
     }
 
     /// Tasks in the list.
@@ -60,8 +105,18 @@ impl TaskList {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Where its queue slots lie: the tasks, or the chunk records after them.
     pub(crate) fn addr(&self) -> u64 {
-        self.mem.as_ref().expect("live until drop").addr()
+        let mem = self.mem.as_ref().expect("live until drop").addr();
+        if self.per_slot == 1 { mem } else { mem + (self.len * size_of::<Task>()) as u64 }
+    }
+    /// Queue slots a submission takes.
+    pub(crate) fn slots(&self) -> usize {
+        self.len.div_ceil(self.per_slot as usize)
+    }
+    /// Tasks per queue slot.
+    pub(crate) fn per_slot(&self) -> u32 {
+        self.per_slot
     }
     /// The runtime it was uploaded to.
     pub(crate) fn owner(&self) -> &Arc<Shared> {

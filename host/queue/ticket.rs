@@ -31,7 +31,7 @@ impl Ticket {
 
     /// Number of tasks in the batch.
     pub fn len(&self) -> usize {
-        (self.state.end - self.state.first) as usize
+        self.state.tasks as usize
     }
 
     /// Whether the ticket covers no task.
@@ -127,7 +127,7 @@ impl Ticket {
         if let Some(e) = &o.error {
             return Err(e.clone());
         }
-        let failure = o.failure;
+        let (failure, o_in_slot) = (o.failure, o.failure_in_slot);
         // Not held into `fault_now`, which may record the fault (`fail_all` takes the
         // tracker's lock, and the scan takes outcome locks under it).
         drop(o);
@@ -143,7 +143,10 @@ impl Ticket {
                 if matches!(status, resident_shared::Status::Aborted | resident_shared::Status::ChildFailed) {
                     self.shared.fault_now()?;
                 }
-                Err(Error::TaskFailed { index: seq.saturating_sub(self.state.first), seq, status })
+                // A list chunk's slot stands for `per_slot` tasks; its record names the
+                // failed one among them.
+                let index = seq.saturating_sub(self.state.first) * self.state.per_slot as u64 + o_in_slot;
+                Err(Error::TaskFailed { index, seq, status })
             }
             None => Ok(()),
         }

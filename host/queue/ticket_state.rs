@@ -10,8 +10,12 @@ use crate::Error;
 pub(crate) struct Outcome {
     /// Inline results in sequence order, when the submitter asked for them.
     pub results: Vec<u64>,
-    /// The first task that failed on the device.
+    /// The first task that failed on the device: its slot's sequence number, its
+    /// status, and its place among the tasks the slot stands for (0 unless the slot is
+    /// a list chunk, `TicketState::per_slot`).
     pub failure: Option<(u64, Status)>,
+    /// The failed task's place in its list chunk (from the chunk's record).
+    pub failure_in_slot: u64,
     /// Set when the ticket cannot complete (device fault, abort on shutdown).
     pub error: Option<Error>,
 }
@@ -21,6 +25,11 @@ pub(crate) struct TicketState {
     pub first: u64,
     pub end: u64,
     pub keep_results: bool,
+    /// Tasks per slot: 1, or a resident list's chunk size (`TaskList`), whose slot `k`
+    /// stands for tasks `k * per_slot ..` of the list.
+    pub per_slot: u32,
+    /// Tasks the ticket covers (its slots, or a chunked list's tasks).
+    pub tasks: u64,
     /// A lone `task_flags::EXPRESS` task: done as soon as its own completion record
     /// is written (`CompletionTracker::advance`), before its segment's.
     pub express: bool,
@@ -43,6 +52,8 @@ impl TicketState {
             first,
             end,
             keep_results,
+            per_slot: 1,
+            tasks: end - first,
             express,
             done: AtomicBool::new(false),
             clean: AtomicBool::new(false),

@@ -55,13 +55,20 @@ pub struct RuntimeConfig {
     /// Longest sleep of an idle worker between two polls of the queue, in nanoseconds:
     /// the wake-up latency it may add against the poll traffic of idle warps.
     pub max_poll_sleep_ns: u32,
-    /// Tasks in the first list run when a resident task list is submitted (a power of
+    /// Queue slots in the first list run when a resident task list is submitted (a power of
     /// two; 0: no separate first run). Lists are read in place (device/src/lists.rs):
     /// a run costs two small copies (its table entry and `tail`), not a copy of tasks.
     pub list_first_piece: u32,
-    /// Tasks per later list run (a power of two; 0: as many as the ring allows, half
-    /// of it).
+    /// Queue slots per later list run (a power of two; 0: as many as the ring allows,
+    /// half of it).
     pub list_chunk: u32,
+    /// Tasks of a resident list that one queue slot stands for (at most
+    /// [`resident_shared::MAX_LIST_CHUNK`]; 0: chosen at upload, the list's length over
+    /// the workers, so that a list spreads over every worker once; 1: a slot per task).
+    /// The warp that claims such a slot runs its tasks one after another and counts
+    /// them with one completion (docs/protocol.md, "List chunks"). A list with a task
+    /// that waits on a counter always takes a slot per task.
+    pub list_slot_tasks: u32,
     /// Most tasks per completion segment (a power of two from 32 to 1024; half the ring
     /// caps it too). Every task of a segment adds to one counter, and the last one
     /// writes the segment's record with one system-scope fence: smaller segments spread
@@ -185,6 +192,7 @@ impl Default for RuntimeConfig {
             max_poll_sleep_ns: 256,
             list_first_piece: 0,
             list_chunk: 0,
+            list_slot_tasks: 0,
             segment_tasks: resident_shared::segment::SEGMENT,
             spawn_capacity: resident_shared::spawn::DEFAULT_SPAWN_CAPACITY,
             relay_max_batch: 32,
@@ -286,6 +294,9 @@ impl RuntimeConfig {
         }
         if self.max_poll_sleep_ns > 1_000_000 {
             return bad("max_poll_sleep_ns must be at most 1 ms (the nanosleep limit)");
+        }
+        if self.list_slot_tasks > resident_shared::MAX_LIST_CHUNK {
+            return bad("list_slot_tasks must be at most 32");
         }
         if [self.list_chunk, self.list_first_piece, self.publish_chunk].iter().any(|&c| c != 0 && !c.is_power_of_two()) {
             return bad("list_chunk, list_first_piece and publish_chunk must be 0 or powers of two");

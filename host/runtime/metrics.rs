@@ -9,10 +9,12 @@ use crate::runtime::policy::ResidencyStats;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {
-    /// Tasks taken into the queue so far: submitted, listed, or reserved to be written
-    /// in place (a sequence number: the next task's).
+    /// Queue slots taken so far: tasks submitted, listed, or reserved to be written in
+    /// place (a sequence number: the next slot's). A slot holds one task, except in a
+    /// resident list chunked by [`crate::RuntimeConfig::list_slot_tasks`], where it
+    /// stands for up to 32 of the list's tasks.
     pub submitted: u64,
-    /// Tasks completed so far, in order (every task before this sequence number).
+    /// Queue slots completed so far, in order (every slot before this sequence number).
     pub completed: u64,
     /// Tasks staged in the 32-byte compact form (`RuntimeConfig::compact_records`):
     /// runs of large batches over the host ring whose every task has it. Always 0 on the
@@ -24,8 +26,8 @@ pub struct RuntimeMetrics {
 }
 
 impl RuntimeMetrics {
-    /// Tasks taken into the queue and not completed yet (those of open reservations,
-    /// and tasks waiting on counters, among them).
+    /// Queue slots taken and not completed yet (those of open reservations, and tasks
+    /// waiting on counters, among them).
     pub fn in_flight(&self) -> u64 {
         self.submitted.saturating_sub(self.completed)
     }

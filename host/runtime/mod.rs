@@ -630,15 +630,17 @@ impl Runtime {
     /// [`Task::fault_illegal_address`]).
     ///
     /// # Safety
-    /// No opcode may be the runtime's terminate sentinel (refused; the runtime
+    /// No opcode may be the runtime's own (the terminate sentinel, a list chunk: refused; the runtime
     /// overwrites `flags` and `seg`); otherwise tasks are as unchecked as a raw kernel
     /// launch's arguments: a valid handle with a wrong offset is still refused, but
     /// nothing checks that two tasks running at once do not write the same memory, a
     /// raw-address task writes wherever its addresses point, and a fault-injection task
     /// kills the runtime (every ticket fails with [`Error::DeviceFault`]).
     pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
-        if let Some(index) = tasks.iter().position(|t| t.id() == resident_shared::TaskId::TERMINATE) {
-            return Err(Error::InvalidTask { index, reason: crate::Rejection::ReservedTask(tasks[index].id()) });
+        if let Some((index, reason)) =
+            tasks.iter().enumerate().find_map(|(i, t)| crate::image::validate::not_reserved(t).err().map(|r| (i, r)))
+        {
+            return Err(Error::InvalidTask { index, reason });
         }
         let state = producer::submit(&self.shared, Source::Host(tasks), true, WhenFull::Wait, Origin::Unchecked)?;
         Ok(Ticket { state, shared: self.shared.clone() })
@@ -660,7 +662,8 @@ impl Runtime {
         if !Arc::ptr_eq(list.owner(), &self.shared) {
             return Err(Error::ForeignHandle("task list"));
         }
-        let src = Source::Resident { addr: list.addr(), len: list.len(), names: list.names() };
+        let src =
+            Source::Resident { addr: list.addr(), len: list.slots(), per_slot: list.per_slot(), tasks: list.len(), names: list.names() };
         let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
         Ok(Ticket { state, shared: self.shared.clone() })
     }

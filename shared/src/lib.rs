@@ -37,4 +37,4 @@ pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};
 pub use sources::SOURCES;
 pub use status::Status;
-pub use task::{COMPACT_ARGS, CompactTask, TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags, type_tag};
+pub use task::{COMPACT_ARGS, CompactTask, MAX_LIST_CHUNK, TASK_ARG_BYTES, TASK_ARGS, Task, TaskId, task_flags, type_tag};

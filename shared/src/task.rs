@@ -14,6 +14,10 @@ pub const TASK_ARGS: usize = 12;
 /// ([`Task::with_args`], [`Task::args_as`]).
 pub const TASK_ARG_BYTES: usize = TASK_ARGS * 4;
 
+/// Most tasks of a resident list that one queue slot stands for ([`Task::list_chunk`]):
+/// a warp runs them one after another, so a chunk may take one lane's prefetch each.
+pub const MAX_LIST_CHUNK: u32 = 32;
+
 /// Which function a task runs: unique within a task set (checked at compile time when
 /// the set is declared). Zero is never an id (a zeroed or poisoned slot never decodes
 /// as a task), and `0xff00..=0xffff` belong to the runtime. The built-in tasks use
@@ -28,6 +32,10 @@ impl TaskId {
     pub const FIRST_USER: TaskId = TaskId(0x100);
     /// The terminate sentinel (the runtime's own; never in a set).
     pub const TERMINATE: TaskId = TaskId(0xffff);
+    /// A chunk of a resident task list (the runtime's own; never in a set): one queue
+    /// slot that stands for up to [`MAX_LIST_CHUNK`] consecutive tasks of the list,
+    /// run one after another by the warp that claims it ([`Task::list_chunk`]).
+    pub const LIST_CHUNK: TaskId = TaskId(0xfffe);
 
     /// Whether a task set may use this id: not zero, not the runtime's `0xff00..`.
     pub const fn is_assignable(self) -> bool {
@@ -265,6 +273,24 @@ impl Task {
     /// The terminate sentinel (runtime use).
     pub const fn terminate() -> Self {
         Self::raw(TaskId::TERMINATE.0, [0; TASK_ARGS])
+    }
+
+    /// A chunk of a resident list (runtime use): the `count` tasks at device address
+    /// `addr` (at most [`MAX_LIST_CHUNK`]), which wait on no counter. The workers honour
+    /// it only when they read it from a resident list in device memory; the host
+    /// refuses it in any submission ([`TaskId::LIST_CHUNK`]).
+    pub const fn list_chunk(addr: u64, count: u32) -> Self {
+        let mut args = [0; TASK_ARGS];
+        args[0] = addr as u32;
+        args[1] = (addr >> 32) as u32;
+        args[2] = count;
+        Self::raw(TaskId::LIST_CHUNK.0, args)
+    }
+
+    /// The tasks a [`Task::list_chunk`] stands for: their address and number.
+    #[inline(always)]
+    pub const fn chunk_span(&self) -> (u64, u32) {
+        (self.args[0] as u64 | (self.args[1] as u64) << 32, self.args[2])
     }
 }
 

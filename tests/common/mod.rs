@@ -409,6 +409,78 @@ pub fn list_runs_interleaved(rt: &Runtime, rounds: usize) {
     }
 }
 
+/// Resident lists submitted in chunks (a queue slot standing for several tasks,
+/// docs/protocol.md 4c): lists of many lengths, replayed round after round
+/// beside host batches, run every task exactly once, and their tickets count tasks.
+/// A chunk's tasks signal their own counters (a task submitted after waits for them
+/// all), push children that run once each, and a failure inside a chunk is named by
+/// its task's index in the list. `big` should exceed the runtime's workers, so that
+/// its list is chunked with the automatic size too.
+pub fn list_chunks_exactly_once(rt: &Runtime, big: usize, rounds: usize) {
+    let sizes = [1usize, 2, 31, 33, 100, 1000, 4099, big];
+    let total: usize = sizes.iter().sum();
+    let base: u32 = rand::rng().random_range(1..1 << 30);
+    let c = rt.buffer_from(&vec![base; total]).unwrap();
+    let done = rt.counter().unwrap();
+    let mut at = 0u32;
+    let mut lists = vec![];
+    for n in sizes {
+        let tasks: Vec<Task> = (0..n).map(|i| Task::mark(c.all(), at + i as u32).signals(done.id())).collect();
+        let list = rt.upload_tasks(&tasks).unwrap();
+        assert_eq!(list.len(), n);
+        lists.push(list);
+        at += n as u32;
+    }
+    let mut tickets = vec![];
+    for _ in 0..rounds {
+        for l in &lists {
+            let t = rt.submit_list(l).unwrap();
+            assert_eq!(t.len(), l.len());
+            tickets.push(t);
+            tickets.push(rt.submit(&[Task::noop(0); 7]).unwrap());
+        }
+    }
+    // Submitted after every list: waits for all their signals.
+    let after = rt.submit(&[Task::noop(0).after(done.id(), (total * rounds) as u32)]).unwrap();
+    for t in tickets {
+        t.wait().unwrap();
+    }
+    after.wait_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(done.value().unwrap(), (total * rounds) as u32);
+    let got = c.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != base + rounds as u32).take(5).collect();
+    assert!(bad.is_empty(), "tasks not run exactly {rounds} times (index, value; poison {base}): {bad:?}");
+
+    // Children of chunked tasks: a list of trees.
+    let (trees, depth, fanout) = (big, 2, 3);
+    let nodes = Task::tree_nodes(depth, fanout).unwrap() as usize;
+    let marks = rt.buffer_from(&vec![base; trees * nodes]).unwrap();
+    let roots: Vec<Task> = (0..trees).map(|t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
+    let forest = rt.upload_tasks(&roots).unwrap();
+    rt.submit_list(&forest).unwrap().wait().unwrap();
+    let got = marks.read().unwrap();
+    let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != base + 1).take(5).collect();
+    assert!(bad.is_empty(), "tree nodes not marked exactly once (index, value; poison {base}): {bad:?}");
+
+    // A failure inside a chunk names its task. The spinning task polls for
+    // cancellation; the marks around it run once each whatever happens.
+    let spin_at = big / 2 + 1;
+    let m = rt.buffer_from(&vec![0u32; big]).unwrap();
+    let tasks: Vec<Task> =
+        (0..big).map(|i| if i == spin_at { Task::spin(20_000_000_000) } else { Task::mark(m.all(), i as u32) }).collect();
+    let list = rt.upload_tasks(&tasks).unwrap();
+    let t = rt.submit_list(&list).unwrap();
+    t.cancel().unwrap();
+    match t.wait_timeout(Duration::from_secs(30)) {
+        Err(Error::TaskFailed { index, status: Status::Cancelled, .. }) => assert_eq!(index, spin_at as u64),
+        other => panic!("expected the spinning task {spin_at} cancelled, got {other:?}"),
+    }
+    let got = m.read().unwrap();
+    for (i, &v) in got.iter().enumerate() {
+        assert_eq!(v, u32::from(i != spin_at), "mark {i}");
+    }
+}
+
 /// The device's own check: forged tasks sent past the host check complete with a typed
 /// failure status and touch nothing; the valid tasks beside them run.
 pub fn device_rejects_forged_tasks(rt: &Runtime) {
