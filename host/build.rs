@@ -12,7 +12,6 @@ fn main() {
     // 88 (ptxas, sm_90, 2026-11-24), and only one block per SM would be used; capped it
     // spills nothing.
     let image = resident_build::KernelBuild::new("resident")
-        .device_crate("device")
         .task_set("resident_device::Builtins")
         .kernel("resident_pipeline", "resident_device::kernels::pipeline::Pipeline")
         .kernel("resident_spin_write", "resident_device::kernels::spin_write::SpinWrite")
@@ -29,5 +28,13 @@ fn main() {
     // with its step counters; the host allocates their table and reads it.
     if resident_build::device_timing() {
         println!("cargo:rustc-cfg=resident_device_timing");
+    }
+    // For the build scripts of crates that depend on this one and build kernel images
+    // of their own: where `resident-device` and `resident-shared` lie
+    // (`DEP_RESIDENT_DEVICE_ROOT`, `DEP_RESIDENT_DEVICE_SHARED_ROOT`), as cargo resolved
+    // them for this build. `resident-build` reads them.
+    for key in ["root", "shared_root"] {
+        let var = format!("DEP_RESIDENT_DEVICE_{}", key.to_uppercase());
+        println!("cargo:device_{key}={}", std::env::var(&var).unwrap_or_else(|_| panic!("resident-device's build script sets {var}")));
     }
 }

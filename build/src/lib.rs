@@ -244,13 +244,28 @@ pub fn device_timing() -> bool {
     std::env::var(DEVICE_TIMING).is_ok_and(|v| v != "0")
 }
 
-/// `resident-device`'s sources, beside this crate.
+/// `resident-device`'s sources, as cargo resolved them for the build that runs this
+/// build script: `resident-device`'s own build script (`links`) tells its direct
+/// dependents, `resident`'s passes it on to its own (`DEP_RESIDENT_DEVICE_ROOT` in both).
+/// Never a path compiled into this crate: one build of it may serve several checkouts
+/// that share a `CARGO_TARGET_DIR`, and a registry has no `../device` beside it.
 fn resident_device_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../device")
+    dep_dir("DEP_RESIDENT_DEVICE_ROOT")
 }
 
+/// `resident-shared`'s sources, as for [`resident_device_dir`].
 fn resident_shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+    dep_dir("DEP_RESIDENT_DEVICE_SHARED_ROOT")
+}
+
+fn dep_dir(var: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(dir) => PathBuf::from(dir),
+        None => panic!(
+            "resident-build: {var} is not set: the crate whose build script builds a kernel image must depend on `resident` \
+             (or `resident-device`) directly, in [dependencies]"
+        ),
+    }
 }
 
 fn write(path: &Path, text: &str) {
