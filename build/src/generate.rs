@@ -31,9 +31,14 @@ pub fn kernel_crate(b: &KernelBuild, out: &Path, device: Option<&Path>) -> Kerne
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("resident-build: cannot create {}: {e}", dir.display()));
 
     let mut deps = format!("resident-device = {{ path = {:?} }}\n", canonical(&crate::resident_device_dir()));
-    // The shared types from the same place as the outer build's, also when
-    // `resident-device` names them by version (a registry's copy of it).
-    let patch = format!("[patch.crates-io]\nresident-shared = {{ path = {:?} }}\n\n", canonical(&crate::resident_shared_dir()));
+    // Both from the same place as the outer build's, also where the device crate or
+    // `resident-device` names them by version (a registry's copies; the outer build may
+    // have patched them).
+    let patch = format!(
+        "[patch.crates-io]\nresident-device = {{ path = {:?} }}\nresident-shared = {{ path = {:?} }}\n\n",
+        canonical(&crate::resident_device_dir()),
+        canonical(&crate::resident_shared_dir())
+    );
     if let Some(device) = device {
         let (package, lib) = package_names(device);
         if package != "resident-device" {
