@@ -1,6 +1,7 @@
 //! The persistent loop: what every worker warp runs from launch to shutdown.
 //! Claim a range of slots, wait for each to be published, wait for its dependency, run
-//! it, complete it; leave on the terminate sentinel or on abort. The queue protocol is
+//! it, complete it; leave on the terminate sentinel or on abort. A slot may stand for a
+//! chunk of a resident list's tasks (`Chunk`), run a pass each. The queue protocol is
 //! in [`crate::queue`], completion counting in [`crate::completion`], dependencies in
 //! [`crate::deps`], the tasks in [`crate::task`].
 
@@ -380,7 +381,7 @@ unsafe fn run<S: TaskSet>(
     cx.spawned.get()
 }
 
-/// The list chunk a warp runs ([`Task::list_chunk`], docs/protocol.md "List chunks"):
+/// The list chunk a warp runs ([`Task::list_chunk`], docs/protocol.md 4c):
 /// its slot, its tasks and how far it got, in each lane's local memory.
 #[derive(Clone, Copy)]
 pub(crate) struct Chunk {

@@ -66,7 +66,7 @@ pub struct RuntimeConfig {
     /// [`resident_shared::MAX_LIST_CHUNK`]; 0: chosen at upload, the list's length over
     /// the workers, so that a list spreads over every worker once; 1: a slot per task).
     /// The warp that claims such a slot runs its tasks one after another and counts
-    /// them with one completion (docs/protocol.md, "List chunks"). A list with a task
+    /// them with one completion (docs/protocol.md 4c). A list with a task
     /// that waits on a counter always takes a slot per task.
     pub list_slot_tasks: u32,
     /// Most tasks per completion segment (a power of two from 32 to 1024; half the ring
