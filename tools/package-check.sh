@@ -4,7 +4,9 @@
 # alone, resident's kernel image from the packaged device sources), then builds and runs
 # a crate outside the workspace that depends on the packaged `resident`, with a device
 # crate and a kernel image of its own, in the workspace's own target directory (two
-# source trees sharing one CARGO_TARGET_DIR, as a global setting makes them).
+# source trees sharing one CARGO_TARGET_DIR, as a global setting makes them); and a
+# second clone of this repository, built in the same target directory, whose kernel
+# image is built from its own device sources, not this tree's.
 #   tools/package-check.sh [--offline]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,3 +72,15 @@ RS
 # The workspace's lock: the same versions, no registry index needed.
 cp Cargo.lock "$out/Cargo.lock"
 (cd "$out" && CARGO_TARGET_DIR=$target cargo run --release "$@")
+
+# A second clone, the same target directory: each tree's built-in image from its own
+# `device/` (the generated kernel crates, one per tree, name where they took it from).
+git clone -q "$root" "$out/clone"
+(cd "$out/clone" && CARGO_TARGET_DIR=$target cargo build --release -p resident "$@")
+cargo build --release -p resident "$@"
+for tree in "$root" "$out/clone"; do
+  dev=$(cd "$tree/device" && pwd -P)
+  grep -qsF "resident-device = { path = \"$dev\" }" "$target"/nvptx/crates/resident-image-resident-*/Cargo.toml \
+    || { echo "no kernel image of $tree built from its own device sources ($dev)"; exit 1; }
+done
+echo "two trees, one target directory: each image built from its own device sources"
