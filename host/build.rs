@@ -33,8 +33,7 @@ fn main() {
     // of their own: where `resident-device` and `resident-shared` lie
     // (`DEP_RESIDENT_DEVICE_ROOT`, `DEP_RESIDENT_DEVICE_SHARED_ROOT`), as cargo resolved
     // them for this build. `resident-build` reads them.
-    for key in ["root", "shared_root"] {
-        let var = format!("DEP_RESIDENT_DEVICE_{}", key.to_uppercase());
-        println!("cargo:device_{key}={}", std::env::var(&var).unwrap_or_else(|_| panic!("resident-device's build script sets {var}")));
-    }
+    let dep = |var: &str| std::env::var(var).unwrap_or_else(|_| panic!("resident-device's build script sets {var}"));
+    println!("cargo:device_root={}", dep("DEP_RESIDENT_DEVICE_ROOT"));
+    println!("cargo:device_shared_root={}", dep("DEP_RESIDENT_DEVICE_SHARED_ROOT"));
 }

@@ -322,8 +322,9 @@ unsafe fn copy_compact(from: *const CompactTask, to: *mut Task) {
 /// Runs one task of the queue (slot `seq`), a child from the warp's batch (entry
 /// `seq`, entries below it still to run: its completion waits for theirs,
 /// `crate::completion`, step 4'), or a task of the list chunk in slot `seq` (`chunk`:
-/// the warp's [`Chunk`], and whether this is its last task); `ready` runs once the task's dependency is met
-/// (or failed), before its body. Whether the task pushed a child.
+/// the warp's [`Chunk`], and whether this is its last task); `ready` runs once the
+/// task's dependency is met (or failed), before its body. Whether the task pushed a
+/// child.
 ///
 /// A chunk's task runs under its chunk's record (its context, its cancellation, the
 /// segment its children count in), signals its own counter, and keeps the chunk's
@@ -372,7 +373,9 @@ unsafe fn run<S: TaskSet>(
     } else {
         out
     };
-    // SAFETY: as above; the slot's record, run (its tasks) once.
+    // Read again, not kept from above: a pointer live across the set's inlined code
+    // costs the loop registers (spills). SAFETY: as above; the slot's record, run (its
+    // tasks) once.
     let slot = match chunk {
         None => task,
         Some((at, _)) => unsafe { &*core::ptr::read_volatile(&raw const (*at).record) },

@@ -20,8 +20,7 @@ use crate::runtime::Shared;
 /// A list whose tasks wait on no counter is submitted in chunks: one queue slot (a
 /// [`Task::list_chunk`] record, kept after the tasks) stands for up to
 /// [`resident_shared::MAX_LIST_CHUNK`] consecutive tasks, which the warp that claims it
-/// runs one after another and counts with one completion (docs/protocol.md, "List
-/// chunks"). A list of `n` tasks over `w` workers takes chunks of `ceil(n / w)` tasks
+/// runs one after another and counts with one completion (docs/protocol.md 4c). A list of `n` tasks over `w` workers takes chunks of `ceil(n / w)` tasks
 /// ([`crate::RuntimeConfig::list_slot_tasks`]), so it spreads over every worker once
 /// with one claim and one completion each.
 pub struct TaskList {
