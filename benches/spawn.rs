@@ -127,7 +127,12 @@ fn us(t: Duration) -> String {
 fn bench(c: &mut Criterion) {
     let cuda = resident::cuda_available();
     let base = if cuda { RuntimeConfig::cuda() } else { RuntimeConfig { cpu_workers: 2, ..RuntimeConfig::cpu() } };
-    let config = RuntimeConfig { capacity: 1 << 17, spawn_capacity: 1 << 20, residency: resident::Residency::Always, ..base };
+    let mut config = RuntimeConfig { capacity: 1 << 17, spawn_capacity: 1 << 20, residency: resident::Residency::Always, ..base };
+    // `SPAWN_BLOCKS_PER_SM=1`: half the worker warps (what the trees' speed owes to
+    // latency hidden by more warps, against what one SM's issue rate bounds).
+    if let Some(n) = std::env::var("SPAWN_BLOCKS_PER_SM").ok().and_then(|v| v.parse().ok()) {
+        config.max_blocks_per_sm = n;
+    }
     let rt = Runtime::with_config(config).unwrap();
     eprintln!("{}", rt.backend());
     // (depth, fanout, irregular): on the CPU backend, smaller trees of the same shapes.

@@ -229,7 +229,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
         let last = chunk_left <= 1;
         let claim_next = !child && preclaim && k == q.claim && last;
         let pushed = unsafe {
-            run::<S>(&done, &base, seq, &*task, in_chunk.then_some((chunk.as_mut_ptr(), last)), || {
+            run::<S>(&done, &base, seq, &*task, in_chunk.then_some((chunk.as_mut_ptr(), last)), &mut steps, || {
                 if claim_next {
                     next = q.start_claim();
                 }
@@ -245,7 +245,7 @@ unsafe fn serve<S: TaskSet>(p: &KernelParams) {
             look = true;
         }
         after_push = pushed;
-        steps.lap(step::RUN);
+        steps.lap(step::DONE);
         steps.task();
     }
 }
@@ -337,6 +337,7 @@ unsafe fn run<S: TaskSet>(
     seq: u32,
     task: &Task,
     chunk: Option<(*mut Chunk, bool)>,
+    steps: &mut crate::steps::Steps,
     ready: impl FnOnce(),
 ) -> bool {
     // SAFETY: a chunk is the lane's own, written when its slot was found.
@@ -354,10 +355,13 @@ unsafe fn run<S: TaskSet>(
         // record neither.
         let waited = unsafe { crate::deps::wait(&cx, slot) };
         ready();
-        match waited {
+        steps.lap(step::RUN);
+        let out = match waited {
             Ok(()) => unsafe { dispatch::<S>(task, &cx, seq) },
             Err(status) => Outcome::err(status),
-        }
+        };
+        steps.lap(step::BODY);
+        out
     };
     let out = if let Some((at, last)) = chunk {
         // As `Completer::complete` signals a queue task's counter: every lane's writes

@@ -5,7 +5,7 @@
 //! own: no atomics; the host sums them (`Probe::device_steps`).
 
 /// Counters per warp: one per step, and the tasks counted.
-pub const STEPS: usize = 8;
+pub const STEPS: usize = 10;
 
 /// Tasks between two stores of a warp's counters.
 pub const FLUSH_EVERY: u32 = 16;
@@ -24,11 +24,15 @@ pub mod step {
     pub const FIND: usize = 4;
     /// Reading a host-ring task into the lanes' copy (over PCIe).
     pub const COPY: usize = 5;
-    /// Running it: its dependency, the task's code, its completion.
+    /// Before its code: a child's copy out of the stack, its context, its dependency.
     pub const RUN: usize = 6;
     /// Looking for children in the spawn ring (and taking one).
     pub const CHILDREN: usize = 7;
+    /// The task's own code.
+    pub const BODY: usize = 8;
+    /// Its completion (and the chunk's bookkeeping).
+    pub const DONE: usize = 9;
 }
 
 /// The counters' names, in their order in a warp's row.
-pub const NAMES: [&str; STEPS] = ["tasks", "claim", "idle", "poll", "find", "copy", "run", "children"];
+pub const NAMES: [&str; STEPS] = ["tasks", "claim", "idle", "poll", "find", "copy", "run", "children", "body", "done"];
