@@ -12,12 +12,14 @@
 //! build script to compile the set into a kernel image. Ordinary kernels beside the
 //! tasks implement [`DeviceKernel`].
 //!
-//! Owns: the task API ([`task`]: [`DeviceTask`], [`TaskCx`], [`View`], [`TaskSet`]), the
-//! built-in tasks ([`builtin`]), the arch layer, the queue's consumer side
-//! ([`queue`]), completion counting ([`completion`]), device-side dependencies
-//! ([`deps`]), the persistent loop ([`worker`]) and the entry points generated kernel
-//! crates call ([`entry`]). Does not own: layouts (in `resident-shared`) or anything the
-//! host does.
+//! Public, for a task author: the task API ([`task`]: [`DeviceTask`], [`TaskCx`],
+//! [`View`], [`TaskSet`]), the built-in tasks ([`builtin`]) and kernels ([`kernels`]),
+//! and the arch layer ([`arch`]: lanes, warp collectives, shared memory, the clock).
+//! Private: the runtime that runs them, the queue's consumer side (`queue`), completion
+//! counting (`completion`), device-side dependencies (`deps`), the spawn ring (`spawn`),
+//! the persistent loop (`worker`); hidden, for the crates `resident-build` generates
+//! and the CPU backend: the entry points (`entry`). Does not own: layouts (in
+//! `resident-shared`) or anything the host does.
 #![no_std]
 #![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx))]
@@ -26,23 +28,25 @@
 extern crate std;
 
 pub mod arch;
-pub mod buffers;
+pub(crate) mod buffers;
 pub mod builtin;
-pub mod completion;
-pub mod deps;
+pub(crate) mod completion;
+pub(crate) mod deps;
+#[doc(hidden)]
 pub mod entry;
-pub mod inbox;
-pub mod kernel;
-pub mod kernels;
-pub mod link;
-pub mod lists;
-pub mod queue;
 #[cfg(target_arch = "nvptx64")]
-pub mod relay;
-pub mod spawn;
-pub mod steps;
+pub(crate) mod inbox;
+pub(crate) mod kernel;
+pub mod kernels;
+pub(crate) mod link;
+pub(crate) mod lists;
+pub(crate) mod queue;
+#[cfg(target_arch = "nvptx64")]
+pub(crate) mod relay;
+pub(crate) mod spawn;
+pub(crate) mod steps;
 pub mod task;
-pub mod worker;
+pub(crate) mod worker;
 
 pub use builtin::Builtins;
 pub use kernel::DeviceKernel;

@@ -212,6 +212,7 @@ impl SpawnRing {
     ///
     /// # Safety
     /// The ring must be live (or none: then false).
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub unsafe fn over_half(&self) -> bool {
         let (e, d) = unsafe { self.counts() };
