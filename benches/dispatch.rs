@@ -58,16 +58,16 @@ fn persistent(rt: &Runtime, tasks: &[Task]) {
     rt.submit(tasks).unwrap().wait().unwrap();
 }
 
-/// The same batch through `submit_pipelined`: checked as it is published (no barrier
+/// The same batch through `Batch::pipelined`: checked as it is published (no barrier
 /// before the first piece; a refusal would leave the checked prefix run).
 fn pipelined(rt: &Runtime, tasks: &[Task]) {
-    rt.submit_pipelined(tasks).unwrap().wait().unwrap();
+    rt.batch(tasks).pipelined().submit().unwrap().wait().unwrap();
 }
 
-/// The same batch through `submit_unchecked`: no host check, so nothing waits for one.
+/// The same batch through `Batch::submit_unchecked`: no host check, so nothing waits for one.
 fn unchecked(rt: &Runtime, tasks: &[Task]) {
     // SAFETY: noop and axpy tasks over live buffers of `rt`; no terminate sentinel.
-    unsafe { rt.submit_unchecked(tasks) }.unwrap().wait().unwrap();
+    unsafe { rt.batch(tasks).submit_unchecked() }.unwrap().wait().unwrap();
 }
 
 /// The same batch written in place through a reservation, checked 1024 tasks at a
@@ -222,8 +222,8 @@ fn bench(c: &mut Criterion) {
         let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
         for (name, tasks, list) in [("noop", &w.noop, &noop_list), ("axpy", &w.axpy, &axpy_list)] {
             timeline(&rt, tasks, &format!("{name}, submit"), &|rt, t| rt.submit(t).unwrap());
-            timeline(&rt, tasks, &format!("{name}, submit_pipelined"), &|rt, t| rt.submit_pipelined(t).unwrap());
-            timeline(&rt, tasks, &format!("{name}, resident list"), &|rt, _| rt.submit_list(list).unwrap());
+            timeline(&rt, tasks, &format!("{name}, submit_pipelined"), &|rt, t| rt.batch(t).pipelined().submit().unwrap());
+            timeline(&rt, tasks, &format!("{name}, resident list"), &|_, _| list.submit().unwrap());
         }
         return;
     }
@@ -317,7 +317,7 @@ fn bench(c: &mut Criterion) {
                 median(|| pipelined(&rt, &w.axpy), 10, 51),
             ));
             // Without the host's check (the device checks every slice again): pieces are
-            // staged and published as they go. But `submit_unchecked` keeps results:
+            // staged and published as they go. But `Batch::submit_unchecked` keeps results:
             // every task writes its completion record to the host, and the wait reads
             // them all, so this row is not the checked row minus its check.
             summary.push((
@@ -335,7 +335,7 @@ fn bench(c: &mut Criterion) {
             // The same batches as resident task lists: uploaded once, replayed as list
             // runs read in place by the workers (the counterpart of graph replay).
             let (noop_list, axpy_list) = (rt.upload_tasks(&w.noop).unwrap(), rt.upload_tasks(&w.axpy).unwrap());
-            let replay = |l: &resident::TaskList| rt.submit_list(l).unwrap().wait().unwrap();
+            let replay = |l: &resident::TaskList| l.submit().unwrap().wait().unwrap();
             if groups {
                 let mut g = c.benchmark_group("noop_20k");
                 g.throughput(Throughput::Elements(TASKS as u64));

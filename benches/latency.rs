@@ -111,7 +111,7 @@ fn bench(c: &mut Criterion) {
             let (mut first, mut exit, mut returned) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
             for i in 0..n + 200 {
                 let s = std::time::Instant::now();
-                while !rt.release().unwrap() {
+                while !rt.sharing().release().unwrap() {
                     std::hint::spin_loop();
                 }
                 let e = s.elapsed();

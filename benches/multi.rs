@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
     let lists: Vec<_> = rts.iter().map(|rt| rt.upload_tasks(&(0..LIST as u64).map(Task::noop).collect::<Vec<_>>()).unwrap()).collect();
     let run_lists = |rt: &Runtime| {
         let i = rts.iter().position(|r| std::ptr::eq(r, rt)).unwrap();
-        let tickets: Vec<_> = (0..LISTS).map(|_| rt.submit_list(&lists[i]).unwrap()).collect();
+        let tickets: Vec<_> = (0..LISTS).map(|_| lists[i].submit().unwrap()).collect();
         tickets.into_iter().for_each(|t| t.wait().unwrap());
     };
     let one = median_of(|| all_at_once(&rts[..1], run_lists), 2, 9);

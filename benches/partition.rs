@@ -188,7 +188,7 @@ fn while_busy<R>(rt: &Runtime, load: Load, f: impl FnOnce() -> R) -> (R, f64) {
             while !stop.load(Ordering::Relaxed) {
                 let t = match load {
                     Load::Stream => rt.submit(&tasks).unwrap(),
-                    Load::List => rt.submit_list(&list).unwrap(),
+                    Load::List => list.submit().unwrap(),
                 };
                 t.wait().unwrap();
                 done.fetch_add(AXPY_TASKS as u64, Ordering::Relaxed);
@@ -214,7 +214,7 @@ fn while_busy<R>(rt: &Runtime, load: Load, f: impl FnOnce() -> R) -> (R, f64) {
 /// cuBLAS's first GEMM on the rest stream of a resident (partitioned) runtime, before
 /// cuBLAS ran anywhere in the process: CUDA loads modules lazily, and a load waits for
 /// the context's running kernels (docs/architecture.md, "Pitfalls"). By default the
-/// remedy is measured: the set-up and first GEMM inside [`Runtime::with_kernel_out`],
+/// remedy is measured: the set-up and first GEMM inside [`Sharing::with_kernel_out`],
 /// then a task on the relaunched kernel and a GEMM beside it. With
 /// `PARTITION_COLD_START=wait` the problem itself: the first GEMM enqueued while the
 /// kernel is resident, on a thread of its own, let through by parking the runtime after
@@ -223,7 +223,7 @@ fn cold_start() -> Option<Gemm> {
     let sms = Gpu::first().unwrap().sm_count();
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
     rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
-    let rest = rt.rest_stream(0).unwrap();
+    let rest = rt.sharing().rest_stream(0).unwrap();
     let gpu = rt.gpu().unwrap();
     let first_gemm = || {
         let g = Gemm::new()?;
@@ -238,7 +238,7 @@ fn cold_start() -> Option<Gemm> {
         cold_start_waits(&rt, first_gemm)
     } else {
         let start = Instant::now();
-        let g = rt.with_kernel_out(first_gemm).unwrap();
+        let g = rt.sharing().with_kernel_out(first_gemm).unwrap();
         let out = start.elapsed();
         let t = Instant::now();
         rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
@@ -277,7 +277,7 @@ fn cold_start_waits(rt: &Runtime, first_gemm: impl FnOnce() -> Option<Gemm> + Se
                 start.elapsed().as_secs_f64() * 1e3
             ),
             Err(_) => {
-                while !rt.release().unwrap() {
+                while !rt.sharing().release().unwrap() {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 let parked = Instant::now();
@@ -304,13 +304,13 @@ fn gemm_rows(gemm: &Gemm) {
     println!("{:<78} {:>8.1}", format!("alone, whole device ({sms} SMs), ordinary stream"), whole);
 
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
-    let p = rt.partition().unwrap();
+    let p = rt.sharing().partition().unwrap();
     println!("runtime partition: {p:?}; {}", rt.backend().layout);
-    let rest = rt.rest_stream(gpu.priorities().low()).unwrap();
+    let rest = rt.sharing().rest_stream(gpu.priorities().low()).unwrap();
     // The runtime's kernel parked: the rest's SMs alone.
     let start = Instant::now();
     while rt.metrics().residency.resident && start.elapsed() < Duration::from_secs(1) {
-        let _ = rt.release();
+        let _ = rt.sharing().release();
         std::thread::sleep(Duration::from_millis(2));
     }
     assert!(!rt.metrics().residency.resident, "the runtime's kernel did not park");
@@ -320,7 +320,7 @@ fn gemm_rows(gemm: &Gemm) {
     drop(rt);
 
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
-    let rest = rt.rest_stream(gpu.priorities().low()).unwrap();
+    let rest = rt.sharing().rest_stream(gpu.priorities().low()).unwrap();
     for load in [Load::Stream, Load::List] {
         for (stream, name, base) in [(&rest, "rest stream", alone), (&ordinary, "ordinary stream", whole)] {
             let (t, rate) = while_busy(&rt, load, || gemm.probe(&gpu, stream));
@@ -365,7 +365,7 @@ fn starved_or(rt: &Runtime, stream: &Stream, probe: impl FnOnce() -> Option<f64>
         Some(t) => format!("{t:>8.1}"),
         None => {
             let start = Instant::now();
-            while !rt.release().unwrap() {
+            while !rt.sharing().release().unwrap() {
                 assert!(start.elapsed() < Duration::from_secs(10), "the runtime never went idle");
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -386,12 +386,12 @@ fn share_rows() {
     println!("\nthe runtime alone by SM share        SMs  workers  20k noop list us  axpy list GB/s  20us spins M tasks/s");
     for share in [Some(sms / 4), Some(sms / 2), Some(sms * 3 / 4), None] {
         let rt = Runtime::with_config(config(share)).unwrap();
-        let got = rt.partition().map_or(sms, |p| p.sms);
+        let got = rt.sharing().partition().map_or(sms, |p| p.sms);
         let noops = rt.upload_tasks(&vec![Task::noop(0); 20_000]).unwrap();
         let t_noop = median_of(
             || {
                 let s = Instant::now();
-                rt.submit_list(&noops).unwrap().wait().unwrap();
+                noops.submit().unwrap().wait().unwrap();
                 s.elapsed()
             },
             20,
@@ -406,7 +406,7 @@ fn share_rows() {
         let t_axpy = median_of(
             || {
                 let s = Instant::now();
-                rt.submit_list(&axpy).unwrap().wait().unwrap();
+                axpy.submit().unwrap().wait().unwrap();
                 s.elapsed()
             },
             5,
@@ -452,7 +452,7 @@ fn bench(c: &mut Criterion) {
     let sms = Gpu::first().unwrap().sm_count();
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
     let list = rt.upload_tasks(&vec![Task::noop(0); 20_000]).unwrap();
-    c.bench_function("partition/half/list_20k_noops", |b| b.iter(|| rt.submit_list(&list).unwrap().wait().unwrap()));
+    c.bench_function("partition/half/list_20k_noops", |b| b.iter(|| list.submit().unwrap().wait().unwrap()));
 }
 
 criterion_group! {

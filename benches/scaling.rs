@@ -42,8 +42,8 @@ fn main() {
                         .collect::<Vec<_>>(),
                 )
                 .unwrap();
-            let tn = median(|| rt.submit_list(&noop).unwrap().wait().unwrap(), 5, 51);
-            let ta = median(|| rt.submit_list(&axpy).unwrap().wait().unwrap(), 5, 51);
+            let tn = median(|| noop.submit().unwrap().wait().unwrap(), 5, 51);
+            let ta = median(|| axpy.submit().unwrap().wait().unwrap(), 5, 51);
             let bytes = (n * SLICE * 12) as f64;
             println!(
                 "{blocks:>10} {segment:>8} {n:>8} {:>10.1} {:>10.2} {:>10.1} {:>10.0}",

@@ -33,7 +33,7 @@ fn main() -> resident::Result<()> {
     }
 
     let start = Instant::now();
-    let ticket = rt.submit_for_results(&tasks)?;
+    let ticket = rt.batch(&tasks).results().submit()?;
     let results = ticket.results()?;
     let elapsed = start.elapsed();
 

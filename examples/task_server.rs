@@ -52,7 +52,7 @@ fn client(rt: &Runtime, id: usize, until: Instant) -> resident::Result<Report> {
         rep.tasks[0] += 1;
         // A batch of tagged noops, kept in flight.
         let batch: Vec<Task> = (0..BATCH as u64).map(|i| Task::noop(tag + i)).collect();
-        in_flight.push_back((Instant::now(), tag, rt.submit_for_results(&batch)?));
+        in_flight.push_back((Instant::now(), tag, rt.batch(&batch).results().submit()?));
         tag += BATCH as u64;
         while in_flight.len() > 4 {
             let (s, first, t) = in_flight.pop_front().unwrap();

@@ -69,8 +69,8 @@ pub enum Rejection {
     /// The type's own check, in words.
     #[error("inconsistent arguments: {0}")]
     BadArgs(&'static str),
-    /// The type says `UNCHECKED`: only `submit_unchecked` accepts it.
-    #[error("task id {:#x} carries raw addresses or injects a fault: only `submit_unchecked` accepts it", .0.0)]
+    /// The type says `UNCHECKED`: only `Batch::submit_unchecked` accepts it.
+    #[error("task id {:#x} carries raw addresses or injects a fault: only `Batch::submit_unchecked` accepts it", .0.0)]
     RequiresUnchecked(TaskId),
 }
 
@@ -110,7 +110,7 @@ pub enum Error {
         /// Why it was refused.
         reason: Rejection,
     },
-    /// [`crate::Runtime::submit_pipelined`] refused a task after part of its batch was
+    /// [`crate::Batch::pipelined`] refused a task after part of its batch was
     /// published: the batch's tasks `0..ran` ran (they have completed when this is
     /// returned), none from `ran` on runs. `cause` is the refusal, as
     /// [`crate::Runtime::submit`] would report it (its index at or after `ran`).
@@ -124,7 +124,7 @@ pub enum Error {
         /// every one succeeded, else the first failure ([`Error::TaskFailed`]).
         ran_failed: Option<Box<Error>>,
     },
-    /// The submission ring has no room for the batch (`try_submit`, which does not wait).
+    /// The submission ring has no room for the batch (`Batch::try_submit`, which does not wait).
     #[error("the submission queue is full")]
     QueueFull,
     /// A wait with a time limit ran out.
@@ -197,7 +197,7 @@ pub enum Error {
     /// about 2^32 buffers made in one process new ones are refused.
     #[error("too many live buffers (at most {0}), or every free entry's handles are used up")]
     TooManyBuffers(usize),
-    /// `Ticket::results` on a batch not submitted with `submit_for_results`.
+    /// `Ticket::results` on a batch not submitted with `Batch::results`.
     #[error("this ticket keeps no results: submit with submit_for_results")]
     NoResults,
     /// A handle of another runtime (a task list, a ticket, a reservation) was given to
@@ -207,7 +207,7 @@ pub enum Error {
     #[error("this {0} belongs to another runtime")]
     ForeignHandle(&'static str),
     /// A request that can never succeed on this runtime however long it waits: a
-    /// batch for `try_submit`, or a reservation, larger than the ring (`capacity`
+    /// batch for `Batch::try_submit`, or a reservation, larger than the ring (`capacity`
     /// slots). [`crate::Runtime::submit`] feeds a larger batch in as room frees.
     #[error("{len} tasks can never be in the ring of {capacity} slots at once")]
     ExceedsQueue {

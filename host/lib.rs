@@ -29,7 +29,7 @@
 //!    ```
 //!    # let rt = resident::Runtime::with_config(resident::RuntimeConfig::cpu())?;
 //!    use resident::{Error, Task};
-//!    let t = rt.submit_for_results(&[Task::noop(7), Task::noop(8)])?;
+//!    let t = rt.batch(&[Task::noop(7), Task::noop(8)]).results().submit()?;
 //!    assert_eq!(t.results()?, vec![7, 8]);
 //!    assert!(matches!(rt.submit(&[Task::raw(999, [0; 12])]), Err(Error::InvalidTask { index: 0, .. })));
 //!    # Ok::<(), resident::Error>(())
@@ -69,6 +69,7 @@ pub use memory::buffer::Buffer;
 pub use memory::counter::Counter;
 pub use multi::launcher::{LaunchEnv, rendezvous};
 pub use multi::link::{Link, LinkStats};
+pub use queue::batch::Batch;
 /// Per-phase submission timings since the last call (feature `phase-timing`).
 #[cfg(feature = "phase-timing")]
 #[doc(hidden)]
@@ -97,5 +98,6 @@ pub use runtime::partition::SmPartition;
 pub use runtime::policy::{Residency, ResidencyStats};
 #[doc(hidden)]
 pub use runtime::probe::Probe;
+pub use runtime::sharing::Sharing;
 pub use runtime::{Runtime, cuda_available, device_count};
 pub use util::accounting::{LiveAllocations, live_allocations};

@@ -12,6 +12,11 @@ fn cpu(capacity: u32) -> Runtime {
 }
 
 #[test]
+fn batch_options() {
+    common::batch_options(&cpu(1 << 12));
+}
+
+#[test]
 fn exactly_once_many_producers() {
     common::exactly_once_many_producers(&cpu(1 << 12), 8, 5_000, 250);
 }
@@ -114,7 +119,7 @@ fn list_chunks_exactly_once() {
     let slots = |rt: &Runtime| {
         let before = rt.metrics().submitted;
         let list = rt.upload_tasks(&vec![resident::Task::noop(0); 300]).unwrap();
-        rt.submit_list(&list).unwrap().wait().unwrap();
+        list.submit().unwrap().wait().unwrap();
         rt.metrics().submitted - before
     };
     let rt = Runtime::with_config(RuntimeConfig { image, cpu_workers: 4, list_slot_tasks: 8, ..RuntimeConfig::cpu() }).unwrap();

@@ -27,6 +27,7 @@ gpu_test!(streamed_batches_8_producers, common::streamed_batches_many_producers(
 gpu_test!(axpy_1m_tasks_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 1_000_000, 64));
 gpu_test!(axpy_20k_tasks_of_1024_matches_reference, common::axpy_matches_reference(&gpu(1 << 18), 20_000, 1024));
 gpu_test!(axpy_odd_shapes, common::axpy_odd_shapes(&gpu(1 << 10)));
+gpu_test!(batch_options, common::batch_options(&gpu(1 << 14)));
 gpu_test!(invalid_tasks_rejected, common::invalid_tasks_rejected(&gpu(1 << 10)));
 gpu_test!(shutdown_drains_queued_tasks, common::shutdown_drains_queued_tasks(gpu(1 << 12), Duration::from_millis(2), 3000));
 gpu_test!(shutdown_aborts_after_timeout, {
@@ -344,7 +345,7 @@ gpu_test!(compact_runs_beside_next_lap_writers, {
     assert!(rt.metrics().compact_tasks > 0);
 });
 
-// Large batches published as their check goes (`submit_pipelined`), half of them
+// Large batches published as their check goes (`Batch::pipelined`), half of them
 // refused part way: exactly the reported prefix ran.
 gpu_test!(pipelined_batches_exactly_once_or_partly, common::pipelined_batches_exactly_once_or_partly(&gpu(1 << 14), 3, 6));
 

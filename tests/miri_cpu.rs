@@ -72,7 +72,7 @@ fn exits_and_relaunches() {
     let marks = rt.buffer::<u32>(12).unwrap();
     for round in 0..2u32 {
         rt.submit(&[Task::mark(marks.all(), round)]).unwrap().wait().unwrap();
-        while !rt.release().unwrap() {
+        while !rt.sharing().release().unwrap() {
             std::thread::yield_now();
         }
     }
@@ -84,7 +84,7 @@ fn exits_and_relaunches() {
         });
         s.spawn(|| {
             for _ in 0..4 {
-                let _ = rt.release().unwrap();
+                let _ = rt.sharing().release().unwrap();
                 std::thread::yield_now();
             }
         });

@@ -23,8 +23,8 @@ fn a_partition_without_green_contexts_is_a_typed_error() {
     assert!(matches!(Runtime::with_config(zero), Err(Error::Config(_))));
     // No partition: no rest stream, a typed error.
     let rt = Runtime::with_config(RuntimeConfig::cpu()).unwrap();
-    assert_eq!(rt.partition(), None);
-    assert!(matches!(rt.rest_stream(0), Err(Error::Config(_))));
+    assert_eq!(rt.sharing().partition(), None);
+    assert!(matches!(rt.sharing().rest_stream(0), Err(Error::Config(_))));
 }
 
 /// Half the device (rounded by the driver).
@@ -44,10 +44,10 @@ fn the_grid_is_sized_from_the_partition() {
     // The stream-API handle of the runtime's device (a `Gpu::first` beside a live
     // runtime is refused: DeviceInUse).
     let (whole_workers, device_sms) = (whole.backend().workers, whole.gpu().unwrap().sm_count());
-    assert_eq!(whole.partition(), None);
+    assert_eq!(whole.sharing().partition(), None);
     drop(whole);
     let rt = Runtime::with_config(half()).unwrap();
-    let p = rt.partition().expect("a partition");
+    let p = rt.sharing().partition().expect("a partition");
     eprintln!("partition {p:?}; {}", rt.backend().layout);
     assert_eq!(p.device_sms, device_sms);
     assert!(p.sms >= device_sms / 2 && p.sms < device_sms, "{p:?}");
@@ -69,7 +69,7 @@ fn impossible_partitions_are_refused() {
     }
     // The smallest: rounded up to the driver's granularity.
     let rt = Runtime::with_config(RuntimeConfig { sm_partition: Some(1), ..half() }).unwrap();
-    let p = rt.partition().unwrap();
+    let p = rt.sharing().partition().unwrap();
     assert!(p.sms >= 1 && p.sms < sms, "{p:?}");
     let marks = rt.buffer::<u32>(4096).unwrap();
     rt.submit(&(0..4096).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
@@ -96,7 +96,7 @@ isolated_test!(
 fn rest_stream_beside_busy_runtime() {
     let rt = Runtime::with_config(RuntimeConfig { residency: Residency::Always, ..half() }).unwrap();
     let gpu = rt.gpu().unwrap();
-    let s = rt.rest_stream(gpu.priorities().low()).unwrap();
+    let s = rt.sharing().rest_stream(gpu.priorities().low()).unwrap();
     assert!(!s.raw().is_null());
     let n = (1 << 20) + 37;
     let input = streams::random(n);

@@ -1,4 +1,4 @@
-//! Property: the host's check (`submit`) and the device's check (`submit_unchecked`,
+//! Property: the host's check (`submit`) and the device's check (`Batch::submit_unchecked`,
 //! the same device code the GPU runs, here on the CPU backend) agree on arbitrary
 //! tasks: the host accepts a task exactly when the device runs it successfully. Tasks
 //! are drawn over live, stale and forged buffer handles, edge offsets and lengths, and
@@ -10,7 +10,7 @@ use resident::{BufferHandle, Error, Runtime, RuntimeConfig, Slice, Task};
 use std::sync::OnceLock;
 
 /// Raw addresses and fault injection: no device check by design (that is what `unsafe`
-/// on `submit_unchecked` says), so the checked API must refuse them and neither
+/// on `Batch::submit_unchecked` says), so the checked API must refuse them and neither
 /// property hands them to the device.
 const UNCHECKED_ONLY: [resident::TaskId; 3] = [ids::FAULT_TRAP, ids::FAULT_ILLEGAL_ADDRESS, ids::AXPY_RAW];
 
@@ -86,7 +86,7 @@ proptest! {
         }
         // SAFETY: the point of the test: the device check alone must hold the line (the
         // unchecked-only opcodes, which have no device check, returned above).
-        let device = unsafe { f.rt.submit_unchecked(&[task]) }.unwrap().wait();
+        let device = unsafe { f.rt.batch(&[task]).submit_unchecked() }.unwrap().wait();
         match (&host, &device) {
             (Ok(Ok(())), Ok(())) => {}
             (Err(Error::InvalidTask { .. }), Err(Error::TaskFailed { .. })) => {}
@@ -208,7 +208,7 @@ proptest! {
         task.wait_value = 0;
         let before = snapshot(&f);
         // SAFETY: the point of the test; the unchecked-only opcodes were excluded.
-        let device = unsafe { f.rt.submit_unchecked(&[task]) };
+        let device = unsafe { f.rt.batch(&[task]).submit_unchecked() };
         let device = match device {
             Ok(t) => t.wait(),
             Err(e) => {

@@ -28,7 +28,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Slots in each runtime's ring: a `try_submit` or reservation of more is `ExceedsQueue`.
+/// Slots in each runtime's ring: a `Batch::try_submit` or reservation of more is `ExceedsQueue`.
 const CAPACITY: usize = 256;
 
 /// A drain here takes microseconds; the shutdown timeout only bounds a real hang. Not
@@ -98,7 +98,7 @@ enum Op {
     /// Dropping the `Runtime` value: a close whose outcome nobody sees.
     DropRuntime(usize),
     Close(usize),
-    /// `Runtime::release`: the workers leave if the runtime is idle (elastic residency);
+    /// `Sharing::release`: the workers leave if the runtime is idle (elastic residency);
     /// the next submission starts them again.
     Release(usize),
     NewBuffer {
@@ -110,7 +110,7 @@ enum Op {
     Read(usize),
     NewCounter(usize),
     DropCounter(usize),
-    /// `results`: `submit_for_results`, and waits on its ticket check the noops' tags.
+    /// `results`: `Batch::results`, and waits on its ticket check the noops' tags.
     Submit {
         rt: usize,
         batch: Batch,
@@ -129,9 +129,8 @@ enum Op {
         rt: usize,
         batch: Batch,
     },
-    /// `rt: None`: the list's own runtime.
+    /// To the runtime that uploaded it, the only one it goes to.
     SubmitList {
-        rt: Option<usize>,
         list: usize,
     },
     DropList(usize),
@@ -182,7 +181,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (rt(), batch()).prop_map(|(rt, batch)| Op::TrySubmit { rt, batch }),
         2 => (rt(), batch(), fill).prop_map(|(rt, batch, fill)| Op::Reserve { rt, batch, fill }),
         2 => (rt(), batch()).prop_map(|(rt, batch)| Op::Upload { rt, batch }),
-        3 => (proptest::option::weighted(0.3, rt()), ix()).prop_map(|(rt, list)| Op::SubmitList { rt, list }),
+        3 => ix().prop_map(|list| Op::SubmitList { list }),
         1 => ix().prop_map(Op::DropList),
         2 => ix().prop_map(Op::Wait),
         2 => ix().prop_map(Op::WaitAsync),
@@ -239,7 +238,7 @@ struct Effects {
     marks: Vec<(usize, usize)>,
     /// A counter per signal.
     signals: Vec<usize>,
-    /// Every buffer and counter named: what `submit_list` re-checks.
+    /// Every buffer and counter named: what `TaskList::submit` re-checks.
     buffers: Vec<usize>,
     counters: Vec<usize>,
 }
@@ -272,7 +271,7 @@ struct ListSlot {
 
 struct TicketSlot {
     ticket: Ticket,
-    /// `submit_for_results`: each task's result where the model knows it.
+    /// `Batch::results`: each task's result where the model knows it.
     results: Option<Vec<Option<u64>>>,
     what: String,
 }
@@ -298,7 +297,7 @@ struct Expect {
     early: Option<Error>,
     /// The refusal of the call's own checks on a running runtime.
     late: Option<Error>,
-    /// `try_submit`: `QueueFull` and `WouldBlock` are answers too, with nothing run.
+    /// `Batch::try_submit`: `QueueFull` and `WouldBlock` are answers too, with nothing run.
     may_retry: bool,
 }
 
@@ -526,7 +525,7 @@ impl Model {
             &Op::Release(i) => {
                 let Some(r) = self.runtime(i) else { return Ok(()) };
                 // Exits or not (idleness is timing); refused once closed.
-                let got = self.rt(r).release();
+                let got = self.rt(r).sharing().release();
                 self.log.push(format!("rt{r}.release() -> {got:?}"));
                 let ok = if self.rts[r].closed { got == Err(Error::ShutDown) } else { got.is_ok() };
                 if !ok {
@@ -581,7 +580,7 @@ impl Model {
                 let raw: Vec<Task> = tasks.iter().map(|t| t.task).collect();
                 let call = if results { "submit_for_results" } else { "submit" };
                 let what = format!("{call} rt{r} {} tasks {:?}", raw.len(), &raw[..batch.tasks.len()]);
-                let got = if results { self.rt(r).submit_for_results(&raw) } else { self.rt(r).submit(&raw) };
+                let got = if results { self.rt(r).batch(&raw).results().submit() } else { self.rt(r).submit(&raw) };
                 let expect = Expect { late: first_refusal(&tasks), ..Expect::default() };
                 if let Some(ticket) = self.judge(&what, r, got, expect)? {
                     tasks.iter().for_each(|t| self.apply(&t.fx));
@@ -593,7 +592,7 @@ impl Model {
                 let tasks = self.build(r, batch);
                 let raw: Vec<Task> = tasks.iter().map(|t| t.task).collect();
                 let what = format!("try_submit rt{r} {} tasks {:?}", raw.len(), &raw[..batch.tasks.len()]);
-                let got = self.rt(r).try_submit(&raw);
+                let got = self.rt(r).batch(&raw).try_submit();
                 // A batch larger than the ring can never fit, whatever it holds.
                 let late = match raw.len() > CAPACITY {
                     true => Some(Error::ExceedsQueue { len: raw.len(), capacity: CAPACITY }),
@@ -621,19 +620,15 @@ impl Model {
                     self.lists.push(ListSlot { rt: r, list, effects });
                 }
             }
-            &Op::SubmitList { rt, list } => {
+            &Op::SubmitList { list } => {
                 if self.lists.is_empty() {
                     return Ok(());
                 }
                 let l = list % self.lists.len();
-                let own = self.lists[l].rt;
-                let target = match rt {
-                    None if self.rts[own].rt.is_some() => Some(own),
-                    None => self.runtime(0),
-                    Some(i) => self.runtime(i),
-                };
-                let Some(r) = target else { return Ok(()) };
-                let early = (r != own).then_some(Error::ForeignHandle("task list"));
+                // Its own runtime, closed or dropped (then `ShutDown`, as the model's
+                // `closed` says).
+                let r = self.lists[l].rt;
+                let early = None;
                 // Every buffer and counter it names is re-checked: the first dropped
                 // buffer by handle, else the first dropped counter by id (index 0: a list
                 // is refused whole).
@@ -647,8 +642,8 @@ impl Model {
                     (None, None) => None,
                 };
                 let late = reason.map(|reason| Error::InvalidTask { index: 0, reason });
-                let what = format!("submit_list l{l} (of rt{own}, {} tasks) to rt{r}", self.lists[l].list.len());
-                let got = self.rt(r).submit_list(&self.lists[l].list);
+                let what = format!("submit_list l{l} (of rt{r}, {} tasks)", self.lists[l].list.len());
+                let got = self.lists[l].list.submit();
                 if let Some(ticket) = self.judge(&what, r, got, Expect { early, late, ..Expect::default() })? {
                     self.apply(&fx);
                     self.keep(ticket, None, what);
@@ -746,7 +741,7 @@ impl Model {
     }
 
     /// Waits on ticket `t` (an accepted batch: it must succeed), and checks the
-    /// results the model knows of a `submit_for_results` batch.
+    /// results the model knows of a `Batch::results` batch.
     fn wait(&mut self, t: TicketSlot, is_async: bool) -> Result<(), TestCaseError> {
         let got = match (&t.results, is_async) {
             (_, true) => futures::executor::block_on(t.ticket.wait_async()).map(|()| None),
@@ -865,7 +860,6 @@ const MUST_SEE: &[&str] = &[
     "submit-while-reserved ReservationOpen",
     "upload_tasks Ok",
     "submit_list Ok",
-    "submit_list ForeignHandle",
     "submit ShutDown (closed)",
     "buffer ShutDown (closed)",
     "wait Ok",

@@ -60,7 +60,7 @@ fn host_path_reports_through_tracing() {
     assert!(seen("span submit") && seen("span wait"), "{:?}", SEEN.lock().unwrap());
     // Idle: the kernel (here the CPU workers) exits; the next submission relaunches it.
     let start = Instant::now();
-    while !rt.release().unwrap() {
+    while !rt.sharing().release().unwrap() {
         assert!(start.elapsed() < Duration::from_secs(5), "release never found the runtime idle");
         std::thread::yield_now();
     }
@@ -68,7 +68,7 @@ fn host_path_reports_through_tracing() {
     assert!(seen("DEBUG resident kernel exited") && seen("DEBUG resident kernel relaunched"), "{:?}", SEEN.lock().unwrap());
     // A device fault (a task that panics on the CPU backend), reported once as an error.
     // SAFETY: fault injection kills this runtime only.
-    let t = unsafe { rt.submit_unchecked(&[Task::fault_trap()]) }.unwrap();
+    let t = unsafe { rt.batch(&[Task::fault_trap()]).submit_unchecked() }.unwrap();
     assert!(t.wait().is_err());
     let errors = SEEN.lock().unwrap().iter().filter(|s| s.starts_with("ERROR") && s.contains("every outstanding ticket fails")).count();
     assert_eq!(errors, 1, "{:?}", SEEN.lock().unwrap());

@@ -12,6 +12,12 @@ pub struct BackendInfo {
     pub workers: u32,
     /// How the workers are laid out, in words.
     pub layout: String,
+    /// The device: the CUDA ordinal (`RuntimeConfig::device`), or on the CPU backend the
+    /// simulated device it was given (a label: several CPU runtimes stand in for
+    /// several devices, docs/scaling.md).
+    pub device: usize,
+    /// Task slots in the queue's ring.
+    pub capacity: usize,
     /// Why the CPU backend runs although a GPU is present (`BackendKind::Auto` with a
     /// kernel image built without PTX), if it does.
     pub fallback: Option<String>,

@@ -6,7 +6,7 @@
 //! its streams runs on its SMs only. The runtime splits the device in two: a partition
 //! for its kernels (the persistent grid and the relay warp) and the rest, on which the
 //! application's own work can run without meeting the resident blocks
-//! (`Runtime::rest_stream`). A green context does not keep other work off its SMs: a
+//! (`Sharing::rest_stream`). A green context does not keep other work off its SMs: a
 //! kernel launched on an ordinary stream of the primary context may still use them.
 //!
 //! The driver rounds a request up to its granularity (on sm_90, 8 SMs at least and a

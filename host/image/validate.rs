@@ -15,7 +15,7 @@ use crate::memory::registry::{BufferRegistry, CounterRegistry};
 pub(crate) struct Declared {
     /// It may push children: its ticket must wait for its segment, not its record.
     pub spawns: bool,
-    /// Only `submit_unchecked` may pass it.
+    /// Only `Batch::submit_unchecked` may pass it.
     pub unchecked: bool,
     /// Its record was built by another type than the set's of its id.
     pub foreign: bool,
@@ -217,7 +217,7 @@ impl Declared {
     }
 
     /// The task's verdict once its items passed: refused if its record is another
-    /// type's, or if only `submit_unchecked` may pass it.
+    /// type's, or if only `Batch::submit_unchecked` may pass it.
     #[inline(always)]
     fn verdict(self, t: &Task) -> Result<Self, Rejection> {
         if self.foreign {

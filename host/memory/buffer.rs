@@ -84,7 +84,7 @@ impl<T: Element> Buffer<T> {
 
     /// Address of element 0 in the backend's memory (a device address on CUDA, a host
     /// address on the CPU backend), for the raw-address tasks that only the `unsafe`
-    /// `Runtime::submit_unchecked` accepts (`Task::axpy_raw`). Valid while the buffer
+    /// `Batch::submit_unchecked` accepts (`Task::axpy_raw`). Valid while the buffer
     /// lives.
     pub fn raw_address(&self) -> u64 {
         self.mem.as_ref().expect("live until drop").addr()

@@ -145,10 +145,10 @@ impl Communicator {
         let mut devices = Vec::with_capacity(rts.len());
         for rt in rts {
             cuda_runtime(rt)?;
-            if devices.contains(&rt.device()) {
-                return Err(Error::Config(format!("two runtimes on device {} in one communicator", rt.device())));
+            if devices.contains(&rt.backend().device) {
+                return Err(Error::Config(format!("two runtimes on device {} in one communicator", rt.backend().device)));
             }
-            devices.push(rt.device());
+            devices.push(rt.backend().device);
         }
         let id = NcclId::new()?;
         let n = rts.len();

@@ -2,6 +2,7 @@
 //! tracker ([`completions`]) that turns the device's completion records into finished
 //! tickets. The device side is `device/src/queue.rs`; docs/architecture.md has both.
 
+pub(crate) mod batch;
 pub(crate) mod completions;
 pub(crate) mod helpers;
 pub(crate) mod notifier;

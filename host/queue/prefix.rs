@@ -1,4 +1,4 @@
-//! The passed prefix of a batch checked as it is published (`Runtime::submit_pipelined`):
+//! The passed prefix of a batch checked as it is published (`Batch::pipelined`):
 //! its parts are checked on several threads in any order, and a piece may be published
 //! once every part from the batch's first up to its own has passed. Lock-free: each
 //! thread marks its part, then moves the prefix on over every marked part it finds at

@@ -86,7 +86,7 @@ pub(crate) struct Producer {
     /// List runs reserved so far; run `r` uses table entry `r % LIST_RUNS`, free once
     /// everything before the end of run `r - LIST_RUNS` has completed (`Shared::run_ends`).
     pub runs: u64,
-    /// A thread runs `Runtime::with_kernel_out`: no reservation relaunches the kernel
+    /// A thread runs `Sharing::with_kernel_out`: no reservation relaunches the kernel
     /// until it ends (others wait, without holding any lock; which thread it is, is
     /// that thread's own `residency::kept_out_here`, whose submissions get
     /// `Error::Config` before any lock).
@@ -115,7 +115,7 @@ pub(crate) enum WhenFull {
 pub(crate) enum Origin {
     /// A user batch: refused after shutdown, validated on the host.
     User,
-    /// `submit_unchecked`: refused after shutdown, checked only by the device.
+    /// `Batch::submit_unchecked`: refused after shutdown, checked only by the device.
     Unchecked,
     /// The runtime's own sentinel: accepted while shutting down.
     Runtime,
@@ -153,7 +153,7 @@ pub(crate) struct Piece {
     pub end: u64,
     run: Option<u64>,
     /// [`UNKNOWN`] until read from the run table (`reserve_once`, after the lock; under
-    /// it for `try_submit`: [`try_resolve_runs`]).
+    /// it for `Batch::try_submit`: [`try_resolve_runs`]).
     entry_end: u64,
 }
 
@@ -193,7 +193,7 @@ pub(crate) enum Promise {
     /// None of its tasks runs (`Runtime::submit`): a large batch's check ends before
     /// its first piece is published.
     AllOrNothing,
-    /// The tasks before some point run, none from it on (`Runtime::submit_pipelined`):
+    /// The tasks before some point run, none from it on (`Batch::pipelined`):
     /// each piece is published as soon as its tasks and every task before them passed,
     /// so the workers start while the rest is checked.
     Prefix,
@@ -229,8 +229,8 @@ pub(crate) fn submit(shared: &Shared, src: Source<'_>, keep_results: bool, full:
 }
 
 /// [`submit`] of host tasks under [`Promise::Prefix`].
-pub(crate) fn submit_pipelined(shared: &Shared, tasks: &[Task]) -> std::result::Result<Arc<TicketState>, Refusal> {
-    submit_with(shared, Source::Host(tasks), false, WhenFull::Wait, Origin::User, Promise::Prefix)
+pub(crate) fn submit_pipelined(shared: &Shared, tasks: &[Task], keep_results: bool) -> std::result::Result<Arc<TicketState>, Refusal> {
+    submit_with(shared, Source::Host(tasks), keep_results, WhenFull::Wait, Origin::User, Promise::Prefix)
 }
 
 fn submit_with(
@@ -254,7 +254,7 @@ fn submit_with(
     }
     let n = src.len();
     // A large host batch is staged on several threads (the CPU backend, or CUDA when
-    // the relay publishes runs: no driver call on the helpers); not for `try_submit`,
+    // the relay publishes runs: no driver call on the helpers); not for `Batch::try_submit`,
     // which waits for no other thread (the helpers are shared by every batch).
     let parallel =
         full != WhenFull::Fail && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN && helpers_may_commit(shared, batch.host_ring);
@@ -307,7 +307,7 @@ pub(crate) fn reserve(
     origin: Origin,
     promise: Promise,
 ) -> Result<Batch> {
-    // Again from the start after waiting for a `Runtime::with_kernel_out` to end.
+    // Again from the start after waiting for a `Sharing::with_kernel_out` to end.
     loop {
         if let Some(batch) = reserve_once(shared, src, keep_results, full, origin, promise)? {
             return Ok(batch);
@@ -315,7 +315,7 @@ pub(crate) fn reserve(
     }
 }
 
-/// [`reserve`], once: `None` if a `Runtime::with_kernel_out` of another thread was in
+/// [`reserve`], once: `None` if a `Sharing::with_kernel_out` of another thread was in
 /// the way (then waited for, with no lock held).
 fn reserve_once(
     shared: &Shared,
@@ -335,10 +335,10 @@ fn reserve_once(
     if origin != Origin::Runtime && crate::queue::reservation::open_here(shared) {
         return Err(Error::ReservationOpen);
     }
-    // This thread keeps the kernel out (`Runtime::with_kernel_out`): decided before any
-    // lock, so `try_submit` says so too whoever holds the locks.
+    // This thread keeps the kernel out (`Sharing::with_kernel_out`): decided before any
+    // lock, so `Batch::try_submit` says so too whoever holds the locks.
     if origin != Origin::Runtime && crate::runtime::residency::kept_out_here(shared) {
-        return Err(Error::Config("a submission inside Runtime::with_kernel_out would relaunch the kernel it keeps out".into()));
+        return Err(Error::Config("a submission inside Sharing::with_kernel_out would relaunch the kernel it keeps out".into()));
     }
     if origin == Origin::Runtime {
         shared.fault()?;
@@ -347,13 +347,13 @@ fn reserve_once(
         shared.poll_health()?;
     }
     let n = src.len();
-    // `try_submit` waits for no other thread: no helper pool (another batch may hold
+    // `Batch::try_submit` waits for no other thread: no helper pool (another batch may hold
     // it), no lock that another thread holds (`WouldBlock`), no room that has not
     // freed yet (`QueueFull`).
     let wait = full != WhenFull::Fail;
     let parallel = wait && matches!(src, Source::Host(_)) && n >= PARALLEL_MIN;
     let cap = shared.backend.capacity() as u64;
-    // A batch that must fit the ring at once (`try_submit`) but never can. And a
+    // A batch that must fit the ring at once (`Batch::try_submit`) but never can. And a
     // reservation is bounded by the ring too: it holds back every later batch while
     // open, and its unwritten slots are written as no-ops when it ends.
     if n as u64 > cap && (full == WhenFull::Fail || matches!(src, Source::InPlace(_))) {
@@ -367,7 +367,7 @@ fn reserve_once(
     // only fails on the device).
     // Declared as the set's type of its id, whatever type built the record (`flags`
     // holds its tag until placement: a checked submission refuses another type's, but
-    // `submit_unchecked` runs it as the set's type, which must not push children past
+    // `Batch::submit_unchecked` runs it as the set's type, which must not push children past
     // a ticket that resolves from the task's own record).
     let express = match src {
         Source::Host([t]) => {
@@ -460,7 +460,7 @@ fn reserve_once(
         drop(reg);
         return Err(shared.stopped());
     }
-    // `Runtime::with_kernel_out` on another thread (this one's was refused above): no
+    // `Sharing::with_kernel_out` on another thread (this one's was refused above): no
     // relaunch until it ends. Waits with no lock held (the thread may drop buffers,
     // which takes the registries' write lock), then starts over.
     if p.kernel_out && origin != Origin::Runtime {
@@ -482,7 +482,7 @@ fn reserve_once(
     // (Runs over the host ring end at the split, since a run's form is decided over
     // the whole run; other pieces are staged in two parts and published whole.)
     plan(shared, &p, src, first, n, host_ring.is_some(), ramp, halves.filter(|_| host_ring.is_some()), &mut pieces);
-    // `try_submit`: room for all of it now, slots and run entries (every earlier
+    // `Batch::try_submit`: room for all of it now, slots and run entries (every earlier
     // reservation is in `next`, and in the run table once its reserver wrote it: else
     // `WouldBlock`; completions only grow), so no piece waits for room. Its commits
     // wait for nothing either (the publisher).
@@ -837,7 +837,7 @@ fn plan(
     }
 }
 
-/// `try_submit`'s read, under the producer lock, of the end of the run each of
+/// `Batch::try_submit`'s read, under the producer lock, of the end of the run each of
 /// `pieces`' runs replaces in its table entry, where `plan` left it [`UNKNOWN`] (the run
 /// is before this batch): `false` if an earlier reserver has not written one yet
 /// (`WouldBlock`: it waits for no other thread).
@@ -1386,7 +1386,7 @@ mod tests {
         }
     }
 
-    /// The marks of a batch of `n` under `submit_pipelined` with the result `r`: the
+    /// The marks of a batch of `n` under `Batch::pipelined` with the result `r`: the
     /// tasks before the reported `ran` ran once, the rest not at all (0 if nothing ran).
     fn check_prefix(r: crate::Result<crate::Ticket>, bad: usize, marks: &[u32]) -> usize {
         let ran = match r {
@@ -1404,7 +1404,7 @@ mod tests {
         ran
     }
 
-    /// `submit_pipelined` of a batch with a refused task: the pieces before the bad
+    /// `Batch::pipelined` of a batch with a refused task: the pieces before the bad
     /// task's part ran once, nothing from there on, the batch's sequence numbers are
     /// spent (no hole); a bad task in the first part reports the plain refusal. On the
     /// CPU backend the pieces ramp 128, 128, 256, 512, 1024, 2048, then 4096 each; the
@@ -1420,7 +1420,7 @@ mod tests {
             batch[bad] = Task::mark(doomed.all(), 0);
             drop(doomed);
             let before = rt.submit(&[Task::noop(0)]).unwrap();
-            let r = rt.submit_pipelined(&batch);
+            let r = rt.batch(&batch).pipelined().submit();
             let after = rt.submit(&[Task::noop(0)]).unwrap();
             assert_eq!(after.first_seq(), before.first_seq() + 1 + 12_288, "bad at {bad}: the batch's numbers are spent");
             assert_eq!(after.wait_timeout(Duration::from_secs(10)), Ok(()), "bad at {bad}: a hole in the sequence");
@@ -1443,20 +1443,20 @@ mod tests {
         batch[9] = Task::noop(SLOW);
         batch[2000] = Task::mark(doomed.all(), 0);
         drop(doomed);
-        let r = rt.submit_pipelined(&batch);
+        let r = rt.batch(&batch).pipelined().submit();
         rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
         let mut got = marks.read().unwrap();
         // Task 9 is the slow noop, not a mark: as if marked when the prefix ran it.
         got[9] = u32::from(matches!(&r, Err(crate::Error::PartlyRun { ran, .. }) if *ran > 9));
         assert_eq!(check_prefix(r, 2000, &got), 1024);
         let good: Vec<Task> = (0..8192).map(|k| Task::mark(marks.all(), k)).collect();
-        rt.submit_pipelined(&good).unwrap().wait().unwrap();
+        rt.batch(&good).pipelined().submit().unwrap().wait().unwrap();
         // Once each, and once more where the prefix ran (task 9 was the noop there).
         assert!(marks.read().unwrap().iter().enumerate().all(|(i, &m)| m == 1 + u32::from(i < 1024 && i != 9)));
         rt.close().unwrap();
     }
 
-    /// A panic in a declaration under `submit_pipelined` reaches the caller; the pieces
+    /// A panic in a declaration under `Batch::pipelined` reaches the caller; the pieces
     /// before the panicking part's run, the rest are no-ops (no hole).
     #[test]
     fn pipelined_panic_runs_the_prefix_only() {
@@ -1465,7 +1465,7 @@ mod tests {
         let mut batch: Vec<Task> = (0..12_288).map(|k| Task::mark(marks.all(), k)).collect();
         batch[9000] = Task::noop(PANICS);
         let before = rt.submit(&[Task::noop(0)]).unwrap();
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.submit_pipelined(&batch)));
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.batch(&batch).pipelined().submit()));
         assert!(caught.is_err(), "the check's panic reaches the caller");
         let after = rt.submit(&[Task::noop(0)]).unwrap();
         assert_eq!(after.first_seq(), before.first_seq() + 1 + 12_288);

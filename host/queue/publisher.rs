@@ -6,7 +6,7 @@
 //! an earlier one is not does not wait for it: it leaves its piece here and returns.
 //! The thread that publishes the piece just before it publishes it too, and every
 //! waiting piece that follows, in one turn. So a producer waits for nothing but room
-//! in the ring, and `try_submit` waits for nothing at all.
+//! in the ring, and `Batch::try_submit` waits for nothing at all.
 //!
 //! Ordering: a piece's tasks are written (staged) by its producer before it calls
 //! [`Publisher::commit`]; the lock's release by that call, and its acquire by whichever

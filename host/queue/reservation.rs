@@ -78,7 +78,7 @@ pub struct Reservation<'a> {
 
 impl Runtime {
     /// Reserves `len` slots of the ring for tasks to be written in place
-    /// ([`Reservation`]), at most [`Runtime::capacity`] ([`Error::ExceedsQueue`]: a
+    /// ([`Reservation`]), at most [`BackendInfo::capacity`](crate::BackendInfo::capacity) ([`Error::ExceedsQueue`]: a
     /// reservation holds back every later batch while it is open, and its unwritten
     /// slots are written as no-ops when it ends; the ring bounds both). Fails like
     /// [`Runtime::submit`] after shutdown or a fault.

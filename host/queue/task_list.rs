@@ -12,10 +12,11 @@ use crate::backend::Memory;
 use crate::backend::placement::Placement;
 use crate::image::validate::Names;
 use crate::memory::reclaim::Held;
+use crate::queue::producer::{self, Origin, Source, WhenFull};
 use crate::runtime::Shared;
 
 /// A batch of tasks validated once and kept in device memory ([`crate::Runtime::upload_tasks`]),
-/// submitted again and again with [`crate::Runtime::submit_list`].
+/// submitted again and again with [`TaskList::submit`], to the runtime that uploaded it.
 ///
 /// A list whose tasks wait on no counter is submitted in chunks: one queue slot (a
 /// [`Task::list_chunk`] record, kept after the tasks) stands for up to
@@ -104,6 +105,17 @@ impl TaskList {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Submits the list to the runtime that uploaded it: the workers read its tasks in
+    /// place, from device memory (list runs, docs/protocol.md step 4l): no staging, no
+    /// copy of tasks. The buffers it names are checked to be still live; the device
+    /// checks every slice again. Fails like [`crate::Runtime::submit`] once that
+    /// runtime is shut down or faulted.
+    pub fn submit(&self) -> Result<crate::Ticket> {
+        let src = Source::Resident { addr: self.addr(), len: self.slots(), per_slot: self.per_slot, tasks: self.len, names: &self.names };
+        let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
+        Ok(crate::Ticket { state, shared: self.shared.clone() })
+    }
+
     /// Where its queue slots lie: the tasks, or the chunk records after them.
     pub(crate) fn addr(&self) -> u64 {
         let mem = self.mem.as_ref().expect("live until drop").addr();
@@ -112,17 +124,6 @@ impl TaskList {
     /// Queue slots a submission takes.
     pub(crate) fn slots(&self) -> usize {
         self.len.div_ceil(self.per_slot as usize)
-    }
-    /// Tasks per queue slot.
-    pub(crate) fn per_slot(&self) -> u32 {
-        self.per_slot
-    }
-    /// The runtime it was uploaded to.
-    pub(crate) fn owner(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-    pub(crate) fn names(&self) -> &Names {
-        &self.names
     }
 }
 

@@ -80,7 +80,7 @@ impl Ticket {
     }
 
     /// Waits, then returns each task's inline result in submission order. Only for
-    /// batches submitted with [`crate::Runtime::submit_for_results`] (otherwise
+    /// batches submitted with [`crate::Batch::results`] (otherwise
     /// [`Error::NoResults`]); the results are handed out once.
     pub fn results(&self) -> Result<Vec<u64>> {
         if !self.state.keep_results {

@@ -161,9 +161,9 @@ pub struct RuntimeConfig {
     /// CUDA: confine the runtime's kernels (the persistent grid and the relay warp) to
     /// this many SMs through a CUDA green context, and size the grid from them, so
     /// that the application's other kernels run on the rest at full speed
-    /// ([`crate::Runtime::rest_stream`] gives a stream on the rest). The driver rounds
+    /// ([`crate::Sharing::rest_stream`] gives a stream on the rest). The driver rounds
     /// the count up to its granularity (on sm_90, at least 8 and a multiple of 8;
-    /// [`crate::Runtime::partition`] tells what it gave). `None` (the default): the
+    /// [`crate::Sharing::partition`] tells what it gave). `None` (the default): the
     /// whole device. Where green contexts are missing (the CPU backend, a driver
     /// older than CUDA 12.5) the runtime refuses to start with
     /// [`crate::Error::PartitionUnsupported`].

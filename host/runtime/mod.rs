@@ -10,6 +10,7 @@ pub(crate) mod policy;
 pub(crate) mod probe;
 pub(crate) mod reclaim;
 pub(crate) mod residency;
+pub(crate) mod sharing;
 pub(crate) mod shutdown;
 pub(crate) mod watchdog;
 
@@ -28,7 +29,7 @@ use crate::memory::reclaim::Reclaim;
 use crate::memory::registry::Registries;
 use crate::queue::completions::CompletionTracker;
 use crate::queue::notifier::{Notifier, Progress};
-use crate::queue::producer::{self, Bad, Origin, Producer, Refusal, Source, WhenFull};
+use crate::queue::producer::{self, Origin, Producer, Source, WhenFull};
 use crate::queue::publisher::Publisher;
 use crate::queue::task_list::TaskList;
 use crate::queue::ticket::Ticket;
@@ -401,7 +402,7 @@ impl Runtime {
             }
             _ => Backend::Cpu(CpuBackend::new(&config.backend_settings())?),
         };
-        let info = BackendInfo { fallback, ..backend.info() };
+        let info = BackendInfo { fallback, device: config.device, ..backend.info() };
         let config = RuntimeConfig { residency: config.residency.resolve(info.kind), ..config };
         let capacity = backend.capacity();
         // Helpers may spin after a pass only where no worker threads of the runtime's
@@ -500,16 +501,6 @@ impl Runtime {
         self.shared.backend.cuda()?.lent_transfer()?.downcast_ref()
     }
 
-    /// Task slots in the ring.
-    pub fn capacity(&self) -> usize {
-        self.shared.backend.capacity() as usize
-    }
-
-    /// The recorded fault, without polling (see [`Runtime::health`]).
-    pub fn fault(&self) -> Option<Error> {
-        self.shared.fault().err()
-    }
-
     /// The runtime's counters now: tasks submitted and completed, compact staging,
     /// elastic residency ([`RuntimeMetrics`]). It takes the reservations' lock once: not
     /// for a loop that polls progress ([`Runtime::wait_idle`] waits for it).
@@ -560,157 +551,17 @@ impl Runtime {
         self.submit_inner(tasks, false, WhenFull::Wait)
     }
 
-    /// Like [`Runtime::submit`], but a large batch (4096 tasks or more) is published
-    /// piece by piece as its check goes, so the workers start on its first tasks while
-    /// the host still checks the rest, instead of after the whole batch is checked. The
-    /// price is the all-or-nothing promise: a refused task fails the call with
-    /// [`Error::PartlyRun`]; its tasks before `ran` have run and completed when it
-    /// returns (how they ended: `ran_failed`), none from `ran` on runs (their slots run
-    /// as no-ops). `ran` is at most the bad task's index: the batch is checked in parts
-    /// of 1024 tasks and published in pieces (runs of up to 1024 tasks on CUDA, 4096
-    /// on the CPU backend), and what runs is the pieces that lie wholly within the parts
-    /// before the bad task's. If nothing ran, the error is the refusal itself, as
-    /// `submit` reports it. A smaller batch, or any batch on CUDA without
-    /// `RuntimeConfig::relay_publish`, is checked whole first, exactly as by `submit`.
-    /// A panic in a task type's `declare` reaches the caller once the part before it
-    /// has completed. Since a refusal waits for the part that ran, a task of it waiting
-    /// on a counter that only later work signals holds the call until it is signalled.
-    pub fn submit_pipelined(&self, tasks: &[Task]) -> Result<Ticket> {
-        match producer::submit_pipelined(&self.shared, tasks) {
-            Ok(state) => Ok(Ticket { state, shared: self.shared.clone() }),
-            Err(Refusal::Error(e)) => Err(e),
-            Err(Refusal::PartlyRun { ticket, ran, cause }) => {
-                let ticket = Ticket { state: ticket, shared: self.shared.clone() };
-                // The published part (and the no-ops after it) complete before the
-                // refusal is reported; a fault or shutdown meanwhile is the answer.
-                let ran_failed = match ticket.wait() {
-                    Ok(()) => None,
-                    Err(e @ Error::TaskFailed { .. }) => Some(Box::new(e)),
-                    Err(e) => {
-                        cause.leak();
-                        return Err(e);
-                    }
-                };
-                match cause {
-                    Bad::Refused(cause) => Err(Error::PartlyRun { ran, cause: Box::new(cause), ran_failed }),
-                    Bad::Panicked(payload) => std::panic::resume_unwind(payload),
-                }
-            }
-        }
-    }
-
-    /// Like [`Runtime::submit`], and the ticket keeps each task's inline result.
-    pub fn submit_for_results(&self, tasks: &[Task]) -> Result<Ticket> {
-        self.submit_inner(tasks, true, WhenFull::Wait)
-    }
-
-    /// Like [`Runtime::submit`], but fails with [`Error::QueueFull`] instead of waiting
-    /// when the ring cannot take the whole batch now, and with [`Error::WouldBlock`]
-    /// instead of waiting for another thread (one that holds a lock it needs, or has
-    /// just reserved a list run and not yet written where it ends). Nothing of a
-    /// refused batch runs; try again.
-    pub fn try_submit(&self, tasks: &[Task]) -> Result<Ticket> {
-        self.submit_inner(tasks, false, WhenFull::Fail)
-    }
-
-    fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
+    pub(crate) fn submit_inner(&self, tasks: &[Task], keep: bool, full: WhenFull) -> Result<Ticket> {
         let state = producer::submit(&self.shared, Source::Host(tasks), keep, full, Origin::User)?;
         let ticket = Ticket { state, shared: self.shared.clone() };
         crate::queue::phases::lap(crate::queue::phases::Phase::Ticket);
         Ok(ticket)
     }
 
-    /// Submits without the host-side check: the tasks reach the device as they are, and
-    /// the device's own check (opcode, buffer handle, generation, element type, range)
-    /// is all that stands between a bad task and memory. A task it refuses completes
-    /// with an error status ([`Error::TaskFailed`]) and touches nothing. For tests of
-    /// that check, for callers who validated elsewhere, and for the tasks only this
-    /// accepts (types that declare themselves `UNCHECKED`): raw addresses
-    /// ([`Task::axpy_raw`]) and fault injection ([`Task::fault_trap`],
-    /// [`Task::fault_illegal_address`]).
-    ///
-    /// # Safety
-    /// No opcode may be the runtime's own (the terminate sentinel, a list chunk: refused; the runtime
-    /// overwrites `flags` and `seg`); otherwise tasks are as unchecked as a raw kernel
-    /// launch's arguments: a valid handle with a wrong offset is still refused, but
-    /// nothing checks that two tasks running at once do not write the same memory, a
-    /// raw-address task writes wherever its addresses point, and a fault-injection task
-    /// kills the runtime (every ticket fails with [`Error::DeviceFault`]).
-    pub unsafe fn submit_unchecked(&self, tasks: &[Task]) -> Result<Ticket> {
-        if let Some((index, reason)) =
-            tasks.iter().enumerate().find_map(|(i, t)| crate::image::validate::not_reserved(t).err().map(|r| (i, r)))
-        {
-            return Err(Error::InvalidTask { index, reason });
-        }
-        let state = producer::submit(&self.shared, Source::Host(tasks), true, WhenFull::Wait, Origin::Unchecked)?;
-        Ok(Ticket { state, shared: self.shared.clone() })
-    }
-
     /// Validates `tasks` once and keeps them in device memory, for
-    /// [`Runtime::submit_list`]: the persistent counterpart of a captured CUDA Graph.
+    /// [`TaskList::submit`]: the persistent counterpart of a captured CUDA Graph.
     pub fn upload_tasks(&self, tasks: &[Task]) -> Result<TaskList> {
         TaskList::upload(&self.shared, tasks)
-    }
-
-    /// Submits a resident task list: the workers read its tasks in place, from device
-    /// memory (list runs, docs/protocol.md step 4l): no staging, no copy of tasks. The
-    /// buffers it names are checked to be still live; the device checks every slice
-    /// again.
-    pub fn submit_list(&self, list: &TaskList) -> Result<Ticket> {
-        // Its tasks lie in the memory of the runtime that uploaded it, and were checked
-        // against that runtime's buffers: never this one's to run.
-        if !Arc::ptr_eq(list.owner(), &self.shared) {
-            return Err(Error::ForeignHandle("task list"));
-        }
-        let src =
-            Source::Resident { addr: list.addr(), len: list.slots(), per_slot: list.per_slot(), tasks: list.len(), names: list.names() };
-        let state = producer::submit(&self.shared, src, false, WhenFull::Wait, Origin::User)?;
-        Ok(Ticket { state, shared: self.shared.clone() })
-    }
-
-    /// The device this runtime runs on: the CUDA ordinal ([`RuntimeConfig::device`]), or
-    /// on the CPU backend the simulated device it was given (a label: several CPU
-    /// runtimes stand in for several devices, docs/scaling.md).
-    pub fn device(&self) -> usize {
-        self.shared.config.device
-    }
-
-    /// Gives the GPU back now if the runtime is idle (every task submitted so far has
-    /// completed): the resident kernel exits, and the next submission launches it
-    /// again, with queue, buffers, lists and counters as they were (host/runtime/residency.rs).
-    /// Whether it exited: false if work is pending (the completion bookkeeping of a task
-    /// that has just finished included: try again) or it had exited already.
-    /// [`RuntimeConfig::residency`] does this by itself after an idle time.
-    pub fn release(&self) -> Result<bool> {
-        self.shared.release_if_idle()
-    }
-
-    /// Runs `f` with the runtime's kernel out: waits until every task submitted so far
-    /// has completed, exits the kernel, and keeps every submission from relaunching it
-    /// until `f` returns (they wait; the next one after relaunches it). For driver work
-    /// that waits for every running kernel of the context, which beside a resident
-    /// kernel would wait until it exits: the first calls of a library whose kernels
-    /// load lazily (cuBLAS, cuDNN, PyTorch; CUDA loads modules lazily by default since
-    /// 12.2), a module load, another library's pinned free (docs/sharing.md). A
-    /// submission from `f`'s own thread is refused (`Error::Config`: it would wait for
-    /// itself), as is a nested call; `f` may make and drop buffers. Refused while peer
-    /// links into this runtime are open (`Error::Config`). On the CPU backend the
-    /// workers leave and come back the same way.
-    ///
-    /// From the call on, other threads' submissions wait, so the queue drains; the
-    /// call waits for that as long as it takes (a task waiting on a counter nothing
-    /// will signal keeps it waiting: see [`Runtime::with_kernel_out_timeout`]). `f`
-    /// must not wait for another thread's submission to this runtime (a thread it
-    /// spawns and joins, a parallel iterator that submits, a `Link::flush` of a host
-    /// link into this runtime): that submission waits for `f`.
-    pub fn with_kernel_out<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
-        self.shared.with_kernel_out(None, f)
-    }
-
-    /// [`Runtime::with_kernel_out`], giving up with `Error::Timeout` (nothing run, the
-    /// hold given back) if the queue has not drained within `timeout`.
-    pub fn with_kernel_out_timeout<R>(&self, timeout: std::time::Duration, f: impl FnOnce() -> R) -> Result<R> {
-        self.shared.with_kernel_out(crate::util::deadline::after(timeout), f)
     }
 
     /// Waits until every task submitted before this call has completed, those of

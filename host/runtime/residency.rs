@@ -26,7 +26,7 @@
 //!
 //! Who exits: the notifier thread, which a runtime with an exit policy starts at once
 //! and which looks every quarter of the idle time (at least every 50 µs, at most every
-//! 10 ms); or the user, through [`crate::Runtime::release`].
+//! 10 ms); or the user, through [`crate::Sharing::release`].
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,13 +38,13 @@ use crate::{Error, Result};
 
 thread_local! {
     /// The runtimes (their `Shared`'s address) whose kernel this thread keeps out
-    /// (`Runtime::with_kernel_out`): its own submissions to them are refused, decided
-    /// with no lock (a `try_submit` that found the producer lock taken by a waiting
+    /// (`Sharing::with_kernel_out`): its own submissions to them are refused, decided
+    /// with no lock (a `Batch::try_submit` that found the producer lock taken by a waiting
     /// thread said `WouldBlock` instead: found on an H200).
     static KEPT_OUT: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Whether this thread keeps `shared`'s kernel out (`Runtime::with_kernel_out`).
+/// Whether this thread keeps `shared`'s kernel out (`Sharing::with_kernel_out`).
 pub(crate) fn kept_out_here(shared: &Shared) -> bool {
     let id = shared as *const Shared as usize;
     KEPT_OUT.with(|k| k.borrow().contains(&id))
@@ -139,7 +139,7 @@ impl Shared {
             Err(Error::ShutDown)
         } else if p.kernel_out {
             if kept_out_here(self) {
-                Err(Error::Config("a peer link into a runtime whose kernel this thread keeps out (Runtime::with_kernel_out)".into()))
+                Err(Error::Config("a peer link into a runtime whose kernel this thread keeps out (Sharing::with_kernel_out)".into()))
             } else {
                 // Another thread keeps the kernel out: try again once it is back.
                 Err(Error::WouldBlock)
@@ -156,7 +156,7 @@ impl Shared {
         Ok(())
     }
 
-    /// `Runtime::with_kernel_out`: claims the hold first (from then on reservations of
+    /// `Sharing::with_kernel_out`: claims the hold first (from then on reservations of
     /// other threads wait, so the queue drains), then exits the kernel once every task
     /// submitted so far has completed, runs `f` on this thread, and lets the next
     /// reservation relaunch the kernel after. `Timeout` (the hold given back) if the
@@ -181,7 +181,7 @@ impl Shared {
                 return Err(Error::ReservationOpen);
             }
             if kept_out_here(self) {
-                return Err(Error::Config("Runtime::with_kernel_out inside itself".into()));
+                return Err(Error::Config("Sharing::with_kernel_out inside itself".into()));
             }
             let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
             if !p.kernel_out {
@@ -266,7 +266,7 @@ impl Shared {
     /// frees, `host/multi/nccl.rs`). Exits the kernel if it is resident (once every task
     /// submitted so far has completed: a busy runtime is waited for), then holds the
     /// producer lock across `f`, so submissions from other threads wait for it (a
-    /// `try_submit` gets `WouldBlock`).
+    /// `Batch::try_submit` gets `WouldBlock`).
     pub(crate) fn with_parked<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
         loop {
             self.fault()?;

@@ -114,7 +114,7 @@ impl Shared {
         };
         p.closed = true;
         // Kernels that exited an idle queue have nothing to drain: no relaunch just to
-        // stop them (nor one inside `Runtime::with_kernel_out`, which keeps them out).
+        // stop them (nor one inside `Sharing::with_kernel_out`, which keeps them out).
         let parked = self.backend.is_parked();
         drop(p);
         // Peer links into this runtime: their pushes fail from now on instead of

@@ -3,7 +3,7 @@
 //! layout here is the `Pod` struct that a task's 48 argument bytes hold.
 //!
 //! Ids `1..=31` are the built-in tasks proper, `32..=47` the fault-injection and
-//! raw-address tasks that only `submit_unchecked` accepts.
+//! raw-address tasks that only `Batch::submit_unchecked` accepts.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -125,7 +125,7 @@ pub struct Forward {
 pub const MAX_FORWARD: u32 = 1024;
 
 /// Executes `trap`: the kernel dies with a sticky error (on the CPU backend the worker
-/// panics). Fault injection; `submit_unchecked` only.
+/// panics). Fault injection; `Batch::submit_unchecked` only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct FaultTrap {
@@ -134,7 +134,7 @@ pub struct FaultTrap {
 }
 
 /// Stores through the forged address `addr`: an illegal address kills the kernel (the
-/// CPU backend models it as a panic and stores nothing). `submit_unchecked` only.
+/// CPU backend models it as a panic and stores nothing). `Batch::submit_unchecked` only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct FaultIllegalAddress {
@@ -143,7 +143,7 @@ pub struct FaultIllegalAddress {
 }
 
 /// `y = alpha * x + y` through raw addresses of `len` f32s each: no buffer check on
-/// either side. `submit_unchecked` only.
+/// either side. `Batch::submit_unchecked` only.
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct AxpyRaw {

@@ -122,7 +122,7 @@ pub enum Access {
     Counter(CounterId),
     /// The task may push tasks of this type: it must be in the runtime's set.
     Spawns(TaskId),
-    /// The task carries raw addresses or injects faults: only `submit_unchecked`
+    /// The task carries raw addresses or injects faults: only `Batch::submit_unchecked`
     /// accepts it.
     Unchecked,
     /// The task's record was built by another type than the one the set holds at its
@@ -275,7 +275,7 @@ impl<'a> Declare<'a> {
     pub fn spawns(&mut self, id: TaskId) {
         self.put(Access::Spawns(id))
     }
-    /// The task must only be submitted through `submit_unchecked` (written by the
+    /// The task must only be submitted through `Batch::submit_unchecked` (written by the
     /// dispatcher for types that say `UNCHECKED`).
     #[doc(hidden)]
     #[inline(always)]

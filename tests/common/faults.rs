@@ -71,7 +71,7 @@ pub fn device_fault_recovers(make: impl Fn() -> resident::Result<Runtime>, fault
         before.push(rt.submit(&(0..32).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap());
         let batch = [Task::mark(marks.all(), 40), fault.task(), Task::mark(marks.all(), 41)];
         // SAFETY: fault injection; the runtime must survive it.
-        let victim = unsafe { rt.submit_unchecked(&batch) }.unwrap();
+        let victim = unsafe { rt.batch(&batch).submit_unchecked() }.unwrap();
         // Submits right after the fault: accepted (and then resolved), or refused with
         // the fault if a health poll saw it first.
         let after: Vec<Ticket> = (0..4)
@@ -99,7 +99,7 @@ pub fn device_fault_recovers(make: impl Fn() -> resident::Result<Runtime>, fault
             assert!(took < bound, "{fault:?}: a ticket took {took:?} to resolve");
         }
         assert!(matches!(rt.health(), Err(Error::DeviceFault(_))), "the runtime reports the fault");
-        assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))));
+        assert!(matches!(rt.health().err(), Some(Error::DeviceFault(_))));
         assert!(matches!(rt.submit(&[Task::noop(0)]), Err(Error::DeviceFault(_))), "later submits fail with the fault");
         assert!(matches!(rt.buffer::<f32>(16), Err(Error::DeviceFault(_))));
         drop((before, after, victim, marks));
@@ -152,13 +152,13 @@ pub fn watchdog_ends_hung_task(make: impl Fn() -> Runtime, deadline: Duration) {
         let later: Vec<Ticket> = (0..4).map(|i| rt.submit(&[Task::mark(marks.all(), 1 + i)]).unwrap()).collect();
         // Nobody waits: the watchdog must fire on its own.
         let start = Instant::now();
-        while rt.fault().is_none() {
+        while rt.health().err().is_none() {
             assert!(start.elapsed() < bound, "the watchdog did not fire within {bound:?} (deadline {deadline:?})");
             std::thread::sleep(Duration::from_millis(10));
         }
         let fired = start.elapsed();
         assert!(fired + Duration::from_millis(20) >= deadline, "the watchdog fired after {fired:?}, before the deadline {deadline:?}");
-        match rt.fault() {
+        match rt.health().err() {
             Some(Error::TaskHung { seq, deadline: d }) => {
                 assert_eq!(seq, hung.first_seq(), "the hung segment is the oldest unfinished work");
                 assert_eq!(d, deadline);
@@ -239,7 +239,7 @@ pub fn drop_drains_short_tasks(rt: Runtime, count: usize) {
 /// fails with `ShutDown`, and `close` returns `Timeout`, all within a bound. Needs a
 /// small ring.
 pub fn close_with_stuck_producer_is_bounded(rt: Runtime, shutdown_timeout: Duration) {
-    let cap = rt.capacity();
+    let cap = rt.backend().capacity;
     let fill = rt.submit(&vec![Task::hang(); cap]).unwrap();
     let bound = shutdown_timeout + scaled(Duration::from_secs(6));
     std::thread::scope(|s| {
@@ -281,15 +281,15 @@ pub fn typed_errors_for_refusals(rt: Runtime) {
             matches!(rt.submit(&[Task::raw(op, [0; 12])]), Err(Error::InvalidTask { reason: Rejection::UnknownTask(o), .. }) if o.0 == op)
         );
         // The device refuses it too, typed.
-        let t = unsafe { rt.submit_unchecked(&[Task::raw(op, [0; 12])]) }.unwrap();
+        let t = unsafe { rt.batch(&[Task::raw(op, [0; 12])]).submit_unchecked() }.unwrap();
         assert!(matches!(t.wait(), Err(Error::TaskFailed { status: Status::InvalidOpcode, .. })), "device, opcode {op}");
     }
     assert_eq!(rt.buffer::<f32>(u32::MAX as usize + 1).err(), Some(Error::BufferTooLarge(u32::MAX as usize + 1)));
     assert_eq!(c.read().unwrap(), vec![0; 4], "no refused batch ran");
     rt.close().unwrap();
     assert_eq!(rt.submit(&[Task::noop(0)]).err(), Some(Error::ShutDown));
-    assert_eq!(rt.try_submit(&[Task::noop(0)]).err(), Some(Error::ShutDown));
-    assert_eq!(unsafe { rt.submit_unchecked(&[Task::noop(0)]) }.err(), Some(Error::ShutDown));
+    assert_eq!(rt.batch(&[Task::noop(0)]).try_submit().err(), Some(Error::ShutDown));
+    assert_eq!(unsafe { rt.batch(&[Task::noop(0)]).submit_unchecked() }.err(), Some(Error::ShutDown));
     assert_eq!(rt.health(), Ok(()), "a clean shutdown is no fault");
 }
 
@@ -304,11 +304,11 @@ pub fn raw_axpy_through_unsafe_api(rt: &Runtime) {
     let (xa, ya) = (x.raw_address(), y.raw_address());
     // SAFETY: both addresses hold n f32s and live until the ticket is done.
     let tasks: Vec<Task> = (0..4).map(|k| unsafe { Task::axpy_raw(2.0, xa + k * 4096, ya + k * 4096, n / 4) }).collect();
-    unsafe { rt.submit_unchecked(&tasks) }.unwrap().wait().unwrap();
+    unsafe { rt.batch(&tasks).submit_unchecked() }.unwrap().wait().unwrap();
     let got = y.read().unwrap();
     assert!(got.iter().zip(&xs).all(|(&g, &x)| g == 1.0 + 2.0 * x), "raw axpy result");
     let bad = unsafe { Task::axpy_raw(1.0, xa + 2, ya, 4) };
-    let r = unsafe { rt.submit_unchecked(&[bad]) }.unwrap().wait();
+    let r = unsafe { rt.batch(&[bad]).submit_unchecked() }.unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadArgs, .. })), "{r:?}");
 }
 
@@ -343,21 +343,21 @@ fn is_fault(r: &resident::Result<()>) -> bool {
 pub fn later_calls_answer_with_the_fault(rt: &Runtime) {
     let f = |what: &str, r: resident::Result<()>| assert!(is_fault(&r), "after the fault, {what}: {r:?}");
     f("submit", rt.submit(&[Task::noop(0)]).map(drop));
-    f("try_submit", rt.try_submit(&[Task::noop(0)]).map(drop));
-    f("submit_for_results", rt.submit_for_results(&[Task::noop(0)]).map(drop));
-    f("submit_pipelined", rt.submit_pipelined(&vec![Task::noop(0); 5000]).map(drop));
+    f("try_submit", rt.batch(&[Task::noop(0)]).try_submit().map(drop));
+    f("submit_for_results", rt.batch(&[Task::noop(0)]).results().submit().map(drop));
+    f("submit_pipelined", rt.batch(&vec![Task::noop(0); 5000]).pipelined().submit().map(drop));
     // SAFETY: a noop.
-    f("submit_unchecked", unsafe { rt.submit_unchecked(&[Task::noop(0)]) }.map(drop));
+    f("submit_unchecked", unsafe { rt.batch(&[Task::noop(0)]).submit_unchecked() }.map(drop));
     f("reserve", rt.reserve(4).map(drop));
     f("upload_tasks", rt.upload_tasks(&[Task::noop(0)]).map(drop));
     f("buffer", rt.buffer::<f32>(16).map(drop));
     f("buffer_from", rt.buffer_from(&[1u32; 4]).map(drop));
     f("counter", rt.counter().map(drop));
     f("wait_idle", rt.wait_idle());
-    f("release", rt.release().map(drop));
-    f("with_kernel_out", rt.with_kernel_out(|| ()));
+    f("release", rt.sharing().release().map(drop));
+    f("with_kernel_out", rt.sharing().with_kernel_out(|| ()));
     f("health", rt.health());
-    assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "fault(): {:?}", rt.fault());
+    assert!(matches!(rt.health().err(), Some(Error::DeviceFault(_))), "fault(): {:?}", rt.health().err());
 }
 
 /// A task faults while other tasks wait: on `spin` (it polls `abort`) and on a counter
@@ -366,7 +366,7 @@ pub fn later_calls_answer_with_the_fault(rt: &Runtime) {
 /// The fault's abort ends them all (`Status::Aborted` on the CPU, where the dying
 /// worker raises `abort`), and every one of those tickets must resolve with the fault
 /// (guarantee 5), even read with `try_wait` alone, which polls no health: the first
-/// ticket read must record the fault, so that `Runtime::fault` (no poll) says it. Then
+/// ticket read must record the fault, so that `Runtime::health` (no poll) says it. Then
 /// every later call answers with it, `close` included, and after the close too. `rt`
 /// needs six workers at least (five held, one for the fault).
 pub fn fault_names_itself_to_aborted_tasks(rt: Runtime, fault: Fault, bound: Duration) {
@@ -377,20 +377,20 @@ pub fn fault_names_itself_to_aborted_tasks(rt: Runtime, fault: Fault, bound: Dur
         ("a spin in a batch", rt.submit(&[Task::noop(1), Task::spin(LONG)]).unwrap()),
         ("a lone counter wait", rt.submit(&[Task::noop(2).after(c.id(), 1)]).unwrap()),
         ("a counter wait in a batch", rt.submit(&[Task::noop(3), Task::noop(4).after(c.id(), 1)]).unwrap()),
-        ("a counter wait kept for results", rt.submit_for_results(&[Task::noop(5), Task::noop(6).after(c.id(), 1)]).unwrap()),
+        ("a counter wait kept for results", rt.batch(&[Task::noop(5), Task::noop(6).after(c.id(), 1)]).results().submit().unwrap()),
     ];
     std::thread::sleep(SETTLE);
     for (what, t) in &held {
         assert!(t.try_wait().is_none(), "{what} ended before the fault");
     }
     // SAFETY: fault injection; the runtime must survive it.
-    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() }.unwrap();
     for (what, t) in &held {
         match try_resolve(t, bound) {
             Some(r) => assert!(is_fault(&r), "{fault:?}: {what} resolved with {r:?}"),
             None => panic!("{fault:?}: {what} did not resolve within {bound:?}"),
         }
-        assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "{fault:?}: {what} named the fault, which is not recorded");
+        assert!(matches!(rt.health().err(), Some(Error::DeviceFault(_))), "{fault:?}: {what} named the fault, which is not recorded");
     }
     // Read again: the outcome does not change.
     for (what, t) in &held {
@@ -418,7 +418,7 @@ pub fn fault_names_itself_to_async_waiters(rt: Runtime, fault: Fault, bound: Dur
         let waiters: Vec<_> = held.iter().map(|t| s.spawn(move || futures::executor::block_on(t.wait_async()))).collect();
         std::thread::sleep(SETTLE);
         // SAFETY: fault injection.
-        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+        let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() }.unwrap();
         let start = Instant::now();
         for w in waiters {
             let r = w.join().unwrap();
@@ -439,7 +439,7 @@ pub fn close_after_an_unseen_fault_names_it(rt: Runtime, fault: Fault) {
     let held = [rt.submit(&[Task::spin(LONG)]).unwrap(), rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap()];
     std::thread::sleep(SETTLE);
     // SAFETY: fault injection.
-    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() }.unwrap();
     std::thread::sleep(SETTLE);
     let r = rt.close();
     assert!(is_fault(&r), "{fault:?}: close after an unseen fault: {r:?}");
@@ -464,7 +464,7 @@ pub fn producers_racing_a_fault_get_the_fault(make: impl Fn() -> Runtime, fault:
         let held = rt.submit(&[Task::spin(LONG)]).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         // SAFETY: fault injection.
-        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+        let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() }.unwrap();
         // Long enough for a worker to have run the fault (so that the close below comes
         // after it, unseen), on a loaded machine too.
         std::thread::sleep(SETTLE);
@@ -479,11 +479,11 @@ pub fn producers_racing_a_fault_get_the_fault(make: impl Fn() -> Runtime, fault:
                         for i in 0..50usize {
                             let r: resident::Result<Option<Ticket>> = match (p + i) % 7 {
                                 0 => rt.submit(&[Task::noop(i as u64)]).map(Some),
-                                1 => match rt.try_submit(&[Task::noop(i as u64)]) {
+                                1 => match rt.batch(&[Task::noop(i as u64)]).try_submit() {
                                     Err(Error::QueueFull | Error::WouldBlock) => Ok(None),
                                     r => r.map(Some),
                                 },
-                                2 => rt.submit_pipelined(&vec![Task::noop(0); 5000]).map(Some),
+                                2 => rt.batch(&vec![Task::noop(0); 5000]).pipelined().submit().map(Some),
                                 3 => rt
                                     .reserve(2)
                                     .and_then(|mut r| {
@@ -491,7 +491,7 @@ pub fn producers_racing_a_fault_get_the_fault(make: impl Fn() -> Runtime, fault:
                                         r.commit()
                                     })
                                     .map(Some),
-                                4 => rt.upload_tasks(&[Task::noop(0)]).and_then(|l| rt.submit_list(&l)).map(Some),
+                                4 => rt.upload_tasks(&[Task::noop(0)]).and_then(|l| l.submit()).map(Some),
                                 5 => rt.buffer::<u32>(16).map(|_| None),
                                 _ => rt.counter().map(|_| None),
                             };
@@ -527,11 +527,11 @@ pub fn read_after_an_unseen_fault_names_it(rt: Runtime, fault: Fault) {
     let marks = rt.buffer_from(&[0u32; 4]).unwrap();
     let before = rt.submit(&[Task::mark(marks.all(), 0)]).unwrap();
     // SAFETY: fault injection.
-    let victim = unsafe { rt.submit_unchecked(&[fault.task()]) }.unwrap();
+    let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() }.unwrap();
     std::thread::sleep(SETTLE);
     let r = marks.read();
     assert!(matches!(r, Err(Error::DeviceFault(_))), "{fault:?}: a read after an unseen fault: {r:?}");
-    assert!(matches!(rt.fault(), Some(Error::DeviceFault(_))), "the read recorded it");
+    assert!(matches!(rt.health().err(), Some(Error::DeviceFault(_))), "the read recorded it");
     assert!(matches!(before.wait(), Ok(()) | Err(Error::DeviceFault(_))));
     assert!(is_fault(&victim.wait()));
     later_calls_answer_with_the_fault(&rt);
@@ -560,8 +560,8 @@ pub fn producers_during_a_fault_get_the_fault(rt: Runtime, fault: Fault, produce
                         let r = match (p + i) % 4 {
                             0 => rt.submit(&[Task::noop(i as u64)]),
                             1 => rt.submit(&vec![Task::noop(i as u64); 64]),
-                            2 => rt.submit_pipelined(&vec![Task::noop(0); 5000]),
-                            _ => rt.submit_for_results(&[Task::noop(i as u64), Task::spin(1000)]),
+                            2 => rt.batch(&vec![Task::noop(0); 5000]).pipelined().submit(),
+                            _ => rt.batch(&[Task::noop(i as u64), Task::spin(1000)]).results().submit(),
                         };
                         match r {
                             Ok(t) if i % 8 == 0 => match t.wait_timeout(bound) {
@@ -580,7 +580,7 @@ pub fn producers_during_a_fault_get_the_fault(rt: Runtime, fault: Fault, produce
             .collect();
         started.wait();
         // SAFETY: fault injection.
-        let victim = unsafe { rt.submit_unchecked(&[fault.task()]) };
+        let victim = unsafe { rt.batch(&[fault.task()]).submit_unchecked() };
         let mut all: Vec<Ticket> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
         match victim {
             Ok(t) => all.push(t),

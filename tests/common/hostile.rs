@@ -36,7 +36,7 @@ impl Make {
 
 /// `rt` still serves: a tagged no-op comes back with its tag.
 pub fn serves(rt: &Runtime) {
-    assert_eq!(rt.submit_for_results(&[Task::noop(42)]).unwrap().results().unwrap(), vec![42], "the runtime still serves");
+    assert_eq!(rt.batch(&[Task::noop(42)]).results().submit().unwrap().results().unwrap(), vec![42], "the runtime still serves");
 }
 
 fn bad_buffer<T: std::fmt::Debug>(r: resident::Result<T>) -> bool {
@@ -49,19 +49,19 @@ fn bad_counter<T: std::fmt::Debug>(r: resident::Result<T>) -> bool {
 
 // --- 1. Handles carry their runtime ---
 
-/// A task list of one runtime given to another, alive or shut down, or to its own
-/// after shutdown: refused, typed; nothing of it reaches a worker.
+/// A task list goes to the runtime that uploaded it and to no other (it carries it);
+/// once that runtime is dropped or closed, its submission is refused, typed, and
+/// nothing of it reaches a worker; the other runtime goes on.
 pub fn foreign_task_list(make: Make) {
     let a = make.rt();
     let b = make.other_rt();
     let x = a.buffer_from(&[1.0f32; 64]).unwrap();
     let y = a.buffer_from(&[0.0f32; 64]).unwrap();
     let list = a.upload_tasks(&[Task::noop(1), Task::axpy(1.0, x.all(), y.all())]).unwrap();
-    assert_eq!(b.submit_list(&list).err(), Some(Error::ForeignHandle("task list")));
-    a.submit_list(&list).unwrap().wait().unwrap();
+    list.submit().unwrap().wait().unwrap();
     assert_eq!(y.read().unwrap(), vec![1.0; 64]);
     drop(a);
-    assert_eq!(b.submit_list(&list).err(), Some(Error::ForeignHandle("task list")));
+    assert_eq!(list.submit().err(), Some(Error::ShutDown));
     serves(&b);
     // The last handles of `a` go before another runtime of its kind (on a GPU, one
     // per device).
@@ -69,7 +69,7 @@ pub fn foreign_task_list(make: Make) {
     let c = make.rt();
     let own = c.upload_tasks(&[Task::noop(2)]).unwrap();
     c.close().unwrap();
-    assert_eq!(c.submit_list(&own).err(), Some(Error::ShutDown));
+    assert_eq!(own.submit().err(), Some(Error::ShutDown));
 }
 
 /// A second runtime on a CUDA device that holds one (or a buffer of one) is refused at
@@ -111,7 +111,7 @@ pub fn foreign_buffer_refused(make: Make) {
     let yb = b.buffer_from(&[4.0f32; 64]).unwrap();
     let foreign = Task::axpy(1.0, xa.all(), ya.all());
     assert!(bad_buffer(b.submit(&[foreign])));
-    assert!(bad_buffer(b.try_submit(&[foreign])));
+    assert!(bad_buffer(b.batch(&[foreign]).try_submit()));
     assert!(bad_buffer(b.upload_tasks(&[foreign])));
     let mut r = b.reserve(2).unwrap();
     assert!(bad_buffer(r.push(foreign)));
@@ -312,14 +312,14 @@ pub fn ranges_and_sizes_at_extremes(make: Make) {
     assert!(matches!(huge, Ok(_) | Err(Error::Config(_) | Error::Driver { .. } | Error::ArenaFull(_))), "{huge:?}");
     drop(huge);
     assert!(matches!(rt.reserve(usize::MAX), Err(Error::ExceedsQueue { .. })));
-    assert!(matches!(rt.reserve(rt.capacity() + 1), Err(Error::ExceedsQueue { .. })));
-    drop(rt.reserve(rt.capacity()).unwrap());
+    assert!(matches!(rt.reserve(rt.backend().capacity + 1), Err(Error::ExceedsQueue { .. })));
+    drop(rt.reserve(rt.backend().capacity).unwrap());
     serves(&rt);
 }
 
 // --- 4. try_* never blocks ---
 
-/// `try_submit` returns within milliseconds while another thread holds a reservation
+/// `Batch::try_submit` returns within milliseconds while another thread holds a reservation
 /// open, and while another producer waits for room behind hung tasks.
 pub fn try_submit_never_blocks(make: Make) {
     let rt = make
@@ -330,7 +330,7 @@ pub fn try_submit_never_blocks(make: Make) {
         .unwrap();
     let quick = |what: &str| {
         let start = Instant::now();
-        let r = rt.try_submit(&[Task::noop(7)]);
+        let r = rt.batch(&[Task::noop(7)]).try_submit();
         assert!(start.elapsed() < Duration::from_millis(50), "{what}: try_submit took {:?}", start.elapsed());
         r
     };
@@ -371,12 +371,12 @@ pub fn try_submit_never_blocks(make: Make) {
     });
 }
 
-/// A batch larger than the ring can never fit: `try_submit` says so with its own error
+/// A batch larger than the ring can never fit: `Batch::try_submit` says so with its own error
 /// (not `QueueFull`, which invites a retry that cannot succeed); `submit` feeds it in.
 pub fn try_submit_larger_than_ring(make: Make) {
     let rt = make.with(|c| c.capacity = 64).unwrap();
     let big: Vec<Task> = (0..100).map(Task::noop).collect();
-    assert_eq!(rt.try_submit(&big).err(), Some(Error::ExceedsQueue { len: 100, capacity: 64 }));
+    assert_eq!(rt.batch(&big).try_submit().err(), Some(Error::ExceedsQueue { len: 100, capacity: 64 }));
     rt.submit(&big).unwrap().wait().unwrap();
 }
 
@@ -500,15 +500,15 @@ pub fn list_rechecked_each_submit(make: Make) {
     let c = rt.counter().unwrap();
     let signals = rt.upload_tasks(&[Task::noop(0).signals(c.id())]).unwrap();
     let waits = rt.upload_tasks(&[Task::noop(0).after(c.id(), 0)]).unwrap();
-    rt.submit_list(&signals).unwrap().wait().unwrap();
+    signals.submit().unwrap().wait().unwrap();
     drop(c);
-    assert!(bad_counter(rt.submit_list(&signals)));
-    assert!(bad_counter(rt.submit_list(&waits)));
+    assert!(bad_counter(signals.submit()));
+    assert!(bad_counter(waits.submit()));
     let marks = rt.buffer::<u32>(Task::tree_nodes(2, 3).unwrap() as usize).unwrap();
     let tree = rt.upload_tasks(&[Task::tree(marks.all(), 0, 2, 3)]).unwrap();
-    rt.submit_list(&tree).unwrap().wait().unwrap();
+    tree.submit().unwrap().wait().unwrap();
     drop(marks);
-    assert!(bad_buffer(rt.submit_list(&tree)));
+    assert!(bad_buffer(tree.submit()));
     serves(&rt);
 }
 
@@ -525,8 +525,8 @@ pub fn nothing_after_close(make: Make) {
     assert_eq!(rt.upload_tasks(&[Task::noop(0)]).err(), Some(Error::ShutDown));
     assert_eq!(rt.reserve(1).err(), Some(Error::ShutDown));
     assert_eq!(rt.submit(&[Task::noop(0)]).err(), Some(Error::ShutDown));
-    assert_eq!(rt.try_submit(&[Task::noop(0)]).err(), Some(Error::ShutDown));
-    assert_eq!(rt.submit_list(&list).err(), Some(Error::ShutDown));
+    assert_eq!(rt.batch(&[Task::noop(0)]).try_submit().err(), Some(Error::ShutDown));
+    assert_eq!(list.submit().err(), Some(Error::ShutDown));
     // What was made before stays readable: its memory lives until its last owner goes.
     assert_eq!(b.read().unwrap(), vec![1.0; 4]);
     assert_eq!(rt.close(), Ok(()));
@@ -551,12 +551,12 @@ pub fn read_waits_for_writers(make: Make) {
 pub fn waiting_task_does_not_wedge(make: Make) {
     let rt = make.rt();
     let c = rt.counter().unwrap();
-    let waiting = rt.submit_for_results(&[Task::noop(5).after(c.id(), 1)]).unwrap();
+    let waiting = rt.batch(&[Task::noop(5).after(c.id(), 1)]).results().submit().unwrap();
     let start = Instant::now();
-    let rounds = (rt.capacity() as u64 - 64) / 10;
+    let rounds = (rt.backend().capacity as u64 - 64) / 10;
     for round in 0..rounds {
         let tasks: Vec<Task> = (0..10).map(|i| Task::noop(round * 10 + i)).collect();
-        let t = rt.submit_for_results(&tasks).unwrap();
+        let t = rt.batch(&tasks).results().submit().unwrap();
         assert_eq!(t.results().unwrap(), (round * 10..round * 10 + 10).collect::<Vec<_>>(), "round {round}");
     }
     assert!(start.elapsed() < Duration::from_secs(10), "unrelated work crawled: {:?}", start.elapsed());
@@ -684,7 +684,7 @@ pub fn large_trees_complete(make: Make) {
 pub fn large_batches_do_not_hold_the_helpers(make: Make) {
     use resident::Status;
     let rt = make.with(|c| c.submit_threads = 4).unwrap();
-    let cap = rt.capacity();
+    let cap = rt.backend().capacity;
     let c = rt.counter().unwrap();
     let waiting = rt.submit(&[Task::noop(1).after(c.id(), 1)]).unwrap();
     let big: Vec<Task> = (0..(cap * 2).max(8192) as u64).map(Task::noop).collect();

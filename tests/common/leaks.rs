@@ -37,7 +37,7 @@ fn exercise(rt: &Runtime) {
             &(0..64).map(|i| Task::axpy(1.0, x.slice(i * 1024..(i + 1) * 1024), y.slice(i * 1024..(i + 1) * 1024))).collect::<Vec<_>>(),
         )
         .unwrap();
-    rt.submit_list(&list).unwrap().wait().unwrap();
+    list.submit().unwrap().wait().unwrap();
     let t = rt.submit(&(0..1024).map(|i| Task::mark(marks.all(), i).signals(counter.id())).collect::<Vec<_>>()).unwrap();
     // An async wait starts the notifier thread.
     futures::executor::block_on(t.wait_async()).unwrap();
@@ -64,7 +64,7 @@ pub fn no_leaks_across_runtimes(make: impl Fn() -> Runtime, rounds: usize, fault
             exercise(&rt);
             if fault && round == rounds - 1 {
                 // SAFETY: fault injection: the runtime must clean up after it.
-                let t = unsafe { rt.submit_unchecked(&[Task::fault_trap()]) }.unwrap();
+                let t = unsafe { rt.batch(&[Task::fault_trap()]).submit_unchecked() }.unwrap();
                 assert!(matches!(t.wait(), Err(resident::Error::DeviceFault(_))));
             }
         }

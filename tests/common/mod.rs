@@ -38,7 +38,7 @@ pub fn exactly_once_many_producers(rt: &Runtime, producers: usize, per_producer:
                         tasks.push(Task::mark(counters.all(), i as u32));
                         tasks.push(Task::noop((i as u64) << 20 | 0xabc));
                     }
-                    tickets.push((chunk.to_vec(), rt.submit_for_results(&tasks).unwrap()));
+                    tickets.push((chunk.to_vec(), rt.batch(&tasks).results().submit().unwrap()));
                 }
                 for (chunk, t) in tickets {
                     let r = t.results().unwrap();
@@ -125,7 +125,7 @@ pub fn axpy_matches_reference(rt: &Runtime, tasks: usize, slice: usize) {
     let y = rt.buffer_from(&ys).unwrap();
     let list: Vec<Task> =
         (0..tasks).map(|i| Task::axpy(alpha, x.slice(i * slice..(i + 1) * slice), y.slice(i * slice..(i + 1) * slice))).collect();
-    let results = rt.submit_for_results(&list).unwrap().results().unwrap();
+    let results = rt.batch(&list).results().submit().unwrap().results().unwrap();
     assert!(results.iter().all(|&r| r == slice as u64), "axpy results report the slice length");
     let out = y.read().unwrap();
     let (mut err2, mut ref2) = (0f64, 0f64);
@@ -298,13 +298,13 @@ pub fn close_while_producers_submit(rt: &Runtime, producers: usize) {
 
 /// try_submit refuses with QueueFull when the ring is full, and nothing is lost.
 pub fn queue_full_backpressure(rt: &Runtime, spin: Duration) {
-    let cap = rt.capacity();
+    let cap = rt.backend().capacity;
     let c = rt.buffer_from(&vec![0u32; cap]).unwrap();
     // Fill the ring with slow tasks.
     let slow: Vec<Task> =
         (0..cap).map(|i| if i % 2 == 0 { Task::spin(spin.as_nanos() as u64) } else { Task::mark(c.all(), i as u32) }).collect();
     let t = rt.submit(&slow).unwrap();
-    match rt.try_submit(&[Task::noop(0); 8]) {
+    match rt.batch(&[Task::noop(0); 8]).try_submit() {
         Err(Error::QueueFull) => {}
         other => panic!("expected QueueFull, got {other:?}"),
     }
@@ -325,7 +325,7 @@ pub fn wait_timeout_expires(rt: &Runtime) {
 
 /// Batches larger than the ring are fed in as space frees up.
 pub fn batch_larger_than_ring(rt: &Runtime) {
-    let n = rt.capacity() * 3 + 17;
+    let n = rt.backend().capacity * 3 + 17;
     let c = rt.buffer_from(&vec![0u32; n]).unwrap();
     let tasks: Vec<Task> = (0..n).map(|i| Task::mark(c.all(), i as u32)).collect();
     rt.submit(&tasks).unwrap().wait().unwrap();
@@ -350,8 +350,8 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
         )
         .unwrap();
     assert_eq!(list.len(), tasks);
-    rt.submit_list(&list).unwrap().wait().unwrap();
-    rt.submit_list(&list).unwrap().wait().unwrap();
+    list.submit().unwrap().wait().unwrap();
+    list.submit().unwrap().wait().unwrap();
     let out = y.read().unwrap();
     for i in 0..n {
         let (ax, yv) = (alpha as f64 * xs[i] as f64, ys[i] as f64);
@@ -360,10 +360,10 @@ pub fn resident_list_replays(rt: &Runtime, tasks: usize, slice: usize) {
     }
     let doomed = rt.buffer_from(&[0u32; 4]).unwrap();
     let list2 = rt.upload_tasks(&[Task::mark(doomed.all(), 3)]).unwrap();
-    rt.submit_list(&list2).unwrap().wait().unwrap();
+    list2.submit().unwrap().wait().unwrap();
     assert_eq!(doomed.read().unwrap(), vec![0, 0, 0, 1]);
     drop(doomed);
-    assert!(matches!(rt.submit_list(&list2), Err(Error::InvalidTask { reason: Rejection::BadBuffer { .. }, .. })));
+    assert!(matches!(list2.submit(), Err(Error::InvalidTask { reason: Rejection::BadBuffer { .. }, .. })));
     // Invalid tasks are refused at upload.
     assert!(matches!(rt.upload_tasks(&[Task::noop(0), Task::raw(77, [0; 12])]), Err(Error::InvalidTask { index: 1, .. })));
 }
@@ -388,7 +388,7 @@ pub fn list_runs_interleaved(rt: &Runtime, rounds: usize) {
     let mut tickets = vec![];
     for _ in 0..rounds {
         for l in &lists {
-            tickets.push(rt.submit_list(l).unwrap());
+            tickets.push(l.submit().unwrap());
             tickets.push(rt.submit(&fed[..host / 3]).unwrap());
         }
     }
@@ -434,7 +434,7 @@ pub fn list_chunks_exactly_once(rt: &Runtime, big: usize, rounds: usize) {
     let mut tickets = vec![];
     for _ in 0..rounds {
         for l in &lists {
-            let t = rt.submit_list(l).unwrap();
+            let t = l.submit().unwrap();
             assert_eq!(t.len(), l.len());
             tickets.push(t);
             tickets.push(rt.submit(&[Task::noop(0); 7]).unwrap());
@@ -457,7 +457,7 @@ pub fn list_chunks_exactly_once(rt: &Runtime, big: usize, rounds: usize) {
     let marks = rt.buffer_from(&vec![base; trees * nodes]).unwrap();
     let roots: Vec<Task> = (0..trees).map(|t| Task::tree(marks.slice(t * nodes..(t + 1) * nodes), 0, depth, fanout)).collect();
     let forest = rt.upload_tasks(&roots).unwrap();
-    rt.submit_list(&forest).unwrap().wait().unwrap();
+    forest.submit().unwrap().wait().unwrap();
     let got = marks.read().unwrap();
     let bad: Vec<_> = got.iter().enumerate().filter(|(_, v)| **v != base + 1).take(5).collect();
     assert!(bad.is_empty(), "tree nodes not marked exactly once (index, value; poison {base}): {bad:?}");
@@ -469,7 +469,7 @@ pub fn list_chunks_exactly_once(rt: &Runtime, big: usize, rounds: usize) {
     let tasks: Vec<Task> =
         (0..big).map(|i| if i == spin_at { Task::spin(20_000_000_000) } else { Task::mark(m.all(), i as u32) }).collect();
     let list = rt.upload_tasks(&tasks).unwrap();
-    let t = rt.submit_list(&list).unwrap();
+    let t = list.submit().unwrap();
     t.cancel().unwrap();
     match t.wait_timeout(Duration::from_secs(30)) {
         Err(Error::TaskFailed { index, status: Status::Cancelled, .. }) => assert_eq!(index, spin_at as u64),
@@ -512,7 +512,7 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
     for (i, (task, want)) in forged.iter().enumerate() {
         let batch = [Task::mark(c.all(), 0), *task, Task::mark(c.all(), 1)];
         // SAFETY: the point of the test; the device must refuse the middle task.
-        let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
+        let t = unsafe { rt.batch(&batch).submit_unchecked() }.unwrap();
         match t.wait() {
             Err(Error::TaskFailed { index, seq, status }) => {
                 assert_eq!(status, *want, "case {i}");
@@ -527,7 +527,7 @@ pub fn device_rejects_forged_tasks(rt: &Runtime) {
     assert_eq!(x.read().unwrap(), vec![1.0; 64], "no forged task wrote x");
     assert_eq!(y.read().unwrap(), vec![2.0; 64], "no forged task wrote y");
     // The sentinel cannot be forged.
-    assert!(matches!(unsafe { rt.submit_unchecked(&[Task::terminate()]) }, Err(Error::InvalidTask { .. })));
+    assert!(matches!(unsafe { rt.batch(&[Task::terminate()]).submit_unchecked() }, Err(Error::InvalidTask { .. })));
 }
 
 /// Device-side dependencies, three rounds on one counter: in each round's single batch,
@@ -690,7 +690,7 @@ pub fn spawn_ring_small_never_loses_a_child(rt: &Runtime, trees: usize, depth: u
 pub fn async_tickets(rt: &Runtime, batches: usize, per_batch: usize) {
     use futures::executor::block_on;
     let tickets: Vec<_> = (0..batches)
-        .map(|b| rt.submit_for_results(&(0..per_batch).map(|i| Task::noop((b * per_batch + i) as u64)).collect::<Vec<_>>()).unwrap())
+        .map(|b| rt.batch(&(0..per_batch).map(|i| Task::noop((b * per_batch + i) as u64)).collect::<Vec<_>>()).results().submit().unwrap())
         .collect();
     let outcomes = block_on(futures::future::join_all(tickets.iter().map(|t| t.wait_async())));
     assert!(outcomes.iter().all(|r| r.is_ok()), "{outcomes:?}");
@@ -743,7 +743,7 @@ pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: 
                     let tasks: Vec<Task> = (i..i + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
                     if rng.random_range(0..8) == 0 {
                         let list = rt.upload_tasks(&tasks).unwrap();
-                        tickets.push(rt.submit_list(&list).unwrap());
+                        tickets.push(list.submit().unwrap());
                     } else {
                         tickets.push(rt.submit(&tasks).unwrap());
                     }
@@ -761,7 +761,7 @@ pub fn mixed_batch_sizes_exactly_once(rt: &Runtime, threads: usize, per_thread: 
     assert!(bad.is_empty(), "tasks not run exactly once (index, count): {bad:?}");
 }
 
-/// Large batches through `submit_unchecked` (no host check; staged on the helpers,
+/// Large batches through `Batch::submit_unchecked` (no host check; staged on the helpers,
 /// piece by piece) from `threads` threads at once, larger than the ring too: every task
 /// runs exactly once, and a forged task in the middle of one (a stale handle) is
 /// refused by the device alone, its neighbours run. Fresh random sizes each run.
@@ -787,7 +787,7 @@ pub fn large_unchecked_batches_exactly_once(rt: &Runtime, threads: usize, batche
                     }
                     // SAFETY: marks of live buffers, and one forged handle the device must
                     // refuse; no terminate sentinel.
-                    let t = unsafe { rt.submit_unchecked(&tasks) }.unwrap();
+                    let t = unsafe { rt.batch(&tasks).submit_unchecked() }.unwrap();
                     match (t.wait(), forged) {
                         (Ok(()), None) => {}
                         (Err(Error::TaskFailed { seq, status: Status::BadBuffer, .. }), Some(f)) => {
@@ -942,7 +942,7 @@ pub fn buffers_outlive_runtime(make: impl Fn() -> Runtime) {
         let x = rt.buffer_from(&[1.0f32; 4096]).unwrap();
         let y = rt.buffer::<f32>(4096).unwrap();
         let list = rt.upload_tasks(&[Task::axpy(2.0, x.all(), y.all())]).unwrap();
-        rt.submit_list(&list).unwrap().wait().unwrap();
+        list.submit().unwrap().wait().unwrap();
         rt.shutdown().unwrap();
         assert!(y.read().unwrap().iter().all(|&v| v == 2.0), "round {round}");
         drop(list);
@@ -979,7 +979,7 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
                     match rng.random_range(0..6) {
                         // A lone mark, waited at once: its inline result is the old count.
                         0 | 1 => {
-                            let t = rt.submit_for_results(&[Task::mark(marks.all(), i as u32)]).unwrap();
+                            let t = rt.batch(&[Task::mark(marks.all(), i as u32)]).results().submit().unwrap();
                             assert_eq!(t.results().unwrap(), vec![0], "mark {i}");
                             i += 1;
                         }
@@ -1001,7 +1001,7 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
                             let a: f32 = rng.random_range(-2.0..2.0);
                             let r = th * SLICE..th * SLICE + len;
                             y.write_at(th * SLICE, &vec![0.0f32; len]).unwrap();
-                            let t = rt.submit_for_results(&[Task::axpy(a, x.slice(r.clone()), y.slice(r.clone()))]).unwrap();
+                            let t = rt.batch(&[Task::axpy(a, x.slice(r.clone()), y.slice(r.clone()))]).results().submit().unwrap();
                             assert_eq!(t.results().unwrap(), vec![len as u64]);
                             let got = y.read().unwrap();
                             for k in r {
@@ -1013,7 +1013,7 @@ pub fn express_tasks(rt: &Runtime, threads: usize, per_thread: usize) {
                         // would refuse it, skipped): the record carries the failure.
                         _ => {
                             // SAFETY: a valid buffer; the device refuses the index.
-                            let t = unsafe { rt.submit_unchecked(&[Task::mark(marks.slice(0..1), 5)]) }.unwrap();
+                            let t = unsafe { rt.batch(&[Task::mark(marks.slice(0..1), 5)]).submit_unchecked() }.unwrap();
                             match t.wait() {
                                 Err(Error::TaskFailed { seq, status, .. }) => {
                                     assert_eq!((seq, status), (t.first_seq(), Status::OutOfRange))
@@ -1146,7 +1146,7 @@ pub fn halved_batches_exactly_once_or_refused(rt: &Runtime, threads: usize, roun
     }
 }
 
-/// `submit_pipelined` from `threads` threads at once, `batches` each of 4096-20,000
+/// `Batch::pipelined` from `threads` threads at once, `batches` each of 4096-20,000
 /// marks (fresh random sizes), half of them with a refused task at a random place: a
 /// batch that passes runs whole, exactly once; a refused one ran exactly its tasks
 /// before the reported `ran` (at most the bad index, 0 when the refusal is reported as
@@ -1169,7 +1169,7 @@ pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, ba
                         if let Some(i) = bads[b] {
                             tasks[i] = Task::mark(marks.slice(0..1), 5);
                         }
-                        ran.push(match (rt.submit_pipelined(&tasks), bads[b]) {
+                        ran.push(match (rt.batch(&tasks).pipelined().submit(), bads[b]) {
                             (Ok(t), None) => {
                                 t.wait().unwrap();
                                 sizes[b]
@@ -1215,7 +1215,7 @@ pub fn pipelined_batches_exactly_once_or_partly(rt: &Runtime, threads: usize, ba
 /// own: if one of them is stuck, the timeout closes the runtime, which ends its wait
 /// for room.
 pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
-    let cap = rt.capacity();
+    let cap = rt.backend().capacity;
     assert!(cap <= 1 << 14, "a ring of at most 16 runs of 1024 (within CUDA's run table)");
     let c = rt.counter().unwrap();
     let waiter = rt.submit(&[Task::noop(0).after(c.id(), 1)]).unwrap();
@@ -1244,7 +1244,7 @@ pub fn large_batch_signal_releases_a_waiter(rt: &Runtime) {
 /// Large batches (checked after their reservation, on the shared helpers) from three
 /// producers at once, a third of them refused (a buffer dropped just before the submit,
 /// named in the middle), beside buffer and counter churn (the registries' write lock),
-/// `try_submit` and small batches: every producer's good batches run exactly once, every
+/// `Batch::try_submit` and small batches: every producer's good batches run exactly once, every
 /// refusal names its bad task, nothing hangs.
 pub fn large_batches_beside_drops(rt: &Runtime) {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -1284,7 +1284,7 @@ pub fn large_batches_beside_drops(rt: &Runtime) {
         });
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
-                let _ = rt.try_submit(&[Task::noop(0); 8]);
+                let _ = rt.batch(&[Task::noop(0); 8]).try_submit();
                 let _ = rt.submit(&[Task::noop(0); 3]).unwrap();
             }
         });
@@ -1347,7 +1347,7 @@ pub fn reservations_exactly_once(rt: &Runtime, threads: usize, per_thread: usize
                         _ => rng.random_range(4..300),
                     }
                     .min(end - i)
-                    .min(rt.capacity() - 2);
+                    .min(rt.backend().capacity - 2);
                     let tasks: Vec<Task> = (i..i + len).map(|k| Task::mark(marks.all(), k as u32)).collect();
                     match rng.random_range(0..3) {
                         0 => tickets.push(rt.submit(&tasks).unwrap()),
@@ -1404,4 +1404,24 @@ pub fn reservations_exactly_once(rt: &Runtime, threads: usize, per_thread: usize
         other.join().unwrap().unwrap();
     });
     rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
+}
+
+/// A batch submitted with options (`Runtime::batch`): inline results kept, with or
+/// without pipelining (a batch large enough to be published in pieces), refused rather
+/// than waited for; the combinations that cannot be are refused, typed, before
+/// anything is submitted.
+pub fn batch_options(rt: &Runtime) {
+    let tags: Vec<u64> = (0..6000).map(|i| i * 7 + 3).collect();
+    let tasks: Vec<Task> = tags.iter().map(|&t| Task::noop(t)).collect();
+    assert_eq!(rt.batch(&tasks).results().submit().unwrap().results().unwrap(), tags);
+    assert_eq!(rt.batch(&tasks).results().pipelined().submit().unwrap().results().unwrap(), tags);
+    assert_eq!(rt.batch(&tasks[..64]).results().try_submit().unwrap().results().unwrap(), tags[..64]);
+    // Without `results` a ticket keeps none.
+    assert!(rt.batch(&tasks[..64]).pipelined().submit().unwrap().results().is_err());
+    assert!(matches!(rt.batch(&tasks).pipelined().try_submit(), Err(Error::Config(_))));
+    // SAFETY: noops, and refused before anything is submitted.
+    assert!(matches!(unsafe { rt.batch(&tasks).pipelined().submit_unchecked() }, Err(Error::Config(_))));
+    let before = rt.metrics().submitted;
+    rt.wait_idle().unwrap();
+    assert_eq!(rt.metrics().completed, before);
 }

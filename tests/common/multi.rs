@@ -27,7 +27,7 @@ fn forwards(link: resident::LinkId, marks: resident::Slice<u32>, first: u32, n: 
 pub fn runtimes_per_device(base: fn(usize) -> RuntimeConfig, n: usize) {
     let rts: Vec<Runtime> = (0..n).map(|d| Runtime::with_config(base(d)).unwrap()).collect();
     for (d, rt) in rts.iter().enumerate() {
-        assert_eq!(rt.device(), d);
+        assert_eq!(rt.backend().device, d);
     }
     let nodes = Task::tree_nodes(5, 4).unwrap();
     std::thread::scope(|s| {
@@ -39,7 +39,7 @@ pub fn runtimes_per_device(base: fn(usize) -> RuntimeConfig, n: usize) {
                     tasks.extend((0..4096u32).map(|i| Task::mark(marks.slice(nodes as usize..), i)));
                     rt.submit(&tasks).unwrap().wait().unwrap();
                     let got = marks.read().unwrap();
-                    assert!(got.iter().all(|&v| v == round + 1), "device {}: round {round} not exactly once", rt.device());
+                    assert!(got.iter().all(|&v| v == round + 1), "device {}: round {round} not exactly once", rt.backend().device);
                 }
             });
         }
@@ -71,15 +71,13 @@ pub fn foreign_handles(base: fn(usize) -> RuntimeConfig) {
     let xb = b.buffer::<u32>(64).unwrap();
     let r = b.submit(&[Task::mark(xb.all(), 0).after(ca.id(), 1)]);
     assert!(matches!(r, Err(Error::InvalidTask { index: 0, reason: Rejection::BadCounter(_) })), "{r:?}");
-    let list = a.upload_tasks(&[Task::noop(1)]).unwrap();
-    assert!(matches!(b.submit_list(&list), Err(Error::ForeignHandle(_))));
     // A's link id in a task of B: B has no such link (generations are per process).
     let link = Link::new(&a, &b).unwrap();
     let r = b.submit(&[Task::forward(link.id(), xb.all(), 0, 1)]).unwrap().wait();
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
     assert!(xa.read().unwrap().iter().all(|&v| v == 0) && xb.read().unwrap().iter().all(|&v| v == 0));
     drop(link);
-    drop((list, ca, xa, xb));
+    drop((ca, xa, xb));
     a.close().unwrap();
     b.close().unwrap();
 }
@@ -154,8 +152,8 @@ fn links_exactly_once_by(base: fn(usize) -> RuntimeConfig, per_round: u32, round
                     if r % 3 == 2 {
                         // Idle exits, if the runtimes are idle now (the pushed tasks
                         // may still be in flight: then nothing happens).
-                        let _ = a.release();
-                        let _ = b.release();
+                        let _ = a.sharing().release();
+                        let _ = b.sharing().release();
                     }
                 }
             });
@@ -239,7 +237,7 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
     let link = Link::peer_with_capacity(&a, &b, 2).unwrap();
     assert!(link.is_peer());
     // B is held resident while the link is open.
-    assert!(!b.release().unwrap());
+    assert!(!b.sharing().release().unwrap());
     a.submit(&[Task::forward(link.id(), marks.all(), 0, 200)]).unwrap().wait().unwrap();
     a.submit(&[Task::forward(link.id(), marks.all(), 250, 10)]).unwrap().wait().unwrap();
     let r = link.flush();
@@ -255,7 +253,7 @@ pub fn peer_link_errors(base: fn(usize) -> RuntimeConfig) {
     assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadLink, .. })), "{r:?}");
     // Closed: B may exit when idle again.
     let start = std::time::Instant::now();
-    while !b.release().unwrap() {
+    while !b.sharing().release().unwrap() {
         assert!(start.elapsed() < Duration::from_secs(5), "B stays held after the close");
         std::thread::sleep(Duration::from_millis(1));
     }

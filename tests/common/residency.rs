@@ -6,12 +6,12 @@
 use resident::{Buffer, Residency, Runtime, RuntimeConfig, Task};
 use std::time::{Duration, Instant};
 
-/// `rt.release()` until it exits the kernel: right after a wait the completion
+/// `rt.sharing().release()` until it exits the kernel: right after a wait the completion
 /// bookkeeping may lag a moment (a lone task that the relay ran itself is counted in its
 /// segment when a worker reaches its slot).
 fn release_soon(rt: &Runtime) {
     let start = Instant::now();
-    while !rt.release().unwrap() {
+    while !rt.sharing().release().unwrap() {
         assert!(start.elapsed() < Duration::from_secs(5), "release never found the runtime idle");
         std::thread::yield_now();
     }
@@ -24,7 +24,7 @@ fn exactly_once(marks: &Buffer<u32>, what: &str) {
     assert!(bad.is_empty(), "{what}: marks not exactly 1 (index, count): {bad:?} of {}", got.len());
 }
 
-/// `cycles` exits and relaunches by `Runtime::release`, each cycle through every path:
+/// `cycles` exits and relaunches by `Sharing::release`, each cycle through every path:
 /// a lone task (inline through the relay on CUDA), a small batch, a large batch (runs
 /// over the host ring), a resident list uploaded before the first exit, a tree of
 /// spawned tasks, and a dependency on a counter signalled in the cycle before.
@@ -51,7 +51,7 @@ pub fn cycles_exactly_once(base: fn() -> RuntimeConfig, cycles: u32) {
         rt.submit(&(1..17).map(|i| Task::mark(marks.all(), at + i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
         let large: Vec<Task> = (0..LARGE).map(|i| Task::mark(marks.all(), at + 17 + i)).collect();
         let t = rt.submit(&large).unwrap();
-        let l = rt.submit_list(&lists[c as usize]).unwrap();
+        let l = (lists[c as usize]).submit().unwrap();
         let nodes = marks.slice((at + 17 + LARGE) as usize..(at + 17 + LARGE + tree) as usize);
         let tr = rt.submit(&[Task::tree(nodes, 0, depth, fanout)]).unwrap();
         // Waits for the signal of the cycle before (counter value c), given after that
@@ -66,7 +66,7 @@ pub fn cycles_exactly_once(base: fn() -> RuntimeConfig, cycles: u32) {
         exits += 1;
         let s = rt.metrics().residency;
         assert!(!s.resident, "cycle {c}: released but resident: {s:?}");
-        assert!(!rt.release().unwrap(), "a second release of an exited runtime does nothing");
+        assert!(!rt.sharing().release().unwrap(), "a second release of an exited runtime does nothing");
         // Host reads need no kernel.
         assert_eq!(marks.read().unwrap()[at as usize], 1);
     }
@@ -91,7 +91,7 @@ pub fn producers_race_exits(base: fn() -> RuntimeConfig, producers: u32, rounds:
         s.spawn(|| {
             // Exits asked for from the outside too, racing the submissions.
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = rt.release().unwrap();
+                let _ = rt.sharing().release().unwrap();
                 std::thread::sleep(Duration::from_micros(30));
             }
         });
@@ -193,7 +193,7 @@ pub fn shutdown_while_exited(base: fn() -> RuntimeConfig) {
     let marks = rt.buffer::<u32>(1).unwrap();
     let t = rt.submit(&[Task::mark(marks.all(), 0).after(c.id(), 1)]).unwrap();
     std::thread::sleep(Duration::from_millis(20));
-    assert!(!rt.release().unwrap(), "a task waits: not idle");
+    assert!(!rt.sharing().release().unwrap(), "a task waits: not idle");
     assert!(rt.metrics().residency.resident);
     rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
     t.wait().unwrap();
@@ -208,7 +208,7 @@ pub fn fault_after_relaunch(base: fn() -> RuntimeConfig) {
     let rt = Runtime::with_config(base()).unwrap();
     rt.submit(&[Task::noop(1)]).unwrap().wait().unwrap();
     release_soon(&rt);
-    let t = unsafe { rt.submit_unchecked(&[Task::fault_trap()]) }.unwrap();
+    let t = unsafe { rt.batch(&[Task::fault_trap()]).submit_unchecked() }.unwrap();
     let r = t.wait_timeout(Duration::from_secs(20));
     assert!(matches!(r, Err(resident::Error::DeviceFault(_))), "{r:?}");
     assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::DeviceFault(_))));
@@ -247,7 +247,7 @@ pub fn failed_relaunch_recovers(base: fn() -> RuntimeConfig) {
     rt.close().unwrap();
 }
 
-/// `Runtime::with_kernel_out`: the kernel is out while `f` runs, whoever else submits
+/// `Sharing::with_kernel_out`: the kernel is out while `f` runs, whoever else submits
 /// (they wait: their tasks run after `f`, exactly once), `f`'s own submissions and a
 /// nested call are refused, `f` may make and drop buffers, a panic in `f` ends the hold,
 /// and the next submission relaunches the kernel.
@@ -265,13 +265,14 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
             t.wait().unwrap();
         });
         let r = rt
+            .sharing()
             .with_kernel_out(|| {
                 assert!(!rt.metrics().residency.resident, "the kernel runs inside with_kernel_out");
                 started.wait();
                 // Own submissions and a nested call: refused, nothing reserved.
                 assert!(matches!(rt.submit(&[Task::noop(1)]), Err(resident::Error::Config(_))));
-                assert!(matches!(rt.try_submit(&[Task::noop(1)]), Err(resident::Error::Config(_))));
-                assert!(matches!(rt.with_kernel_out(|| ()), Err(resident::Error::Config(_))));
+                assert!(matches!(rt.batch(&[Task::noop(1)]).try_submit(), Err(resident::Error::Config(_))));
+                assert!(matches!(rt.sharing().with_kernel_out(|| ()), Err(resident::Error::Config(_))));
                 // Buffers come and go (a drop takes the registries' write lock, which
                 // the waiting submitter must not hold).
                 let b = rt.buffer::<f32>(1 << 10).unwrap();
@@ -289,12 +290,12 @@ pub fn kernel_out(base: fn() -> RuntimeConfig) {
     // gives the hold back, and nothing of `f` ran; the runtime goes on.
     let c = rt.counter().unwrap();
     let waiting = rt.submit(&[Task::noop(0).after(c.id(), 1)]).unwrap();
-    let r = rt.with_kernel_out_timeout(Duration::from_millis(50), || panic!("ran"));
+    let r = rt.sharing().with_kernel_out_timeout(Duration::from_millis(50), || panic!("ran"));
     assert!(matches!(r, Err(resident::Error::Timeout)), "{r:?}");
     rt.submit(&[Task::noop(0).signals(c.id())]).unwrap().wait().unwrap();
     waiting.wait().unwrap();
     // A panic in `f` ends the hold.
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.with_kernel_out(|| panic!("in f"))));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.sharing().with_kernel_out(|| panic!("in f"))));
     assert!(caught.is_err());
     rt.submit(&(33..64).map(|i| Task::mark(marks.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
     assert!(rt.metrics().residency.resident);

@@ -60,7 +60,7 @@ pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: u
                     for (b, list) in lists.iter().enumerate() {
                         let item = match (round + b) % 3 {
                             0 => (rt.submit(&marks_of(b * batch)).unwrap(), Expect::Done),
-                            1 => (rt.submit_list(list).unwrap(), Expect::Done),
+                            1 => (list.submit().unwrap(), Expect::Done),
                             _ => {
                                 // Half marks, half noops tagged with (producer, round, index):
                                 // the noops' results sum to a known checksum.
@@ -76,7 +76,7 @@ pub fn many_producers_and_consumers(rt: &Runtime, producers: usize, consumers: u
                                     }
                                 }
                                 sum_want.fetch_add(want, Ordering::Relaxed);
-                                (rt.submit_for_results(&tasks).unwrap(), Expect::Checksum(want))
+                                (rt.batch(&tasks).results().submit().unwrap(), Expect::Checksum(want))
                             }
                         };
                         tx.send(item).unwrap();

@@ -60,7 +60,7 @@ impl DeviceTask for AxpyRaw {
             return Err(Status::BadArgs);
         }
         // SAFETY: an unchecked task runs only if the host took it from
-        // `submit_unchecked` (never as a pushed child: `task::run_as`), whose caller
+        // `Batch::submit_unchecked` (never as a pushed child: `task::run_as`), whose caller
         // promised that both addresses hold `len` f32s.
         unsafe { axpy(self.alpha, x, y, len as usize) };
         Ok(len as u64)

@@ -1,6 +1,6 @@
 //! Fault injection: tasks that kill the kernel on purpose, so that tests can prove the
 //! runtime's fault handling (every ticket resolves, a new runtime starts). They declare
-//! themselves `UNCHECKED`: only the host's `unsafe` `submit_unchecked` passes them on.
+//! themselves `UNCHECKED`: only the host's `unsafe` `Batch::submit_unchecked` passes them on.
 //! Tiny on purpose: they sit in the persistent loop's one dispatch, whose register
 //! budget is 80.
 
@@ -37,7 +37,7 @@ impl DeviceTask for FaultIllegalAddress {
     fn run(&self, _: &TaskCx) -> Result<u64, Status> {
         if arch::lane_id() == 0 {
             // SAFETY: none: this task exists to store through a forged address, and the
-            // host accepts it only from `submit_unchecked`, whose caller vouches for it
+            // host accepts it only from `Batch::submit_unchecked`, whose caller vouches for it
             // (the CPU twin panics instead of storing).
             unsafe { arch::store_forged(self.addr as *mut u32, 0xdead_beef) };
         }

@@ -19,6 +19,6 @@ pub use resident_shared::builtin::{
 
 crate::task_set! {
     /// The built-in tasks: noop, axpy, spin, mark, tree, forward, and the fault-injection and
-    /// raw-address tasks that only `submit_unchecked` accepts.
+    /// raw-address tasks that only `Batch::submit_unchecked` accepts.
     pub struct Builtins { Noop, Axpy, Spin, Mark, Tree, Forward, FaultTrap, FaultIllegalAddress, AxpyRaw }
 }

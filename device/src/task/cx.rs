@@ -360,7 +360,7 @@ impl TaskCx {
     ///
     /// A type that says `UNCHECKED` (raw addresses, fault injection) cannot be pushed: a
     /// compile-time error, so that no safe device code reaches what only the host's
-    /// `unsafe` `submit_unchecked` may send.
+    /// `unsafe` `Batch::submit_unchecked` may send.
     #[inline(always)]
     pub fn spawn<C: DeviceTask>(&self, child: &C) -> Result<(), Status> {
         self.spawn_each(1, |_| *child)

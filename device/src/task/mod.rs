@@ -82,7 +82,7 @@ pub trait DeviceTask: bytemuck::Pod {
     const ID: TaskId;
 
     /// The task carries raw addresses or injects faults: the host accepts it only from
-    /// `submit_unchecked` (an `unsafe` call, whose caller vouches for the arguments),
+    /// `Batch::submit_unchecked` (an `unsafe` call, whose caller vouches for the arguments),
     /// and the device refuses it as a pushed child (`InvalidOpcode`). Its `run` may rely
     /// on that caller's promise.
     const UNCHECKED: bool = false;
@@ -103,7 +103,7 @@ pub trait DeviceTask: bytemuck::Pod {
     /// type and lie within it, each counter must be live, each pushed type must be in the
     /// runtime's set, or the whole batch is refused with a typed error. Run again on the
     /// device before each run, whose accesses are held to it ([`DeclarationCheck`]), and
-    /// for arguments no host saw (pushed children, `submit_unchecked`): it must be a
+    /// for arguments no host saw (pushed children, `Batch::submit_unchecked`): it must be a
     /// function of the arguments alone (the same items on the host and on the device) and
     /// must not panic (a panic there traps, as in `run`). Its `Err` is the host's to act
     /// on: the device holds the task to the items declared before it.
@@ -154,7 +154,7 @@ impl DeclarationCheck {
     ///
     /// # Safety
     /// For every value of the arguments (pushed children and tasks submitted through
-    /// `submit_unchecked` are not checked by the host), the type's `run` must resolve
+    /// `Batch::submit_unchecked` are not checked by the host), the type's `run` must resolve
     /// only slices that lie within ones its `declare` names, write only slices declared
     /// `write`, update atomically only slices declared `write` or `atomic`, read or
     /// signal only counters it names, and push only children of types it names whose own

@@ -91,7 +91,7 @@ pub fn run_as<T: DeviceTask>(task: &Task, cx: &TaskCx) -> Outcome {
     let args = task.args_as::<T>();
     // What the task is held to (`super::declared`). A declaration's own verdict (`Err`)
     // was the host's to act on (children have none: they are held to their parent's).
-    // An `UNCHECKED` type's caller vouched for it instead (`submit_unchecked`), and it
+    // An `UNCHECKED` type's caller vouched for it instead (`Batch::submit_unchecked`), and it
     // reaches memory by raw address: it gets no declaration to be held to (every view
     // of it is refused), and no table costs the loop for it. A type whose author
     // vouched for its runs (`DeclarationCheck::vouched`) gets everything granted.

@@ -70,7 +70,7 @@ fn run(rt: &Runtime) -> Result<bool> {
     for _ in 0..5 {
         bins.write(&[0; BINS])?;
         let t = Instant::now();
-        let counted = rt.submit_for_results(&tasks)?.results()?;
+        let counted = rt.batch(&tasks).results().submit()?.results()?;
         times.push(t.elapsed());
         ok &= check("histogram, host-fed batch", bins.read()? == want && counted.iter().sum::<u64>() == n as u64);
     }
@@ -83,7 +83,7 @@ fn run(rt: &Runtime) -> Result<bool> {
     );
     bins.write(&[0; BINS])?;
     let split = HistogramSplit { data: d.all(), bins: bins.all(), shift, chunk: CHUNK };
-    let pushed = rt.submit_for_results(&[split.task()])?.results()?;
+    let pushed = rt.batch(&[split.task()]).results().submit()?.results()?;
     ok &= check("histogram, one task pushing one per chunk on the device", bins.read()? == want && pushed == [n.div_ceil(CHUNK) as u64]);
 
     // 3: the sum of squares, two stages joined by a device counter.

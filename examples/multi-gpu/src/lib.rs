@@ -80,7 +80,7 @@ pub fn two_stage(a: &Runtime, b: &Runtime, n: u32, runs: usize, path: Path) -> R
         bins.write(&[u32::MAX; BINS as usize])?;
         bins.write(&[0; BINS as usize])?;
         let t = Instant::now();
-        let counted = a.submit_for_results(&tasks)?.results()?;
+        let counted = a.batch(&tasks).results().submit()?.results()?;
         link.flush()?;
         times.push(t.elapsed());
         let got = bins.read()?;

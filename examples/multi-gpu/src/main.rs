@@ -31,8 +31,8 @@ fn main() {
 
 fn run() -> Result<bool> {
     let (a, b) = runtimes()?;
-    println!("stage 1 on device {}: {}", a.device(), a.backend());
-    println!("stage 2 on device {}: {}", b.device(), b.backend());
+    println!("stage 1 on device {}: {}", a.backend().device, a.backend());
+    println!("stage 2 on device {}: {}", b.backend().device, b.backend());
     let n: u32 = if a.backend().kind == BackendKind::Cuda { 1 << 24 } else { 1 << 20 };
     let mut exact = true;
     for path in [Path::Host, Path::PeerIfPossible] {
@@ -40,8 +40,8 @@ fn run() -> Result<bool> {
         println!(
             "{n} values, {} stage-1 tasks on device {}, each pushing a stage-2 task to device {} ({}): {:.3} ms median of 5 ({:.2} G values/s), bins {}",
             o.tasks,
-            a.device(),
-            b.device(),
+            a.backend().device,
+            b.backend().device,
             if o.peer { "peer to peer" } else { "through the host" },
             o.median.as_secs_f64() * 1e3,
             n as f64 / o.median.as_secs_f64() / 1e9,

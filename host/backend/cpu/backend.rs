@@ -194,6 +194,8 @@ impl CpuBackend {
             name: "CPU".into(),
             workers: self.n_workers() as u32,
             layout: format!("{} worker threads", self.n_workers()),
+            device: 0,
+            capacity: self.capacity() as usize,
             fallback: None,
         }
     }

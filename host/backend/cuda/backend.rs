@@ -417,6 +417,8 @@ impl CudaBackend {
                 ),
                 None => format!("{} SMs, {} blocks x {} threads = {} worker warps; {tail}", self.sms, self.grid, self.block, warps),
             },
+            device: 0,
+            capacity: self.capacity as usize,
             fallback: None,
         }
     }

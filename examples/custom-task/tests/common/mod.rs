@@ -38,7 +38,7 @@ pub fn host_fed_batches(rt: &Runtime) {
         // Several batches, of uneven sizes.
         let mut tickets = vec![];
         for part in tasks.chunks(17) {
-            tickets.push((part.len(), rt.submit_for_results(part).unwrap()));
+            tickets.push((part.len(), rt.batch(part).results().submit().unwrap()));
         }
         let mut counted = 0;
         for (len, t) in tickets {
@@ -57,7 +57,7 @@ pub fn lone_task(rt: &Runtime) {
     let bins = rt.buffer::<u32>(BINS).unwrap();
     for _ in 0..20 {
         bins.write(&[0; BINS]).unwrap();
-        let t = rt.submit_for_results(&[Histogram { data: d.all(), bins: bins.all(), shift: 2 }.task()]).unwrap();
+        let t = rt.batch(&[Histogram { data: d.all(), bins: bins.all(), shift: 2 }.task()]).results().submit().unwrap();
         assert_eq!(t.results().unwrap(), vec![5_000]);
         assert_eq!(bins.read().unwrap(), histogram(&data, BINS, 2));
     }
@@ -70,7 +70,7 @@ pub fn resident_list(rt: &Runtime) {
     let list = rt.upload_tasks(&histogram_tasks(&d, &bins, 5, 1000)).unwrap();
     let want = histogram(&data, BINS, 5);
     for round in 1..=3u32 {
-        rt.submit_list(&list).unwrap().wait().unwrap();
+        list.submit().unwrap().wait().unwrap();
         let got = bins.read().unwrap();
         assert!(got.iter().zip(&want).all(|(g, w)| *g == round * w), "round {round}");
     }
@@ -86,7 +86,7 @@ pub fn spawned_on_device(rt: &Runtime) {
     let halves = [d.slice(0..100_000), d.slice(100_000..200_000)];
     let tasks: Vec<Task> =
         halves.iter().zip([1000, 777]).map(|(h, chunk)| HistogramSplit { data: *h, bins: bins.all(), shift: 4, chunk }.task()).collect();
-    let pushed = rt.submit_for_results(&tasks).unwrap().results().unwrap();
+    let pushed = rt.batch(&tasks).results().submit().unwrap().results().unwrap();
     assert_eq!(pushed, vec![100, 100_000u64.div_ceil(777)]);
     assert_eq!(bins.read().unwrap(), histogram(&data, BINS, 4));
 }
@@ -179,7 +179,7 @@ pub fn children_join_by_counter(rt: &Runtime, waiters: usize) {
     batch.extend(waiting(before + parts));
     // SAFETY: the point of the test: the device refuses the forged slice in every part,
     // touching nothing it does not own.
-    let t = unsafe { rt.submit_unchecked(&batch) }.unwrap();
+    let t = unsafe { rt.batch(&batch).submit_unchecked() }.unwrap();
     match t.wait_timeout(std::time::Duration::from_secs(20)) {
         // The split's own record: its children failed (each with `BadBuffer`).
         Err(Error::TaskFailed { status: Status::ChildFailed, .. }) => {}
@@ -207,7 +207,7 @@ pub fn mixed_types_in_one_batch(rt: &Runtime) {
         batch.push(Poly { x: xb.slice(r.clone()), y: y.slice(r), c }.task());
         batch.push(Task::mark(marks.all(), k as u32));
     }
-    let results = rt.submit_for_results(&batch).unwrap().results().unwrap();
+    let results = rt.batch(&batch).results().submit().unwrap().results().unwrap();
     assert!(results.chunks(3).all(|r| r[0] == 1000 && r[1] == 1000 && r[2] == 0));
     assert_eq!(bins.read().unwrap(), histogram(&data, BINS, 1));
     assert!(marks.read().unwrap().iter().all(|&m| m == 1));
@@ -260,7 +260,7 @@ pub fn declared_slices_checked(rt: &Runtime) {
         // The device's own check, with the host's skipped.
         // SAFETY: the point of the test: the device must refuse the task, touching
         // nothing it does not own.
-        let t = unsafe { rt.submit_unchecked(&[bad]) }.unwrap();
+        let t = unsafe { rt.batch(&[bad]).submit_unchecked() }.unwrap();
         assert!(matches!(t.wait(), Err(Error::TaskFailed { status, .. }) if status == device), "case {i}: device");
     }
     // A splitting task whose children would be too many.
@@ -282,6 +282,6 @@ pub fn set_without_builtins(rt: &Runtime) {
     let split = HistogramSplit { data: d.all(), bins: bins.all(), shift: 0, chunk: 1000 };
     assert!(matches!(rt.submit(&[split.task()]), Err(Error::InvalidTask { reason: Rejection::UnknownTask(_), .. })));
     // SAFETY: the device must refuse an id its set does not hold.
-    let t = unsafe { rt.submit_unchecked(&[Task::noop(1)]) }.unwrap();
+    let t = unsafe { rt.batch(&[Task::noop(1)]).submit_unchecked() }.unwrap();
     assert!(matches!(t.wait(), Err(Error::TaskFailed { status: Status::InvalidOpcode, .. })));
 }

@@ -27,7 +27,7 @@ fn undeclared(r: Result<(), Error>) -> bool {
 /// while earlier work is still in flight, never reaches that buffer's memory, whichever
 /// buffer holds it now: the device refuses the undeclared slice; and once the tasks
 /// submitted before the drop complete, the buffer's table entry is cleared before its
-/// memory goes, so not even a task let past the host (`submit_unchecked`) that declares
+/// memory goes, so not even a task let past the host (`Batch::submit_unchecked`) that declares
 /// the stale slice reaches it.
 pub fn dropped_buffer_never_reached(rt: &Runtime) {
     const N: usize = 1 << 16;
@@ -56,7 +56,7 @@ pub fn dropped_buffer_never_reached(rt: &Runtime) {
         // SAFETY: the point of the test: a task that declares the stale slice, past the
         // host's check, must find no buffer behind it (nothing can be freed under it:
         // the device refuses it before any access).
-        let t = unsafe { rt.submit_unchecked(&[Lie::new(stale, mode::WRITE, stale, op::WRITE).task()]) }.unwrap();
+        let t = unsafe { rt.batch(&[Lie::new(stale, mode::WRITE, stale, op::WRITE).task()]).submit_unchecked() }.unwrap();
         let r = t.wait();
         assert!(matches!(r, Err(Error::TaskFailed { status: Status::BadBuffer, .. })), "round {round}: {r:?}");
         assert_eq!(b.read().unwrap(), b_data, "round {round}: the buffer allocated after the drop was written");
@@ -165,8 +165,8 @@ pub fn foreign_type_refused(rt: &Runtime) {
     assert_eq!(impostor.id(), Lie::ID);
     let foreign = |r: Result<(), Error>| matches!(r, Err(Error::InvalidTask { reason: Rejection::ForeignType(id), .. }) if id == Lie::ID);
     assert!(foreign(rt.submit(&[impostor]).map(drop)), "submit");
-    assert!(foreign(rt.try_submit(&[impostor]).map(drop)), "try_submit");
-    assert!(foreign(rt.submit_pipelined(&vec![impostor; 5000]).map(drop)), "submit_pipelined");
+    assert!(foreign(rt.batch(&[impostor]).try_submit().map(drop)), "try_submit");
+    assert!(foreign(rt.batch(&vec![impostor; 5000]).pipelined().submit().map(drop)), "submit_pipelined");
     assert!(foreign(rt.submit(&vec![impostor; 5000]).map(drop)), "a large batch");
     assert!(foreign(rt.upload_tasks(&[Task::noop(1), impostor]).map(drop)), "upload_tasks");
     let mut r = rt.reserve(2).unwrap();
@@ -291,7 +291,7 @@ pub fn long_declarations_refused(rt: &Runtime) {
     let (x_data, x) = random(rt, 100);
     let sum = x_data.iter().fold(0u32, |a, &v| a.wrapping_add(v)) as u64;
     let max = resident::COLLECTED as u32;
-    let t = rt.submit_for_results(&[Verbose { x: x.all(), n: max }.task()]).unwrap();
+    let t = rt.batch(&[Verbose { x: x.all(), n: max }.task()]).results().submit().unwrap();
     assert_eq!(t.results().unwrap(), vec![sum]);
     for n in [max + 1, 40] {
         let r = rt.submit(&[Verbose { x: x.all(), n }.task()]).map(drop);
