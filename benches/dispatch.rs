@@ -178,7 +178,7 @@ fn config(claim: u32) -> RuntimeConfig {
 fn staging_probe() {
     let rt = Runtime::new().unwrap();
     rt.close().unwrap();
-    let gpu = rt.gpu().unwrap();
+    let gpu = rt.device().unwrap();
     progress("staging probe: runtime closed");
     let src: Vec<Task> = (0..TASKS as u64).map(Task::noop).collect();
     let bytes = size_of_val(&src[..]);

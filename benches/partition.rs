@@ -27,7 +27,7 @@ use common::median_of;
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::sys as blas;
 use cudarc::driver::sys as cu;
-use resident::stream::{Gpu, Stream};
+use resident::stream::{Device, Stream};
 use resident::{Residency, Runtime, RuntimeConfig, Task};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -115,7 +115,7 @@ impl Gemm {
 
     /// [`Gemm::tflops`] if a first `REPS` GEMMs finish within [`STARVED`]; `None` (and
     /// those GEMMs still queued on `stream`) if not.
-    fn probe(&self, gpu: &Gpu, stream: &Stream) -> Option<f64> {
+    fn probe(&self, gpu: &Device, stream: &Stream) -> Option<f64> {
         let done = gpu.event().unwrap();
         self.enqueue(stream);
         stream.record(&done).unwrap();
@@ -130,7 +130,7 @@ impl Gemm {
     }
 
     /// Median TFLOP/s on `stream`, timed by events around `REPS` GEMMs.
-    fn tflops(&self, gpu: &Gpu, stream: &Stream) -> f64 {
+    fn tflops(&self, gpu: &Device, stream: &Stream) -> f64 {
         let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
         let t = median_of(
             || {
@@ -220,11 +220,11 @@ fn while_busy<R>(rt: &Runtime, load: Load, f: impl FnOnce() -> R) -> (R, f64) {
 /// kernel is resident, on a thread of its own, let through by parking the runtime after
 /// [`STARVED`] (a process shows one or the other: the first load happens once).
 fn cold_start() -> Option<Gemm> {
-    let sms = Gpu::first().unwrap().sm_count();
+    let sms = Device::first().unwrap().sm_count();
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
     rt.submit(&[Task::noop(0)]).unwrap().wait().unwrap();
     let rest = rt.sharing().rest_stream(0).unwrap();
-    let gpu = rt.gpu().unwrap();
+    let gpu = rt.device().unwrap();
     let first_gemm = || {
         let g = Gemm::new()?;
         let done = gpu.event().unwrap();
@@ -296,7 +296,7 @@ fn cold_start_waits(rt: &Runtime, first_gemm: impl FnOnce() -> Option<Gemm> + Se
 }
 
 fn gemm_rows(gemm: &Gemm) {
-    let gpu = Gpu::first().unwrap();
+    let gpu = Device::first().unwrap();
     let sms = gpu.sm_count();
     let ordinary = gpu.stream().unwrap();
     let whole = gemm.tflops(&gpu, &ordinary);
@@ -382,7 +382,7 @@ fn starved_or(rt: &Runtime, stream: &Stream, probe: impl FnOnce() -> Option<f64>
 
 /// The runtime alone in growing shares of the SMs.
 fn share_rows() {
-    let sms = Gpu::first().unwrap().sm_count();
+    let sms = Device::first().unwrap().sm_count();
     println!("\nthe runtime alone by SM share        SMs  workers  20k noop list us  axpy list GB/s  20us spins M tasks/s");
     for share in [Some(sms / 4), Some(sms / 2), Some(sms * 3 / 4), None] {
         let rt = Runtime::with_config(config(share)).unwrap();
@@ -439,7 +439,7 @@ fn share_rows() {
 }
 
 fn bench(c: &mut Criterion) {
-    if Gpu::first().map(|g| g.is_cpu()).unwrap_or(true) {
+    if Device::first().map(|g| g.is_cpu()).unwrap_or(true) {
         println!("\npartition: no CUDA GPU; nothing measured");
         return;
     }
@@ -449,7 +449,7 @@ fn bench(c: &mut Criterion) {
     share_rows();
     // One criterion row, so that `cargo bench` reports something comparable over time:
     // a 20,000-noop resident list in a half-device partition.
-    let sms = Gpu::first().unwrap().sm_count();
+    let sms = Device::first().unwrap().sm_count();
     let rt = Runtime::with_config(config(Some(sms / 2))).unwrap();
     let list = rt.upload_tasks(&vec![Task::noop(0); 20_000]).unwrap();
     c.bench_function("partition/half/list_20k_noops", |b| b.iter(|| list.submit().unwrap().wait().unwrap()));

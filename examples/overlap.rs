@@ -9,11 +9,11 @@
 //! The kernel's arithmetic per element (`--iters`) is tuned by default so that the
 //! kernel takes about as long as the upload: the case where overlap pays most.
 //!
-//! Without a CUDA GPU it runs on the CPU device (`Gpu::auto`): streams are threads,
+//! Without a CUDA GPU it runs on the CPU device (`Device::auto`): streams are threads,
 //! copies are memcpys, and the overlap is of threads on the host's cores (32 MiB by
 //! default there).
 
-use resident::stream::{Event, Gpu};
+use resident::stream::{Device, Event};
 
 const REPS: usize = 5;
 
@@ -50,7 +50,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() -> resident::Result<()> {
     let a = args();
-    let gpu = Gpu::auto()?;
+    let gpu = Device::auto()?;
     if gpu.is_cpu() {
         println!("overlap: no CUDA GPU (or a build without PTX): running on the CPU device");
     }

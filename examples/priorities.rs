@@ -6,11 +6,11 @@
 //!
 //!     cargo run --release --example priorities [-- --kernels 20 --iters 400]
 //!
-//! Without a CUDA GPU it runs on the CPU device (`Gpu::auto`), whose streams are
+//! Without a CUDA GPU it runs on the CPU device (`Device::auto`), whose streams are
 //! threads that record priorities but do not apply them: there both finish together,
 //! in either case (and the work is smaller: 1 Mi floats, 20 multiply-adds by default).
 
-use resident::stream::{Event, Gpu};
+use resident::stream::{Device, Event};
 use std::time::Duration;
 
 fn main() -> resident::Result<()> {
@@ -18,7 +18,7 @@ fn main() -> resident::Result<()> {
     let opt = |name: &str, default: u32| -> u32 {
         v.iter().position(|a| a == name).map(|i| v[i + 1].parse().expect("a number")).unwrap_or(default)
     };
-    let gpu = Gpu::auto()?;
+    let gpu = Device::auto()?;
     let cpu = gpu.is_cpu();
     let (kernels, iters) = (opt("--kernels", 20), opt("--iters", if cpu { 20 } else { 400 }));
     let p = gpu.priorities();

@@ -220,7 +220,7 @@ pub enum Error {
     /// kernel, or memory whose free would wait for another's): a second one would hang
     /// in the driver (a module load and a pinned free wait for every running kernel of
     /// the context). Drop the first runtime and every handle of it (buffers, lists,
-    /// tickets), or use [`crate::Runtime::gpu`] for the stream API beside it.
+    /// tickets), or use [`crate::Runtime::device`] for the stream API beside it.
     #[error(
         "device {0} already holds a runtime of this process: drop it and every handle of it first (a second would wait for its kernel forever)"
     )]

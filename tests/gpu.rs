@@ -396,7 +396,7 @@ gpu_test!(raw_axpy_through_unsafe_api, common::faults::raw_axpy_through_unsafe_a
 // primary context and its pools stay put), pinned and device allocations, threads: flat
 // across runtimes.
 gpu_test!(no_leaks_across_runtimes, {
-    let gpu = resident::stream::Gpu::first().expect("a CUDA GPU");
+    let gpu = resident::stream::Device::first().expect("a CUDA GPU");
     let used = || gpu.memory_info().map(|(free, total)| (total - free) as u64);
     common::leaks::no_leaks_across_runtimes(|| gpu_with(|c| c.capacity = 1 << 16), 4, false, used, 64 << 20);
 });

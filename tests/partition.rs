@@ -29,7 +29,7 @@ fn a_partition_without_green_contexts_is_a_typed_error() {
 
 /// Half the device (rounded by the driver).
 fn half() -> RuntimeConfig {
-    let sms = resident::stream::Gpu::first().unwrap().sm_count();
+    let sms = resident::stream::Device::first().unwrap().sm_count();
     RuntimeConfig { capacity: 1 << 14, shutdown_timeout: Duration::from_secs(2), sm_partition: Some(sms / 2), ..RuntimeConfig::cuda() }
 }
 
@@ -41,9 +41,9 @@ const LIMIT: Duration = Duration::from_secs(120);
 #[ignore = "needs a CUDA GPU"]
 fn the_grid_is_sized_from_the_partition() {
     let whole = Runtime::with_config(RuntimeConfig { sm_partition: None, ..half() }).unwrap();
-    // The stream-API handle of the runtime's device (a `Gpu::first` beside a live
+    // The stream-API handle of the runtime's device (a `Device::first` beside a live
     // runtime is refused: DeviceInUse).
-    let (whole_workers, device_sms) = (whole.backend().workers, whole.gpu().unwrap().sm_count());
+    let (whole_workers, device_sms) = (whole.backend().workers, whole.device().unwrap().sm_count());
     assert_eq!(whole.sharing().partition(), None);
     drop(whole);
     let rt = Runtime::with_config(half()).unwrap();
@@ -60,7 +60,7 @@ fn the_grid_is_sized_from_the_partition() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn impossible_partitions_are_refused() {
-    let sms = resident::stream::Gpu::first().unwrap().sm_count();
+    let sms = resident::stream::Device::first().unwrap().sm_count();
     for n in [sms, sms + 1, u32::MAX] {
         match Runtime::with_config(RuntimeConfig { sm_partition: Some(n), ..half() }) {
             Err(Error::Config(why)) => assert!(why.contains("sm_partition"), "{why}"),
@@ -95,7 +95,7 @@ isolated_test!(
 /// beside them, on the rest's SMs).
 fn rest_stream_beside_busy_runtime() {
     let rt = Runtime::with_config(RuntimeConfig { residency: Residency::Always, ..half() }).unwrap();
-    let gpu = rt.gpu().unwrap();
+    let gpu = rt.device().unwrap();
     let s = rt.sharing().rest_stream(gpu.priorities().low()).unwrap();
     assert!(!s.raw().is_null());
     let n = (1 << 20) + 37;

@@ -22,7 +22,7 @@ fn soak() {
     let threads = std::env::var("SOAK_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     let d = common::soak::soak_duration(Duration::from_secs(600));
     let limits = common::soak::SoakLimits { rss_growth: 64 << 20, device_growth: 16 << 20 };
-    let gpu = rt.gpu().unwrap();
+    let gpu = rt.device().unwrap();
     let n = common::soak::soak(
         &rt,
         d,

@@ -1,4 +1,4 @@
-//! `resident::stream` on the CPU device (`Gpu::cpu()`), in CI: the scenarios the GPU
+//! `resident::stream` on the CPU device (`Device::cpu()`), in CI: the scenarios the GPU
 //! suite runs (tests/common/streams.rs, shared with tests/streams_gpu.rs), and what is
 //! the CPU device's own: its execution model (cooperative grids, limits), failure,
 //! capture of copies and events, blocking calls from callbacks, the persistent CPU
@@ -9,7 +9,7 @@ mod common;
 use bytemuck::{Pod, Zeroable};
 use common::streams as scenario;
 use common::timeout::within;
-use resident::stream::{Gpu, LaunchConfig};
+use resident::stream::{Device, LaunchConfig};
 use resident::{Completion, Error, KernelImage, OneTaskParams, Runtime, RuntimeConfig, Task};
 use resident_device::kernels::pipeline::{PipelineParams, element};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -20,7 +20,7 @@ macro_rules! cpu_scenarios {
     ($($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
-            scenario::$name(&Gpu::cpu());
+            scenario::$name(&Device::cpu());
         }
     )*};
 }
@@ -51,7 +51,7 @@ cpu_scenarios!(
 
 #[test]
 fn a_scope_waits_for_another_threads_capture_of_its_stream() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     within(Duration::from_secs(60), "a scope's end during another thread's capture", move || {
         scenario::a_scope_waits_for_another_threads_capture_of_its_stream(&gpu)
     });
@@ -59,13 +59,13 @@ fn a_scope_waits_for_another_threads_capture_of_its_stream() {
 
 #[test]
 fn callbacks_from_other_threads_are_never_captured() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     within(Duration::from_secs(120), "callbacks against captures", move || scenario::callbacks_from_other_threads_are_never_captured(&gpu));
 }
 
 #[test]
 fn chunked_scoped_pipeline_matches_the_host() {
-    scenario::chunked_scoped_pipeline_matches_the_host(&Gpu::cpu(), (1 << 20) + 123);
+    scenario::chunked_scoped_pipeline_matches_the_host(&Device::cpu(), (1 << 20) + 123);
 }
 
 fn cpu_runtime() -> Runtime {
@@ -75,9 +75,9 @@ fn cpu_runtime() -> Runtime {
 #[test]
 fn a_stream_follows_a_tickets_tasks() {
     let rt = cpu_runtime();
-    scenario::a_stream_follows_a_tickets_tasks(&rt.gpu().unwrap(), &rt);
+    scenario::a_stream_follows_a_tickets_tasks(&rt.device().unwrap(), &rt);
     // Any CPU device's stream may wait for a CPU runtime's ticket.
-    scenario::a_stream_follows_a_tickets_tasks(&Gpu::cpu(), &rt);
+    scenario::a_stream_follows_a_tickets_tasks(&Device::cpu(), &rt);
 }
 
 #[test]
@@ -87,24 +87,24 @@ fn one_task_launches_match_submit() {
 
 #[test]
 fn the_cpu_device_describes_itself() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     assert!(gpu.is_cpu());
     assert_eq!(gpu.name(), "CPU");
     assert!(gpu.sm_count() >= 1);
     assert_eq!(gpu.memory_info(), None);
     assert_eq!(gpu.stream().unwrap().raw(), std::ptr::null_mut());
     if !resident::cuda_available() {
-        assert!(Gpu::auto().unwrap().is_cpu());
+        assert!(Device::auto().unwrap().is_cpu());
     }
     // A CPU runtime's device is the same handle every time: its buffers and streams mix.
     let rt = cpu_runtime();
-    let (a, b) = (rt.gpu().unwrap(), rt.gpu().unwrap());
+    let (a, b) = (rt.device().unwrap(), rt.device().unwrap());
     let x = a.alloc_from(&[1u32, 2, 3]).unwrap();
     let y = b.alloc_zeroed::<u32>(3).unwrap();
     b.stream().unwrap().copy_d2d(&x, &y).unwrap();
     assert_eq!(y.to_vec().unwrap(), [1, 2, 3]);
     // Two CPU devices do not mix.
-    assert!(matches!(Gpu::cpu().stream().unwrap().copy_d2d(&x, &y), Err(Error::ForeignHandle(_))));
+    assert!(matches!(Device::cpu().stream().unwrap().copy_d2d(&x, &y), Err(Error::ForeignHandle(_))));
     assert_eq!(rt.module().unwrap().image(), "resident");
 }
 
@@ -202,7 +202,7 @@ fn test_image() -> KernelImage {
 
 #[test]
 fn a_cooperative_launch_runs_every_block_at_once() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let module = gpu.load(&test_image()).unwrap();
     assert_eq!(module.image(), "streams_cpu_test");
     let f = module.function::<BarrierParams>("grid_barrier").unwrap();
@@ -228,7 +228,7 @@ fn a_cooperative_launch_runs_every_block_at_once() {
 
 #[test]
 fn launches_see_the_cpu_block_model_and_limits_are_typed_errors() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let f = gpu.load(&test_image()).unwrap().function::<u64>("shape").unwrap();
     let st = gpu.stream().unwrap();
     let out = gpu.alloc_zeroed::<u32>(4 * 5).unwrap();
@@ -253,7 +253,7 @@ fn launches_see_the_cpu_block_model_and_limits_are_typed_errors() {
         assert!(matches!(r, Err(Error::Config(_))), "{cfg:?}: {r:?}");
     }
     // A function of a CPU module on a stream of another CPU device: refused.
-    let other = Gpu::cpu().stream().unwrap();
+    let other = Device::cpu().stream().unwrap();
     // SAFETY: refused before anything runs.
     assert!(matches!(unsafe { other.launch(&f, LaunchConfig::new(1, 1), out.device_ptr()) }, Err(Error::ForeignHandle(_))));
     st.synchronize().unwrap();
@@ -264,7 +264,7 @@ fn launches_see_the_cpu_block_model_and_limits_are_typed_errors() {
 /// records still complete, so another stream waiting on one goes on.
 #[test]
 fn a_failing_operation_fails_the_stream() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let f = gpu.kernels().function::<OneTaskParams>("resident_one_task").unwrap();
     let rec = gpu.alloc_zeroed::<Completion>(1).unwrap();
     // SAFETY: the trap task touches no memory (it panics on the CPU).
@@ -306,7 +306,7 @@ fn a_failing_operation_fails_the_stream() {
 /// not ordered after the replay's write would see the previous round's values.
 #[test]
 fn captured_copies_and_events_replay() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let n = 5000;
     let input: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.25).collect();
     let x = gpu.alloc_from(&input).unwrap();
@@ -349,7 +349,7 @@ fn captured_copies_and_events_replay() {
     assert_eq!(y.to_vec().unwrap(), want);
     // Captures do not nest; and a graph of the CPU device runs only there.
     assert!(matches!(a.capture(|s| s.capture(|_| Ok(())).map(|_| ())), Err(Error::Config(_))));
-    assert!(matches!(graph.launch(&Gpu::cpu().stream().unwrap()), Err(Error::ForeignHandle(_))));
+    assert!(matches!(graph.launch(&Device::cpu().stream().unwrap()), Err(Error::ForeignHandle(_))));
 }
 
 /// A ticket wait cannot be captured (a ticket's tasks complete once); outside a capture
@@ -357,7 +357,7 @@ fn captured_copies_and_events_replay() {
 #[test]
 fn ticket_waits_are_not_captured() {
     let rt = cpu_runtime();
-    let s = rt.gpu().unwrap().stream().unwrap();
+    let s = rt.device().unwrap().stream().unwrap();
     let t = rt.submit(&[Task::spin(Duration::from_secs(1).as_nanos() as u64)]).unwrap();
     assert!(matches!(s.capture(|s| s.wait_ticket(&t)), Err(Error::Config(_))));
     let done = t.record_event(&s).unwrap();
@@ -370,7 +370,7 @@ fn ticket_waits_are_not_captured() {
 /// of its own stream does not hang.
 #[test]
 fn blocking_calls_are_refused_in_callbacks() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let s = Arc::new(gpu.stream().unwrap());
     let buf = Arc::new(gpu.alloc_zeroed::<u32>(4).unwrap());
     let ev = Arc::new(gpu.event().unwrap());
@@ -415,7 +415,7 @@ fn blocking_calls_are_refused_in_callbacks() {
 #[test]
 fn cross_stream_waits_never_deadlock() {
     let ran = within(Duration::from_secs(30), "6 streams waiting on each other's events", || {
-        let gpu = Gpu::cpu();
+        let gpu = Device::cpu();
         let streams: Vec<_> = (0..6).map(|_| gpu.stream().unwrap()).collect();
         let events: Vec<_> = (0..6).map(|_| gpu.event().unwrap()).collect();
         let counter = Arc::new(AtomicU32::new(0));
@@ -455,7 +455,7 @@ const HANG: Duration = Duration::from_secs(10);
 #[test]
 fn a_callback_panic_whose_payload_panics_on_drop_is_contained() {
     let (synced, later_ran, other, scoped) = within(HANG, "a stream after a callback's Bomb(2)", || {
-        let gpu = Gpu::cpu();
+        let gpu = Device::cpu();
         let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
         s.on_host(|| std::panic::panic_any(Bomb(2))).unwrap();
         let later = Arc::new(AtomicBool::new(false));
@@ -482,7 +482,7 @@ fn a_callback_panic_whose_payload_panics_on_drop_is_contained() {
 #[test]
 fn a_kernel_panic_whose_payload_panics_on_drop_fails_the_stream() {
     let (synced, later_ran, other, scoped) = within(HANG, "a stream after a kernel's Bomb(2)", || {
-        let gpu = Gpu::cpu();
+        let gpu = Device::cpu();
         let f = gpu.load(&test_image()).unwrap().function::<u32>("bomb").unwrap();
         let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
         // SAFETY: the kernel touches no memory.
@@ -516,7 +516,7 @@ fn a_kernel_panic_whose_payload_panics_on_drop_fails_the_stream() {
 #[test]
 fn a_skipped_closure_whose_capture_panics_on_drop_is_contained() {
     let (synced, later_ran, other, scoped, read) = within(HANG, "a failed stream skipping a Bomb(2)", || {
-        let gpu = Gpu::cpu();
+        let gpu = Device::cpu();
         let f = gpu.load(&test_image()).unwrap().function::<u32>("bomb").unwrap();
         let (s, other) = (gpu.stream().unwrap(), gpu.stream().unwrap());
         let x = gpu.alloc_zeroed::<u32>(4).unwrap();
@@ -566,7 +566,7 @@ fn many_threads_submit_to_one_stream() {
     const ROUNDS: usize = 150;
     const N: usize = 64;
     within(Duration::from_secs(60), "8 threads on one CPU stream", || {
-        let gpu = Gpu::cpu();
+        let gpu = Device::cpu();
         let s = gpu.stream().unwrap();
         let watcher = gpu.stream().unwrap();
         let total = Arc::new(AtomicU32::new(0));
@@ -627,7 +627,7 @@ fn many_threads_submit_to_one_stream() {
 /// overlap example's CPU run, in small).
 #[test]
 fn pipeline_launch_in_chunks_over_streams() {
-    let gpu = Gpu::cpu();
+    let gpu = Device::cpu();
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let n = 300_001;
     let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();

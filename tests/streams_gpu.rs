@@ -9,12 +9,12 @@ mod common;
 
 use common::streams as scenario;
 use common::timeout::within;
-use resident::stream::Gpu;
+use resident::stream::Device;
 use resident::{Runtime, RuntimeConfig};
 use std::time::Duration;
 
-fn gpu() -> Gpu {
-    Gpu::first().expect("these tests need a CUDA GPU (and a build with PTX)")
+fn gpu() -> Device {
+    Device::first().expect("these tests need a CUDA GPU (and a build with PTX)")
 }
 
 macro_rules! gpu_scenarios {
@@ -78,11 +78,11 @@ fn chunked_scoped_pipeline_matches_the_host() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_stream_follows_a_tickets_tasks() {
-    // The Gpu first: its module is loaded before the persistent kernel is resident.
+    // The Device first: its module is loaded before the persistent kernel is resident.
     let gpu = gpu();
     let rt = Runtime::with_config(RuntimeConfig::cuda()).expect("a CUDA GPU");
     scenario::a_stream_follows_a_tickets_tasks(&gpu, &rt);
-    // Stop the persistent kernel before the `Gpu` goes: unloading its module waits for
+    // Stop the persistent kernel before the `Device` goes: unloading its module waits for
     // the context's kernels, and a resident one never ends (docs/streams.md).
     rt.shutdown().unwrap();
 }
@@ -130,7 +130,7 @@ fn the_runtime_copies_on_a_lent_stream() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn handles_of_one_device_mix() {
-    let (a, b) = (gpu(), Gpu::new(0).expect("a CUDA GPU"));
+    let (a, b) = (gpu(), Device::new(0).expect("a CUDA GPU"));
     let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
     let x = a.alloc_from(&[1u32, 2, 3, 4]).unwrap();
     let y = b.alloc_zeroed::<u32>(4).unwrap();
@@ -144,7 +144,7 @@ fn handles_of_one_device_mix() {
     end.synchronize().unwrap();
     assert!(end.elapsed_since(&start).is_ok());
     assert_eq!(y.to_vec().unwrap(), [1, 2, 3, 4]);
-    let cpu = Gpu::cpu().stream().unwrap();
+    let cpu = Device::cpu().stream().unwrap();
     assert!(matches!(cpu.copy_d2d(&x, &y), Err(resident::Error::ForeignHandle(_))));
     assert!(matches!(cpu.wait_event(&done), Err(resident::Error::ForeignHandle(_))));
 }

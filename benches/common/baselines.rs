@@ -82,7 +82,7 @@ impl Table {
 impl Baselines {
     /// Baselines for lists of up to `max_tasks` tasks on `rt`'s device.
     pub fn new(rt: &Runtime, max_tasks: usize) -> Result<Self> {
-        let gpu = rt.gpu()?;
+        let gpu = rt.device()?;
         let one_task = rt.module()?.function::<OneTaskParams>("resident_one_task")?;
         let table = rt.module()?.function::<TableParams>("resident_table")?;
         let axpy_flat = gpu.kernels().function::<AxpyFlatParams>("resident_axpy_flat")?;
@@ -110,7 +110,7 @@ impl Baselines {
     /// `tasks` as a table for `resident_table`, checked once (out of the timed runs) and
     /// uploaded to device memory.
     pub fn table(&self, rt: &Runtime, tasks: &[Task]) -> Result<Table> {
-        let gpu = self.stream.gpu();
+        let gpu = self.stream.device();
         let dev = gpu.alloc_zeroed::<Task>(tasks.len().max(1))?;
         let (records, params) = rt.probe().table_params(tasks, dev.device_ptr())?;
         dev.slice(..records.len()).write_from(&records)?;
@@ -142,7 +142,7 @@ impl Baselines {
         t.pinned[..n].copy_from_slice(&t.records);
         let (pinned, dev) = (&t.pinned, &t.dev);
         // The scope's end waits for the stream: copy, launch, then one synchronize.
-        self.stream.gpu().scope(|s| {
+        self.stream.device().scope(|s| {
             let st = s.adopt(&self.stream)?;
             st.copy_h2d(pinned.view().slice(..n), dev.slice(..n))?;
             self.launch_table(t)
@@ -209,7 +209,7 @@ impl Baselines {
     /// One warp per item: `count` warps in 256-thread blocks (on the CPU device, whose
     /// blocks are one one-lane warp each, `count` blocks).
     fn warps(&self, count: u32) -> Result<LaunchConfig> {
-        if self.stream.gpu().is_cpu() {
+        if self.stream.device().is_cpu() {
             return Ok(LaunchConfig::new(count.max(1), 32));
         }
         match count.checked_mul(32) {
@@ -256,7 +256,7 @@ impl Baselines {
     /// Scratch memory for [`Baselines::tree_read_back`] on trees of up to `depth`
     /// levels below the root and up to `max_level` nodes in a level.
     pub fn tree_scratch(&self, max_level: usize, depth: u32) -> Result<TreeScratch> {
-        let gpu = self.stream.gpu();
+        let gpu = self.stream.device();
         if max_level == 0 || max_level > u32::MAX as usize / 32 {
             return Err(Error::Config(format!("tree_scratch: {max_level} nodes in a level: 1 to 2^27 - 1")));
         }
@@ -314,7 +314,7 @@ impl Baselines {
             }
             let (counter, pinned) = (s.counters.slice(l as usize..l as usize + 1), &mut s.count);
             // The copy follows the launch on the stream; the scope's end synchronizes.
-            self.stream.gpu().scope(|sc| sc.adopt(&self.stream)?.copy_d2h(counter, pinned))?;
+            self.stream.device().scope(|sc| sc.adopt(&self.stream)?.copy_d2h(counter, pinned))?;
             count = s.count[0];
             if count > s.max_level {
                 return Err(Error::Config(format!("tree_read_back: level {} has {count} nodes, the scratch holds {}", l + 1, s.max_level)));
@@ -337,6 +337,6 @@ impl Baselines {
 
     /// Two device allocations of `bytes` for [`Baselines::copy`].
     pub fn copy_buffers(&self, bytes: usize) -> Result<(DeviceBuffer<u8>, DeviceBuffer<u8>)> {
-        Ok((self.stream.gpu().alloc_zeroed(bytes)?, self.stream.gpu().alloc_zeroed(bytes)?))
+        Ok((self.stream.device().alloc_zeroed(bytes)?, self.stream.device().alloc_zeroed(bytes)?))
     }
 }

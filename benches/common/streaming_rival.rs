@@ -47,7 +47,7 @@ impl StreamingRival {
     /// Producers for `threads` threads, each batch `tasks` (checked once here, as the
     /// runtime checks a submission, out of the timed runs).
     pub fn new(rt: &Runtime, threads: usize, tasks: &[Task]) -> Result<Self> {
-        let gpu = rt.gpu()?;
+        let gpu = rt.device()?;
         let table = rt.module()?.function::<TableParams>("resident_table")?;
         let n = tasks.len();
         let producers = (0..threads)
@@ -82,7 +82,7 @@ impl Producer {
     fn feed(&mut self, table: &Function<TableParams>, n: usize, batches: usize) -> Result<()> {
         let grid = (n as u32).div_ceil(256 / 32).max(1);
         // Binds the device's context to this thread before the driver calls below.
-        self.stream.gpu().event()?;
+        self.stream.device().event()?;
         for b in 0..batches {
             let slot = &mut self.slots[b % SLOTS];
             if slot.used {

@@ -209,7 +209,7 @@ impl Context {
     }
 
     /// `DeviceInUse` while a runtime of this process holds the device: what would load
-    /// a module there (`Gpu::new`) would wait for its persistent kernel forever.
+    /// a module there (`Device::new`) would wait for its persistent kernel forever.
     pub(crate) fn check_no_runtime(&self) -> Result<()> {
         if devices()[self.inner.ordinal].runtime { Err(Error::DeviceInUse(self.inner.ordinal)) } else { Ok(()) }
     }
@@ -253,7 +253,7 @@ impl Context {
 
 fn still_held(ordinal: usize, live: usize) -> Error {
     Error::DeviceFault(format!(
-        "device {ordinal} faulted and {live} handle(s) on its context are still alive (the faulted runtime's buffers, tickets, task lists, or a stream::Gpu); drop them before creating a new runtime"
+        "device {ordinal} faulted and {live} handle(s) on its context are still alive (the faulted runtime's buffers, tickets, task lists, or a stream::Device); drop them before creating a new runtime"
     ))
 }
 

@@ -61,8 +61,8 @@ impl RuntimeBuilder {
     ///
     /// ```no_run
     /// # fn main() -> resident::Result<()> {
-    /// use resident::{Runtime, RuntimeConfig, stream::Gpu};
-    /// let gpu = Gpu::first()?;
+    /// use resident::{Runtime, RuntimeConfig, stream::Device};
+    /// let gpu = Device::first()?;
     /// let urgent = gpu.stream_with_priority(gpu.priorities().high())?;
     /// let rt = Runtime::builder().with_config(RuntimeConfig::cuda()).transfer_stream(urgent).build()?;
     /// assert!(rt.transfer_stream().is_some());

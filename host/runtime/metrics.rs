@@ -1,5 +1,5 @@
 //! What a runtime has done so far, read in one call ([`crate::Runtime::metrics`]). The
-//! device's free memory is the device's to say: `Runtime::gpu()?.memory_info()`.
+//! device's free memory is the device's to say: `Runtime::device()?.memory_info()`.
 
 use crate::runtime::policy::ResidencyStats;
 

@@ -66,9 +66,9 @@ pub(crate) struct Shared {
     pub life: Lifecycle,
     /// What drops left for tasks in flight (host/memory/reclaim.rs).
     pub reclaim: Reclaim,
-    /// The stream API's handle on this device, made at the first ask (`Runtime::gpu`):
+    /// The stream API's handle on this device, made at the first ask (`Runtime::device`):
     /// the same one every time, so that its streams, buffers and events mix.
-    gpu: std::sync::OnceLock<crate::stream::Gpu>,
+    gpu: std::sync::OnceLock<crate::stream::Device>,
     last_health: AtomicU64,
     epoch: Instant,
     /// Elastic residency's counts and idle clock (host/runtime/residency.rs).
@@ -76,19 +76,19 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The stream API's handle on this device (`Runtime::gpu`). Made at the first ask:
+    /// The stream API's handle on this device (`Runtime::device`). Made at the first ask:
     /// on CUDA from the kernels the backend loaded before its persistent kernel started
     /// (it loads no module, which would wait for that kernel), and a stream of its own.
-    pub fn gpu(&self) -> Result<crate::stream::Gpu> {
+    pub fn gpu(&self) -> Result<crate::stream::Device> {
         if let Some(g) = self.gpu.get() {
             return Ok(g.clone());
         }
         let made = match &*self.backend {
             Backend::Cuda(c) => {
                 let (ctx, kernels, claim) = c.stream_parts();
-                crate::stream::Gpu::with_module(ctx, kernels, Some(claim))?
+                crate::stream::Device::with_module(ctx, kernels, Some(claim))?
             }
-            Backend::Cpu(_) => crate::stream::Gpu::cpu(),
+            Backend::Cpu(_) => crate::stream::Device::cpu(),
         };
         // Two first asks racing: one handle is kept, the other dropped.
         Ok(self.gpu.get_or_init(|| made).clone())
@@ -372,7 +372,7 @@ impl Runtime {
         if config.backend == BackendKind::Cpu {
             return Err(Error::Config("a transfer stream needs the CUDA backend".into()));
         }
-        if stream.gpu().cuda_context().map(|c| c.ordinal()) != Some(config.device) {
+        if stream.device().cuda_context().map(|c| c.ordinal()) != Some(config.device) {
             return Err(Error::Config("the transfer stream belongs to another device (or the CPU device)".into()));
         }
         Self::build(RuntimeConfig { backend: BackendKind::Cuda, ..config }, Some(stream))
@@ -461,9 +461,9 @@ impl Runtime {
 
     /// A stream-API handle on this runtime's device: streams, events, device buffers and
     /// launches of ordinary kernels beside the persistent kernel, on the same context
-    /// ([`crate::stream`]). On the CPU backend, the CPU device (`Gpu::cpu`), the same
+    /// ([`crate::stream`]). On the CPU backend, the CPU device (`Device::cpu`), the same
     /// handle every time.
-    pub fn gpu(&self) -> Result<crate::stream::Gpu> {
+    pub fn device(&self) -> Result<crate::stream::Device> {
         self.shared.gpu()
     }
 

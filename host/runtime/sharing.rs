@@ -73,7 +73,7 @@ impl Sharing<'_> {
     /// (through this crate's stream API, or other libraries through
     /// [`crate::stream::Stream::raw`], e.g. cuBLAS's `cublasSetStream`) run on those
     /// SMs only, beside the resident blocks and never among them. `priority` as for
-    /// [`crate::stream::Gpu::stream_with_priority`]. `Err(Config)` when the runtime has
+    /// [`crate::stream::Device::stream_with_priority`]. `Err(Config)` when the runtime has
     /// no partition, or no SMs are left over.
     pub fn rest_stream(&self, priority: i32) -> Result<crate::stream::Stream> {
         let Backend::Cuda(c) = &*self.rt.shared.backend else {

@@ -1,6 +1,6 @@
-//! [`Gpu`]: one device, CUDA or the CPU, with its built-in kernels and an internal
+//! [`Device`]: one device, CUDA or the CPU, with its built-in kernels and an internal
 //! stream for allocation, frees and synchronous host transfers. Everything else in
-//! [`crate::stream`] is created from a `Gpu` and keeps it alive.
+//! [`crate::stream`] is created from a `Device` and keeps it alive.
 
 use cudarc::driver::sys::{self, CUstream};
 use std::sync::Arc;
@@ -17,17 +17,17 @@ use crate::{Error, KernelImage, Result};
 /// stream is a thread of ordinary priority).
 const CPU_PRIORITIES: Priorities = Priorities { least: 0, greatest: -1 };
 
-/// A handle to one device: a CUDA GPU ([`Gpu::first`], [`Gpu::new`]) or the CPU
-/// ([`Gpu::cpu`]), on which the same API runs its streams as threads and its kernels
+/// A handle to one device: a CUDA GPU ([`Device::first`], [`Device::new`]) or the CPU
+/// ([`Device::cpu`]), on which the same API runs its streams as threads and its kernels
 /// compiled for the host (docs/streams.md, "The CPU device"). Cheap to clone (one
 /// `Arc`).
 #[derive(Clone, Debug)]
-pub struct Gpu {
-    pub(crate) inner: Arc<GpuInner>,
+pub struct Device {
+    pub(crate) inner: Arc<DeviceInner>,
 }
 
 #[derive(Debug)]
-pub(crate) struct GpuInner {
+pub(crate) struct DeviceInner {
     pub(crate) pipeline: RawKernel,
     pub(crate) spin_write: RawKernel,
     /// Allocation, frees and the synchronous `to_vec`/`copy_from_slice` go here, ordered
@@ -40,24 +40,24 @@ pub(crate) struct GpuInner {
     /// `spin_write` belong to it.
     pub(crate) kernels: RawModule,
     // Dropped last (the stream and the module hold clones too).
-    pub(crate) device: Device,
-    /// A runtime's handle (`Runtime::gpu`) keeps that runtime's claim on the device
+    pub(crate) device: Backing,
+    /// A runtime's handle (`Runtime::device`) keeps that runtime's claim on the device
     /// until the module above is unloaded (`Context::claim_runtime`).
     pub(crate) _claim: Option<Arc<crate::driver::context::RuntimeClaim>>,
 }
 
 #[derive(Debug)]
-pub(crate) enum Device {
+pub(crate) enum Backing {
     Cuda(Context),
     Cpu,
 }
 
 // SAFETY: the CUDA function handles belong to the module, usable from any thread of the
 // context; the rest is Send + Sync already.
-unsafe impl Send for GpuInner {}
-unsafe impl Sync for GpuInner {}
+unsafe impl Send for DeviceInner {}
+unsafe impl Sync for DeviceInner {}
 
-impl Gpu {
+impl Device {
     /// The CUDA device with this ordinal. Needs the driver, a device and the embedded
     /// PTX (`crate::cuda_available()` says whether all three are there).
     pub fn new(ordinal: usize) -> Result<Self> {
@@ -85,7 +85,7 @@ impl Gpu {
         let sm_count = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let internal = RawStream::Cuda(CudaStream::non_blocking(&ctx, least)?);
         Ok(Self {
-            inner: Arc::new(GpuInner {
+            inner: Arc::new(DeviceInner {
                 pipeline,
                 spin_write,
                 internal,
@@ -93,7 +93,7 @@ impl Gpu {
                 sm_count,
                 priorities: Priorities { least, greatest },
                 kernels: RawModule::Cuda(module),
-                device: Device::Cuda(ctx),
+                device: Backing::Cuda(ctx),
                 _claim: claim,
             }),
         })
@@ -107,12 +107,12 @@ impl Gpu {
     /// The CPU device: streams are threads, device memory is host memory, kernels run
     /// their host build (the image's kernels compiled for the host). Always available;
     /// each call is a device of its own (its streams, buffers and events do not mix
-    /// with another handle's, as two `Gpu::new(0)` handles do not).
+    /// with another handle's, as two `Device::new(0)` handles do not).
     ///
     /// ```
     /// # fn main() -> resident::Result<()> {
-    /// use resident::stream::Gpu;
-    /// let gpu = Gpu::cpu();
+    /// use resident::stream::Device;
+    /// let gpu = Device::cpu();
     /// let x = gpu.alloc_from(&[1.0f32, 2.0, 3.0])?;
     /// let s = gpu.stream()?;
     /// s.pipeline(x.view(), x.view(), 0)?;     // 0 iterations: a copy in place
@@ -126,7 +126,7 @@ impl Gpu {
         let (pipeline, spin_write) = (kernel("resident_pipeline"), kernel("resident_spin_write"));
         let internal_id = next_stream_id();
         Self {
-            inner: Arc::new(GpuInner {
+            inner: Arc::new(DeviceInner {
                 pipeline: pipeline.expect("the built-in image holds resident_pipeline"),
                 spin_write: spin_write.expect("the built-in image holds resident_spin_write"),
                 internal: RawStream::Cpu(CpuStream::new(format!("resident-stream-{internal_id}"))),
@@ -134,7 +134,7 @@ impl Gpu {
                 sm_count: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
                 priorities: CPU_PRIORITIES,
                 kernels: RawModule::Cpu(kernels),
-                device: Device::Cpu,
+                device: Backing::Cpu,
                 _claim: None,
             }),
         }
@@ -148,14 +148,14 @@ impl Gpu {
 
     /// Whether this is the CPU device.
     pub fn is_cpu(&self) -> bool {
-        matches!(self.inner.device, Device::Cpu)
+        matches!(self.inner.device, Backing::Cpu)
     }
 
     /// The device's name; "CPU" for the CPU device.
     pub fn name(&self) -> String {
         match &self.inner.device {
-            Device::Cuda(ctx) => ctx.name(),
-            Device::Cpu => "CPU".into(),
+            Backing::Cuda(ctx) => ctx.name(),
+            Backing::Cpu => "CPU".into(),
         }
     }
 
@@ -174,8 +174,8 @@ impl Gpu {
     /// or if the driver cannot say (after a fault).
     pub fn memory_info(&self) -> Option<(usize, usize)> {
         match &self.inner.device {
-            Device::Cuda(ctx) => ctx.memory_info().ok(),
-            Device::Cpu => None,
+            Backing::Cuda(ctx) => ctx.memory_info().ok(),
+            Backing::Cpu => None,
         }
     }
 
@@ -183,16 +183,16 @@ impl Gpu {
     /// first); nothing on the CPU device.
     pub(crate) fn bind(&self) -> Result<()> {
         match &self.inner.device {
-            Device::Cuda(ctx) => ctx.bind(),
-            Device::Cpu => Ok(()),
+            Backing::Cuda(ctx) => ctx.bind(),
+            Backing::Cpu => Ok(()),
         }
     }
 
     /// The CUDA context, if this is a CUDA device.
     pub(crate) fn cuda_context(&self) -> Option<&Context> {
         match &self.inner.device {
-            Device::Cuda(ctx) => Some(ctx),
-            Device::Cpu => None,
+            Backing::Cuda(ctx) => Some(ctx),
+            Backing::Cpu => None,
         }
     }
 
@@ -207,34 +207,34 @@ impl Gpu {
     /// Whether `other` is a handle of the same device: the same handle, or (CUDA) one of
     /// the same ordinal, whose primary context every handle of that device shares, so
     /// that streams, events, buffers and modules of one handle work with another's. A
-    /// CPU device is its handle's own (`Gpu::cpu` makes a new one each time). Across
+    /// CPU device is its handle's own (`Device::cpu` makes a new one each time). Across
     /// devices: [`Error::ForeignHandle`].
-    pub(crate) fn same_device(&self, other: &Gpu) -> Result<()> {
+    pub(crate) fn same_device(&self, other: &Device) -> Result<()> {
         let same = Arc::ptr_eq(&self.inner, &other.inner)
-            || matches!((&self.inner.device, &other.inner.device), (Device::Cuda(a), Device::Cuda(b)) if a.ordinal() == b.ordinal());
+            || matches!((&self.inner.device, &other.inner.device), (Backing::Cuda(a), Backing::Cuda(b)) if a.ordinal() == b.ordinal());
         if same { Ok(()) } else { Err(Error::ForeignHandle("stream, event, buffer or kernel of another device")) }
     }
 }
 
-impl Gpu {
+impl Device {
     /// Whether a stream of this device may wait for `other`'s events and streams: the
     /// same device; two CUDA devices (`cuStreamWaitEvent` takes another context's
     /// event); two CPU devices (their markers are host memory). A CUDA stream and a CPU
     /// device's event cannot order each other: [`Error::ForeignHandle`].
-    pub(crate) fn may_wait_on(&self, other: &Gpu) -> Result<()> {
+    pub(crate) fn may_wait_on(&self, other: &Device) -> Result<()> {
         match (&self.inner.device, &other.inner.device) {
-            (Device::Cuda(_), Device::Cuda(_)) | (Device::Cpu, Device::Cpu) => Ok(()),
+            (Backing::Cuda(_), Backing::Cuda(_)) | (Backing::Cpu, Backing::Cpu) => Ok(()),
             _ => Err(Error::ForeignHandle("event or stream of a device of another kind (CUDA and CPU)")),
         }
     }
 }
 
-impl Drop for GpuInner {
+impl Drop for DeviceInner {
     fn drop(&mut self) {
-        // Every Stream synchronizes when dropped and holds this Gpu, so only the internal
+        // Every Stream synchronizes when dropped and holds this Device, so only the internal
         // stream (pending frees) can still have work: finish it before the module goes.
         // (A CPU internal stream finishes its queue in its own drop.)
-        if let Device::Cuda(ctx) = &self.device
+        if let Backing::Cuda(ctx) = &self.device
             && ctx.bind().is_ok()
         {
             let _ = self.internal.synchronize();

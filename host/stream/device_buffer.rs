@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, Range, RangeBounds};
 use std::sync::Arc;
 
-use super::device::Gpu;
+use super::device::Device;
 use super::device_memory::{DeviceMem, bytes_of};
 use super::raw::RawStream;
 use super::tracker::{On, Use, ordered};
@@ -34,12 +34,12 @@ use cudarc::driver::sys;
 pub struct DeviceBuffer<T: Pod> {
     pub(crate) mem: Arc<DeviceMem>,
     len: usize,
-    pub(crate) gpu: Gpu,
+    pub(crate) gpu: Device,
     _t: PhantomData<T>,
 }
 
 impl<T: Pod> DeviceBuffer<T> {
-    pub(crate) fn zeroed(gpu: &Gpu, len: usize) -> Result<Self> {
+    pub(crate) fn zeroed(gpu: &Device, len: usize) -> Result<Self> {
         let mem = DeviceMem::zeroed(gpu, bytes_of::<T>(len)?)?;
         Ok(Self { mem, len, gpu: gpu.clone(), _t: PhantomData })
     }
@@ -157,7 +157,7 @@ impl<'a, T: Pod> DeviceView<'a, T> {
         (0..self.len).step_by(chunk).map(move |s| self.slice(s..(s + chunk).min(self.len)))
     }
 
-    pub(crate) fn gpu(&self) -> &'a Gpu {
+    pub(crate) fn gpu(&self) -> &'a Device {
         &self.buf.gpu
     }
 
@@ -227,7 +227,7 @@ impl<'a, T: Pod> DeviceView<'a, T> {
     }
 }
 
-impl Gpu {
+impl Device {
     /// `len` zeroed elements of device memory.
     pub fn alloc_zeroed<T: Pod>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         DeviceBuffer::zeroed(self, len)

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::device::Gpu;
+use super::device::Device;
 use super::tracker::Tracker;
 use crate::backend::cpu::HostAlloc;
 use crate::driver::context::check;
@@ -21,7 +21,7 @@ enum Backing {
     /// Device memory of this device, freed in `Drop` on its internal stream.
     Cuda {
         ptr: u64,
-        gpu: Gpu,
+        gpu: Device,
     },
     Cpu(HostAlloc),
 }
@@ -35,7 +35,7 @@ pub(crate) struct DeviceMem {
 
 impl DeviceMem {
     /// `bytes` (at least one) of zeroed memory, ready for any stream when this returns.
-    pub fn zeroed(gpu: &Gpu, bytes: usize) -> Result<Arc<Self>> {
+    pub fn zeroed(gpu: &Device, bytes: usize) -> Result<Arc<Self>> {
         let bytes = bytes.max(1);
         let Some(internal) = gpu.cuda_internal() else {
             let host = HostAlloc::zeroed(bytes)?;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::cpu::CpuEvent;
-use super::device::Gpu;
+use super::device::Device;
 use super::raw::RawEvent;
 use crate::{Error, Result};
 
@@ -14,12 +14,12 @@ use crate::{Error, Result};
 #[derive(Debug)]
 pub struct Event {
     pub(crate) raw: RawEvent,
-    pub(crate) gpu: Gpu,
+    pub(crate) gpu: Device,
 }
 
 impl Event {
     /// A new event on `gpu`'s device, not yet recorded.
-    pub fn new(gpu: &Gpu) -> Result<Self> {
+    pub fn new(gpu: &Device) -> Result<Self> {
         gpu.bind()?;
         let raw = match gpu.cuda_context() {
             // SAFETY: the context is current (bound above).
@@ -59,7 +59,7 @@ impl Event {
     }
 }
 
-impl Gpu {
+impl Device {
     /// A new timing event.
     pub fn event(&self) -> Result<Event> {
         Event::new(self)

@@ -5,9 +5,9 @@
 //!
 //! ```
 //! # fn main() -> resident::Result<()> {
-//! use resident::stream::{Gpu, LaunchConfig};
+//! use resident::stream::{Device, LaunchConfig};
 //! use resident_device::kernels::pipeline::PipelineParams;
-//! let gpu = Gpu::cpu();                       // or Gpu::auto()?: a GPU if there is one
+//! let gpu = Device::cpu();                       // or Device::auto()?: a GPU if there is one
 //! let data = gpu.alloc_from(&vec![1.0f32; 1 << 20])?;
 //! let f = gpu.kernels().function::<PipelineParams>("resident_pipeline")?;
 //! let p = PipelineParams { input: data.device_ptr(), output: data.device_ptr(), len: 1 << 20, iters: 4, _pad: 0 };
@@ -26,7 +26,7 @@
 //! Launches are not ordered by the buffers' access tracking (their addresses are
 //! opaque): order them with events or one stream.
 //!
-//! On the CPU device (`Gpu::cpu`) a kernel runs its host build: a block is one thread
+//! On the CPU device (`Device::cpu`) a kernel runs its host build: a block is one thread
 //! with a warp of one lane (`block_dim() == 1`), the grid one-dimensional; an ordinary
 //! launch runs its blocks one after another on the stream's thread, a cooperative one
 //! every block on a thread of its own at once (at most 1024 blocks). `shared_bytes` is
@@ -38,7 +38,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::cpu::{Captured, CpuLaunch, CpuModule, MAX_COOPERATIVE_BLOCKS};
-use super::device::Gpu;
+use super::device::Device;
 use super::raw::{RawKernel, RawModule, RawStream};
 use super::stream::Stream;
 use crate::driver::graph::CapturedGraph;
@@ -46,14 +46,14 @@ use crate::driver::launch::{self, RawLaunch};
 use crate::driver::module::Module as CudaModule;
 use crate::{Error, KernelImage, Result};
 
-/// A kernel image's kernels, loaded on one device ([`Gpu::load`], [`Gpu::kernels`],
+/// A kernel image's kernels, loaded on one device ([`Device::load`], [`Device::kernels`],
 /// `Runtime::module`): a CUDA module, or on the CPU device the image's kernels compiled
 /// for the host. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Module {
     pub(crate) raw: RawModule,
     pub(crate) image: &'static str,
-    pub(crate) gpu: Gpu,
+    pub(crate) gpu: Device,
 }
 
 impl Module {
@@ -92,7 +92,7 @@ impl Module {
     }
 
     /// A kernel image's kernels on the CPU device `gpu`.
-    pub(crate) fn cpu(image: &KernelImage, gpu: &Gpu) -> Self {
+    pub(crate) fn cpu(image: &KernelImage, gpu: &Device) -> Self {
         Module { raw: RawModule::Cpu(Arc::new(CpuModule::new(image))), image: image.name(), gpu: gpu.clone() }
     }
 }
@@ -294,7 +294,7 @@ fn cpu_launch<P>(f: &Function<P>, body: crate::image::__CpuKernelFn, cfg: &Launc
 /// or on the CPU device the recorded operations.
 pub struct Graph {
     inner: GraphInner,
-    gpu: Gpu,
+    gpu: Device,
 }
 
 enum GraphInner {
@@ -320,7 +320,7 @@ impl Graph {
     }
 }
 
-impl Gpu {
+impl Device {
     /// Loads a kernel image's kernels on this device. Load modules before a `Runtime`
     /// starts its persistent kernel on the device: loading waits for the device's
     /// running kernels (a `Runtime` has its own image loaded: `Runtime::module`). On the

@@ -1,23 +1,23 @@
 //! The CUDA stream model as a safe API: [`Stream`]s with priorities, [`Event`]s,
 //! waits between streams, host callbacks, [`PinnedBuffer`]s, [`DeviceBuffer`]s, async
-//! copies, [`Gpu::scope`], in which pinned host memory is lent to streams, and typed
+//! copies, [`Device::scope`], in which pinned host memory is lent to streams, and typed
 //! launches of ordinary kernels ([`Module`], [`Function`], [`Stream::launch`],
 //! [`Graph`]).
 //!
 //! Independent of the persistent [`crate::Runtime`]: ordinary kernels, launched one by
 //! one. Two devices behind one API: a CUDA GPU (`crate::driver`: cudarc's raw `sys` layer,
-//! loaded at run time) and the CPU ([`Gpu::cpu`]), on which a stream is a thread,
+//! loaded at run time) and the CPU ([`Device::cpu`]), on which a stream is a thread,
 //! device memory is host memory and kernels run their host build, so that code written
 //! against this API runs, and is tested, without a GPU. The walk-through below is
-//! written for whichever device [`Gpu::auto`] finds; its doc-tests (steps 2 to 5) run
-//! on [`Gpu::cpu`] (a hidden line), so that `cargo test --doc` never launches work on a
+//! written for whichever device [`Device::auto`] finds; its doc-tests (steps 2 to 5) run
+//! on [`Device::cpu`] (a hidden line), so that `cargo test --doc` never launches work on a
 //! GPU of the machine that runs it.
 //!
 //! 1. Open the device, make streams (non-blocking; priorities from the device's range).
 //!    ```no_run
 //!    # fn main() -> resident::Result<()> {
-//!    use resident::stream::Gpu;
-//!    let gpu = Gpu::auto()?;                  // CUDA device 0, else the CPU
+//!    use resident::stream::Device;
+//!    let gpu = Device::auto()?;                  // CUDA device 0, else the CPU
 //!    let p = gpu.priorities();                // e.g. least 0, greatest -5
 //!    let urgent = gpu.stream_with_priority(p.high())?;
 //!    let background = gpu.stream()?;
@@ -27,7 +27,7 @@
 //!    conflicting uses of other streams by itself (events and waits, no host wait).
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
+//!    # let gpu = resident::stream::Device::cpu(); // Device::auto()? in your code
 //!    # let (a, b) = (gpu.stream()?, gpu.stream()?);
 //!    let x = gpu.alloc_from(&vec![2.0f32; 1 << 20])?;
 //!    let y = gpu.alloc_zeroed::<f32>(1 << 20)?;
@@ -40,7 +40,7 @@
 //!    buffers borrowed until its streams are synchronized.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
+//!    # let gpu = resident::stream::Device::cpu(); // Device::auto()? in your code
 //!    let mut input = gpu.pinned_write_combined::<f32>(1 << 20)?;
 //!    let mut output = gpu.pinned::<f32>(1 << 20)?;
 //!    input.fill(3.0);
@@ -58,7 +58,7 @@
 //! 4. Events time and order work; callbacks run Rust on the host in stream order.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
+//!    # let gpu = resident::stream::Device::cpu(); // Device::auto()? in your code
 //!    # let (a, b) = (gpu.stream()?, gpu.stream()?);
 //!    let (start, end) = (gpu.event()?, gpu.event()?);
 //!    let flag = gpu.alloc_zeroed::<u32>(1)?;
@@ -74,7 +74,7 @@
 //! 5. Kernels of a kernel image launch with typed parameters, and replay from a graph.
 //!    ```
 //!    # fn main() -> resident::Result<()> {
-//!    # let gpu = resident::stream::Gpu::cpu(); // Gpu::auto()? in your code
+//!    # let gpu = resident::stream::Device::cpu(); // Device::auto()? in your code
 //!    use resident::stream::LaunchConfig;
 //!    use resident_device::kernels::pipeline::PipelineParams;
 //!    let x = gpu.alloc_from(&[0.5f32; 4096])?;
@@ -115,7 +115,7 @@ mod stream;
 mod ticket_wait;
 mod tracker;
 
-pub use device::Gpu;
+pub use device::Device;
 pub use device_buffer::{DeviceBuffer, DeviceView};
 pub use event::Event;
 pub use launch::{Function, Graph, LaunchConfig, Module};

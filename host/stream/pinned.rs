@@ -21,7 +21,7 @@ use bytemuck::Pod;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut, RangeBounds};
 
-use super::device::Gpu;
+use super::device::Device;
 use super::device_buffer::bounds;
 use super::device_memory::bytes_of;
 use crate::Result;
@@ -49,12 +49,12 @@ pub struct PinnedBuffer<T: Pod> {
     alloc: Backing,
     len: usize,
     write_combined: bool,
-    _gpu: Gpu,
+    _gpu: Device,
     _t: PhantomData<T>,
 }
 
 impl<T: Pod> PinnedBuffer<T> {
-    pub(crate) fn zeroed(gpu: &Gpu, len: usize, write_combined: bool) -> Result<Self> {
+    pub(crate) fn zeroed(gpu: &Device, len: usize, write_combined: bool) -> Result<Self> {
         let bytes = bytes_of::<T>(len)?;
         let Some(ctx) = gpu.cuda_context() else {
             // 256-byte aligned: aligned for any Pod T.
@@ -252,7 +252,7 @@ impl<'a, T: Pod> PinnedViewMut<'a, T> {
     }
 }
 
-impl Gpu {
+impl Device {
     /// `len` zeroed elements of pinned, mapped, cached host memory: for buffers the
     /// host reads (download destinations) or both reads and writes.
     pub fn pinned<T: Pod>(&self, len: usize) -> Result<PinnedBuffer<T>> {

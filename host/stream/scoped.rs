@@ -1,4 +1,4 @@
-//! [`Gpu::scope`]: the one place where host memory may be lent to a stream.
+//! [`Device::scope`]: the one place where host memory may be lent to a stream.
 //!
 //! Modeled on `std::thread::scope`. The closure receives a [`Scope`]; streams made from
 //! it ([`ScopedStream`]) may copy to and from pinned buffers borrowed for the lifetime
@@ -32,7 +32,7 @@
 //! thread (whose end it would wait for).
 //!
 //! Streams made by [`Scope::stream`] first wait for the scope's origin (the stream
-//! passed to [`Gpu::scope_after`], if any), and [`ScopedStream::fork`] makes a stream
+//! passed to [`Device::scope_after`], if any), and [`ScopedStream::fork`] makes a stream
 //! that waits for the one it was forked from, like NVIDIA Warp's `ScopedStream`: work
 //! enqueued before the new stream existed is visible to it by default. Device buffers
 //! need no such care: their cross-stream order is tracked (see `tracker`).
@@ -42,7 +42,7 @@ use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
 
-use super::device::Gpu;
+use super::device::Device;
 use super::raw::RawEvent;
 use super::stream::Stream;
 use crate::{Error, Result};
@@ -61,12 +61,12 @@ impl Member<'_> {
     }
 }
 
-/// The streams of one [`Gpu::scope`] call. See the module doc.
+/// The streams of one [`Device::scope`] call. See the module doc.
 pub struct Scope<'scope, 'env: 'scope> {
     origin: Option<RawEvent>,
     members: Mutex<Vec<Member<'scope>>>,
     // After the event and the streams: its context outlives them.
-    gpu: Gpu,
+    gpu: Device,
     // Invariant in both lifetimes, as std's Scope: a ScopedStream<'scope> must not be
     // usable as one of a shorter scope, whose borrows would end before the sync.
     _scope: PhantomData<&'scope mut &'scope ()>,
@@ -102,7 +102,7 @@ impl<'scope> Scope<'scope, '_> {
         self.stream_with_priority(self.gpu.priorities().low())
     }
 
-    /// A new stream of the given priority (see [`Gpu::priorities`]).
+    /// A new stream of the given priority (see [`Device::priorities`]).
     pub fn stream_with_priority(&'scope self, priority: i32) -> Result<ScopedStream<'scope>> {
         let s = Arc::new(self.gpu.stream_with_priority(priority)?);
         if let Some(origin) = &self.origin {
@@ -151,14 +151,14 @@ impl<'scope> ScopedStream<'scope> {
     }
 }
 
-impl Gpu {
+impl Device {
     /// Runs `f` with a [`Scope`] whose streams may borrow pinned host buffers for async
     /// copies; synchronizes all of them before returning (also if `f` fails or panics).
     ///
     /// ```
     /// # fn main() -> resident::Result<()> {
-    /// use resident::stream::Gpu;
-    /// let gpu = Gpu::cpu();                   // or Gpu::auto()?: a GPU if there is one
+    /// use resident::stream::Device;
+    /// let gpu = Device::cpu();                   // or Device::auto()?: a GPU if there is one
     /// let mut host = gpu.pinned::<f32>(1 << 20)?;
     /// host.fill(1.0);
     /// let dev = gpu.alloc_zeroed::<f32>(1 << 20)?;
@@ -184,12 +184,12 @@ impl Gpu {
     /// it waits for their captures to end, so a scope is refused inside a capture.
     fn refuse_scope_on_stream_thread(&self) -> Result<()> {
         if super::capture_gate::this_thread_captures() {
-            return Err(Error::Config("Gpu::scope inside Stream::capture: the scope's end would wait for the capture to end".into()));
+            return Err(Error::Config("Device::scope inside Stream::capture: the scope's end would wait for the capture to end".into()));
         }
-        if self.is_cpu() { super::cpu::refuse_blocking("Gpu::scope") } else { Ok(()) }
+        if self.is_cpu() { super::cpu::refuse_blocking("Device::scope") } else { Ok(()) }
     }
 
-    /// [`Gpu::scope`], where every stream made by the scope first waits for the work
+    /// [`Device::scope`], where every stream made by the scope first waits for the work
     /// enqueued on `origin` so far.
     pub fn scope_after<'env, F, R>(&self, origin: &Stream, f: F) -> Result<R>
     where

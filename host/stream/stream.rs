@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::capture_gate::CaptureGate;
 use super::cpu::CpuStream;
-use super::device::Gpu;
+use super::device::Device;
 use super::event::Event;
 use super::priorities::next_stream_id;
 use super::raw::{RawEvent, RawStream};
@@ -27,7 +27,7 @@ use crate::{Error, Result};
 pub struct Stream {
     pub(crate) raw: RawStream,
     pub(crate) id: u64,
-    pub(crate) gpu: Gpu,
+    pub(crate) gpu: Device,
     /// Held by `capture` for the whole capture, and by once-only operations from their
     /// capture check to their enqueue (see `capture_gate`).
     pub(crate) capture_gate: CaptureGate,
@@ -35,7 +35,7 @@ pub struct Stream {
 }
 
 impl Stream {
-    pub(crate) fn new(gpu: &Gpu, priority: i32) -> Result<Self> {
+    pub(crate) fn new(gpu: &Device, priority: i32) -> Result<Self> {
         let id = next_stream_id();
         let Some(ctx) = gpu.cuda_context() else {
             let raw = RawStream::Cpu(CpuStream::new(format!("resident-stream-{id}")));
@@ -52,7 +52,7 @@ impl Stream {
 
     /// A stream of `gpu` made in a green context (an SM partition): its kernels run on
     /// that partition's SMs only.
-    pub(crate) fn in_green(gpu: &Gpu, green: &std::sync::Arc<crate::driver::green::GreenCtx>, priority: i32) -> Result<Self> {
+    pub(crate) fn in_green(gpu: &Device, green: &std::sync::Arc<crate::driver::green::GreenCtx>, priority: i32) -> Result<Self> {
         let id = next_stream_id();
         gpu.bind()?;
         let raw = CudaStream::in_green(green, gpu.priorities().clamp(priority))?;
@@ -69,7 +69,7 @@ impl Stream {
     }
 
     /// The device this stream belongs to.
-    pub fn gpu(&self) -> &Gpu {
+    pub fn device(&self) -> &Device {
         &self.gpu
     }
 
@@ -195,13 +195,13 @@ impl Drop for Stream {
     }
 }
 
-impl Gpu {
+impl Device {
     /// A new non-blocking stream of the lowest (default) priority.
     pub fn stream(&self) -> Result<Stream> {
         Stream::new(self, self.inner.priorities.least)
     }
 
-    /// A new non-blocking stream; `priority` is clamped into [`Gpu::priorities`]
+    /// A new non-blocking stream; `priority` is clamped into [`Device::priorities`]
     /// (lower numbers run first).
     pub fn stream_with_priority(&self, priority: i32) -> Result<Stream> {
         Stream::new(self, priority)

@@ -54,7 +54,7 @@ impl Ticket {
     /// once they have (see [`Stream::wait_ticket`]); other streams can wait on it.
     pub fn record_event(&self, stream: &Stream) -> Result<Event> {
         stream.wait_ticket(self)?;
-        let e = stream.gpu().event()?;
+        let e = stream.device().event()?;
         stream.record(&e)?;
         Ok(e)
     }

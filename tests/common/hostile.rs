@@ -82,14 +82,14 @@ pub fn second_runtime_on_one_device(make: Make) {
     let start = Instant::now();
     if a.backend().kind == BackendKind::Cuda {
         assert_eq!(make.with(|_| {}).err(), Some(Error::DeviceInUse(0)));
-        assert_eq!(resident::stream::Gpu::new(0).err(), Some(Error::DeviceInUse(0)));
+        assert_eq!(resident::stream::Device::new(0).err(), Some(Error::DeviceInUse(0)));
         a.close().unwrap();
         // A buffer keeps its runtime's memory (and device) alive.
         drop(a);
         assert_eq!(make.with(|_| {}).err(), Some(Error::DeviceInUse(0)));
         drop(x);
         serves(&make.rt());
-        assert!(resident::stream::Gpu::new(0).is_ok(), "with no runtime, the stream API loads its module");
+        assert!(resident::stream::Device::new(0).is_ok(), "with no runtime, the stream API loads its module");
     } else {
         let b = make.rt();
         serves(&a);

@@ -332,7 +332,7 @@ pub fn close_beside_resident(base: fn(usize) -> RuntimeConfig) {
     a.submit(&(0..256).map(|i| Task::mark(xa.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
     b.submit(&(0..256).map(|i| Task::mark(xb.all(), i)).collect::<Vec<_>>()).unwrap().wait().unwrap();
     assert!(b.metrics().residency.resident);
-    let gpu = a.gpu().unwrap();
+    let gpu = a.device().unwrap();
     let pinned = gpu.pinned::<u32>(1 << 20).unwrap();
     drop(pinned);
     drop(gpu);
@@ -448,7 +448,7 @@ pub fn events_across_devices(base: fn(usize) -> RuntimeConfig) {
     use std::sync::atomic::{AtomicU32, Ordering};
     let a = Runtime::with_config(base(0)).unwrap();
     let b = Runtime::with_config(base(1)).unwrap();
-    let (ga, gb) = (a.gpu().unwrap(), b.gpu().unwrap());
+    let (ga, gb) = (a.device().unwrap(), b.device().unwrap());
     let (sa, sb) = (ga.stream().unwrap(), gb.stream().unwrap());
     let flag = ga.alloc_zeroed::<u32>(1).unwrap();
     for via_stream in [false, true] {
@@ -474,7 +474,7 @@ pub fn events_across_devices(base: fn(usize) -> RuntimeConfig) {
     }
     assert_eq!(flag.to_vec().unwrap(), vec![7]);
     // One of each kind cannot order the other.
-    let cpu = resident::stream::Gpu::cpu();
+    let cpu = resident::stream::Device::cpu();
     let other_kind = if ga.is_cpu() { None } else { Some(cpu.stream().unwrap()) };
     if let Some(s) = other_kind {
         let e = ga.event().unwrap();

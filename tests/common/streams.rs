@@ -1,11 +1,11 @@
 //! Scenarios of `resident::stream` run on both devices: tests/streams_cpu.rs (CI, on
-//! `Gpu::cpu()`) and tests/streams_gpu.rs (a CUDA GPU, `--include-ignored`), so that the
+//! `Device::cpu()`) and tests/streams_gpu.rs (a CUDA GPU, `--include-ignored`), so that the
 //! CPU run and the GPU run check the same things. Each takes the device (and, where
 //! the persistent runtime takes part, a runtime on it), draws fresh random inputs where
 //! it computes, and checks against the host.
 
 use rand::Rng;
-use resident::stream::{DeviceBuffer, Function, Gpu, LaunchConfig, Stream};
+use resident::stream::{Device, DeviceBuffer, Function, LaunchConfig, Stream};
 use resident::{Completion, Error, Runtime, Task};
 use resident_device::kernels::pipeline::{PipelineParams, element};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -28,7 +28,7 @@ pub fn assert_pipeline(got: &[f32], input: &[f32], iters: u32) {
     }
 }
 
-pub fn a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait(gpu: &Gpu) {
+pub fn a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait(gpu: &Device) {
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     let seen = gpu.alloc_zeroed::<u32>(1).unwrap();
@@ -46,7 +46,7 @@ pub fn a_write_on_one_stream_is_seen_by_another_through_the_inserted_wait(gpu: &
 /// Read after write and write after read across streams, with no explicit wait: a
 /// kernel on `a` writes `x`, a copy on `b` reads it; then a kernel on `a` reads `x`
 /// while a copy on `b` overwrites it with other values, which must wait for the read.
-pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Gpu) {
+pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Device) {
     let n = 1 << 16;
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
     let input = random(n);
@@ -76,7 +76,7 @@ pub fn the_tracker_orders_conflicting_uses_across_streams(gpu: &Gpu) {
 /// Write after write across streams, with no explicit wait: a copy on `a` (after a
 /// spin) writes all of `x`, then a copy on `b` overwrites part of it, and must land
 /// last; then the same the other way round, with the spin on `b`.
-pub fn the_tracker_orders_writes_after_writes_across_streams(gpu: &Gpu) {
+pub fn the_tracker_orders_writes_after_writes_across_streams(gpu: &Device) {
     let n = 1 << 16;
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
     let (first, second) = (random(n), random(n));
@@ -97,7 +97,7 @@ pub fn the_tracker_orders_writes_after_writes_across_streams(gpu: &Gpu) {
     assert_eq!(x.to_vec().unwrap(), second, "b's write landed after a's");
 }
 
-pub fn wait_event_orders_one_stream_after_another(gpu: &Gpu) {
+pub fn wait_event_orders_one_stream_after_another(gpu: &Device) {
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     let a_done = Arc::new(AtomicBool::new(false));
@@ -114,7 +114,7 @@ pub fn wait_event_orders_one_stream_after_another(gpu: &Gpu) {
     assert_eq!(*b_saw.lock().unwrap(), Some(true), "b's callback ran before a's work it waited for");
 }
 
-pub fn wait_stream_orders_one_stream_after_another(gpu: &Gpu) {
+pub fn wait_stream_orders_one_stream_after_another(gpu: &Device) {
     let (a, b) = (gpu.stream().unwrap(), gpu.stream().unwrap());
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     let a_done = Arc::new(AtomicBool::new(false));
@@ -129,7 +129,7 @@ pub fn wait_stream_orders_one_stream_after_another(gpu: &Gpu) {
     assert_eq!(*b_saw.lock().unwrap(), Some(true));
 }
 
-pub fn callbacks_run_in_stream_order(gpu: &Gpu) {
+pub fn callbacks_run_in_stream_order(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let x = gpu.alloc_zeroed::<f32>(1 << 16).unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
@@ -144,7 +144,7 @@ pub fn callbacks_run_in_stream_order(gpu: &Gpu) {
     assert_eq!(*order.lock().unwrap(), (0..200).collect::<Vec<_>>());
 }
 
-pub fn events_time_a_known_spin(gpu: &Gpu) {
+pub fn events_time_a_known_spin(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
@@ -160,7 +160,7 @@ pub fn events_time_a_known_spin(gpu: &Gpu) {
     assert!(start.elapsed_since(&end).is_err());
 }
 
-pub fn to_vec_waits_for_a_pending_write(gpu: &Gpu) {
+pub fn to_vec_waits_for_a_pending_write(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     st.spin_write(flag.view(), 9, SPIN).unwrap();
@@ -168,7 +168,7 @@ pub fn to_vec_waits_for_a_pending_write(gpu: &Gpu) {
 }
 
 /// Upload, kernel, download in 8 chunks over 4 streams of a scope (examples/overlap.rs).
-pub fn chunked_scoped_pipeline_matches_the_host(gpu: &Gpu, n: usize) {
+pub fn chunked_scoped_pipeline_matches_the_host(gpu: &Device, n: usize) {
     let mut input = gpu.pinned_write_combined::<f32>(n).unwrap();
     let mut output = gpu.pinned::<f32>(n).unwrap();
     let host = random(n);
@@ -191,7 +191,7 @@ pub fn chunked_scoped_pipeline_matches_the_host(gpu: &Gpu, n: usize) {
     assert_pipeline(&output, &host, 10);
 }
 
-pub fn scope_after_and_fork_wait_for_earlier_work(gpu: &Gpu) {
+pub fn scope_after_and_fork_wait_for_earlier_work(gpu: &Device) {
     let origin = gpu.stream().unwrap();
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
     let origin_done = Arc::new(AtomicBool::new(false));
@@ -219,7 +219,7 @@ pub fn scope_after_and_fork_wait_for_earlier_work(gpu: &Gpu) {
     assert_eq!(host[0], 2);
 }
 
-pub fn priorities_are_reported_and_clamped(gpu: &Gpu) {
+pub fn priorities_are_reported_and_clamped(gpu: &Device) {
     let p = gpu.priorities();
     assert!(p.greatest <= p.least, "{p:?}");
     assert_eq!(gpu.stream().unwrap().priority(), p.low());
@@ -227,7 +227,7 @@ pub fn priorities_are_reported_and_clamped(gpu: &Gpu) {
     assert_eq!(gpu.stream_with_priority(p.greatest - 100).unwrap().priority(), p.high());
 }
 
-pub fn dropping_a_buffer_in_use_frees_it_after_the_use(gpu: &Gpu) {
+pub fn dropping_a_buffer_in_use_frees_it_after_the_use(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let out = gpu.alloc_zeroed::<u32>(1).unwrap();
     for round in 0..20u32 {
@@ -240,7 +240,7 @@ pub fn dropping_a_buffer_in_use_frees_it_after_the_use(gpu: &Gpu) {
     assert_eq!(out.to_vec().unwrap(), vec![19]);
 }
 
-pub fn length_mismatches_are_errors(gpu: &Gpu) {
+pub fn length_mismatches_are_errors(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let (a, b) = (gpu.alloc_zeroed::<f32>(10).unwrap(), gpu.alloc_zeroed::<f32>(11).unwrap());
     assert!(matches!(st.copy_d2d(&a, &b), Err(Error::LengthMismatch { .. })));
@@ -253,7 +253,7 @@ pub fn length_mismatches_are_errors(gpu: &Gpu) {
 
 /// `resident_pipeline` through the typed launch API, on fresh random inputs, in a grid
 /// sized in threads (each thread strides over the array).
-pub fn launches_of_the_builtin_pipeline_match_the_host(gpu: &Gpu) {
+pub fn launches_of_the_builtin_pipeline_match_the_host(gpu: &Device) {
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let st = gpu.stream().unwrap();
     for (n, iters) in [(1usize, 7u32), (1000, 0), (123_457, 25)] {
@@ -270,7 +270,7 @@ pub fn launches_of_the_builtin_pipeline_match_the_host(gpu: &Gpu) {
 
 /// A function typed by a parameter struct of the wrong size, or a name the image lacks,
 /// is refused before any launch.
-pub fn a_parameter_size_mismatch_is_refused(gpu: &Gpu) {
+pub fn a_parameter_size_mismatch_is_refused(gpu: &Device) {
     let k = gpu.kernels();
     assert!(matches!(k.function::<[u64; 3]>("resident_pipeline"), Err(Error::Config(_))));
     assert!(matches!(k.function::<u32>("resident_spin_write"), Err(Error::Config(_))));
@@ -281,7 +281,7 @@ pub fn a_parameter_size_mismatch_is_refused(gpu: &Gpu) {
 /// A cooperative launch of blocks with 64 KiB of shared memory each (above the 48 KiB a
 /// GPU block gets without opting in), one per SM: the occupancy query counts them, the
 /// launch runs them, and the kernel computes what the host does.
-pub fn cooperative_launches_with_large_shared_memory(gpu: &Gpu) {
+pub fn cooperative_launches_with_large_shared_memory(gpu: &Device) {
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let smem = 64 * 1024;
     assert!(f.blocks_per_sm(64, smem).unwrap() >= 1, "a block of 64 KiB of shared memory does not fit an SM");
@@ -298,7 +298,7 @@ pub fn cooperative_launches_with_large_shared_memory(gpu: &Gpu) {
 
 /// Launches captured once into a graph, replayed twice: the graph runs them each time
 /// (in place, so the second run sees the first's result).
-pub fn captured_launches_replay(gpu: &Gpu) {
+pub fn captured_launches_replay(gpu: &Device) {
     let n = 10_000;
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let st = gpu.stream().unwrap();
@@ -326,7 +326,7 @@ pub fn captured_launches_replay(gpu: &Gpu) {
 /// Capturing what a graph cannot replay safely is refused with a typed error: a host
 /// callback (its `FnOnce` would run at every replay) and pinned copies (the memory is
 /// lent only for the scope; a graph may outlive it).
-pub fn capture_refuses_callbacks_and_pinned_copies(gpu: &Gpu) {
+pub fn capture_refuses_callbacks_and_pinned_copies(gpu: &Device) {
     let dev = gpu.alloc_zeroed::<f32>(16).unwrap();
     let mut host = gpu.pinned::<f32>(16).unwrap();
     let st = gpu.stream().unwrap();
@@ -362,7 +362,7 @@ unsafe fn launch_pipeline(s: &Stream, f: &Function<PipelineParams>, x: &DeviceBu
 /// its later work would be captured instead of run), so the stream runs work and
 /// captures again; and a scope is refused inside a capture (its end could not wait for
 /// the capture of its own thread).
-pub fn a_capture_that_panics_ends(gpu: &Gpu) {
+pub fn a_capture_that_panics_ends(gpu: &Device) {
     let st = gpu.stream().unwrap();
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let flag = gpu.alloc_zeroed::<u32>(1).unwrap();
@@ -393,7 +393,7 @@ pub fn a_capture_that_panics_ends(gpu: &Gpu) {
 /// GPU fails a synchronize of a capturing stream at once, which would end the scope's
 /// borrows under its running download): the scope returns `Ok`, the capture succeeds,
 /// and the download is complete.
-pub fn a_scope_waits_for_another_threads_capture_of_its_stream(gpu: &Gpu) {
+pub fn a_scope_waits_for_another_threads_capture_of_its_stream(gpu: &Device) {
     let n = 1 << 20;
     let input = random(n);
     let dev = gpu.alloc_from(&input).unwrap();
@@ -437,7 +437,7 @@ pub fn a_scope_waits_for_another_threads_capture_of_its_stream(gpu: &Gpu) {
 /// and again: a callback is either refused (a typed error: the stream captures, or is
 /// about to) or runs exactly once, never as part of a graph; the graphs replay what
 /// they captured.
-pub fn callbacks_from_other_threads_are_never_captured(gpu: &Gpu) {
+pub fn callbacks_from_other_threads_are_never_captured(gpu: &Device) {
     let s = gpu.stream().unwrap();
     let f = gpu.kernels().function::<PipelineParams>("resident_pipeline").unwrap();
     let x = gpu.alloc_from(&[1.0f32; 256]).unwrap();
@@ -477,7 +477,7 @@ pub fn callbacks_from_other_threads_are_never_captured(gpu: &Gpu) {
 /// A stream waits for a ticket's tasks (a spin, then axpys) before it copies their
 /// output: the copy sees every task's write, and the stream's events span the spin.
 /// `gpu` must be on the runtime's device (on a GPU, made before the runtime).
-pub fn a_stream_follows_a_tickets_tasks(gpu: &Gpu, rt: &Runtime) {
+pub fn a_stream_follows_a_tickets_tasks(gpu: &Device, rt: &Runtime) {
     let n = 64 * 1024;
     let s = gpu.stream().unwrap();
     let (start, end) = (gpu.event().unwrap(), gpu.event().unwrap());
@@ -516,7 +516,7 @@ pub fn a_stream_follows_a_tickets_tasks(gpu: &Gpu, rt: &Runtime) {
 /// computes, and writes the completion record `submit`'s workers would.
 pub fn one_task_launches_match_submit(rt: &Runtime) {
     let n = 4096;
-    let gpu = rt.gpu().unwrap();
+    let gpu = rt.device().unwrap();
     let f = rt.module().unwrap().function::<resident::OneTaskParams>("resident_one_task").unwrap();
     let (xs, ys) = (random(n), random(n));
     let x = rt.buffer_from(&xs).unwrap();

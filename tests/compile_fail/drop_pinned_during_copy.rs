@@ -1,8 +1,8 @@
 // A pinned buffer under a copy cannot be dropped (freed) inside the scope.
-use resident::stream::Gpu;
+use resident::stream::Device;
 
 fn main() -> resident::Result<()> {
-    let gpu = Gpu::first()?;
+    let gpu = Device::first()?;
     let src = gpu.pinned::<f32>(1024)?;
     let dev = gpu.alloc_zeroed::<f32>(1024)?;
     gpu.scope(|s| {

@@ -1,8 +1,8 @@
 // A pinned buffer under an upload cannot be written until the scope has synchronized.
-use resident::stream::Gpu;
+use resident::stream::Device;
 
 fn main() -> resident::Result<()> {
-    let gpu = Gpu::first()?;
+    let gpu = Device::first()?;
     let mut src = gpu.pinned::<f32>(1024)?;
     let dev = gpu.alloc_zeroed::<f32>(1024)?;
     gpu.scope(|s| {

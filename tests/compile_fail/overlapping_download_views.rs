@@ -1,8 +1,8 @@
 // Two downloads into the same pinned range at once: views are exclusive, like &mut.
-use resident::stream::Gpu;
+use resident::stream::Device;
 
 fn main() -> resident::Result<()> {
-    let gpu = Gpu::first()?;
+    let gpu = Device::first()?;
     let mut dst = gpu.pinned::<f32>(1024)?;
     let dev = gpu.alloc_zeroed::<f32>(1024)?;
     gpu.scope(|s| {

@@ -1,9 +1,9 @@
 // A pinned buffer made inside the scope would be freed before the scope synchronizes:
 // it cannot be lent to a scoped stream.
-use resident::stream::Gpu;
+use resident::stream::Device;
 
 fn main() -> resident::Result<()> {
-    let gpu = Gpu::first()?;
+    let gpu = Device::first()?;
     let dev = gpu.alloc_zeroed::<f32>(1024)?;
     gpu.scope(|s| {
         let st = s.stream()?;

@@ -1,8 +1,8 @@
 // Async copies take pinned memory only: a Vec is not a pinned view.
-use resident::stream::Gpu;
+use resident::stream::Device;
 
 fn main() -> resident::Result<()> {
-    let gpu = Gpu::first()?;
+    let gpu = Device::first()?;
     let src = vec![0f32; 1024];
     let dev = gpu.alloc_zeroed::<f32>(1024)?;
     gpu.scope(|s| {

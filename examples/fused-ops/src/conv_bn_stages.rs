@@ -2,7 +2,7 @@
 //! normalize) as three ordinary kernel launches from the same device functions
 //! (`fused_ops_device::stages`), and those three launches captured once into a CUDA
 //! Graph and replayed. Their kernels are the `conv_bn` image's ([`crate::conv_bn_image`]),
-//! loaded on the runtime's device (`Runtime::gpu`); they run on the runtime's buffers, on
+//! loaded on the runtime's device (`Runtime::device`); they run on the runtime's buffers, on
 //! a stream of their own, launched with the typed launch API; stop the
 //! persistent kernel first (`Runtime::close`), so that nothing resident shares the SMs
 //! with them.
@@ -29,7 +29,7 @@ impl<'a> ConvBnStages<'a> {
     /// The stages of `cb`'s problem on `rt`'s device (the GPU, or on a CPU runtime the
     /// CPU device, where the kernels run compiled for the host).
     pub fn new(rt: &Runtime, cb: &'a ConvBn) -> Result<Self> {
-        let gpu = rt.gpu()?;
+        let gpu = rt.device()?;
         let module = gpu.load(&crate::conv_bn_image())?;
         let g = cb.geom;
         let params = ConvBnStageParams {

@@ -99,7 +99,7 @@ pub(crate) struct CudaBackend {
     wait_ticket: CUfunction,
     /// The built-in image's module (this image's own when it is the built-in one),
     /// loaded before the persistent kernel started (module loads wait for running
-    /// kernels): the stream API's kernels (`Runtime::gpu`).
+    /// kernels): the stream API's kernels (`Runtime::device`).
     kernels: Arc<Module>,
     // Owns the kernels; unloaded after the streams are idle.
     module: Arc<Module>,
@@ -909,7 +909,7 @@ impl CudaBackend {
         }
     }
 
-    /// What the stream API's handle on this device is made of (`Runtime::gpu`): the
+    /// What the stream API's handle on this device is made of (`Runtime::device`): the
     /// context, the built-in kernels, and the claim on the device, which the handle
     /// holds while it lives.
     pub(crate) fn stream_parts(&self) -> (Context, Arc<Module>, Arc<RuntimeClaim>) {

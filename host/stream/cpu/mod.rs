@@ -1,4 +1,4 @@
-//! The stream API's CPU device ([`crate::stream::Gpu::cpu`]): what a stream, an event,
+//! The stream API's CPU device ([`crate::stream::Device::cpu`]): what a stream, an event,
 //! a kernel launch and a captured graph are without a GPU, so that code written
 //! against `resident::stream` runs, and is tested, on any machine (as NVIDIA Warp's CPU
 //! device lets its kernels run).

@@ -6,7 +6,7 @@
 //! crate's (`fused_ops_device::rnn`), from the example's kernel image.
 
 use fused_ops_device::rnn::{RnnParams, RnnSync, SmemLayout, rnn_status};
-use resident::stream::{DeviceBuffer, Function, Gpu, Graph, LaunchConfig, PinnedBuffer, Stream};
+use resident::stream::{Device, DeviceBuffer, Function, Graph, LaunchConfig, PinnedBuffer, Stream};
 use resident::{Error, Result};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ pub(crate) struct CudaRnn {
 
 impl CudaRnn {
     pub fn new(shape: RnnShape, w: &RnnWeights) -> Result<Self> {
-        let gpu = Gpu::first()?;
+        let gpu = Device::first()?;
         let module = gpu.load(&crate::kernel_image())?;
         let (rnn, feed, step) = (module.function("rnn_persistent")?, module.function("rnn_feed")?, module.function("rnn_step")?);
         let sms = gpu.sm_count();
