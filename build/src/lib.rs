@@ -222,6 +222,9 @@ impl KernelBuild {
             let _ = std::fs::write(images.join(format!("{}.ptx", self.name)), &ptx);
         }
         write(&rs_path, &generate::host_expr(&self, ptx.is_empty()));
+        // Where `resident::kernel_image!` finds it: a crate without this build step gets
+        // that macro's message, not an unexplained missing `OUT_DIR`.
+        println!("cargo:rustc-env=RESIDENT_KERNEL_IMAGES={}", out.display());
         Image {
             name: self.name,
             ptx,

@@ -40,6 +40,7 @@ pub(crate) mod kernel;
 pub mod kernels;
 pub(crate) mod link;
 pub(crate) mod lists;
+pub mod math;
 pub(crate) mod queue;
 #[cfg(target_arch = "nvptx64")]
 pub(crate) mod relay;
@@ -51,5 +52,5 @@ pub(crate) mod worker;
 pub use builtin::Builtins;
 pub use kernel::DeviceKernel;
 pub use resident_shared as shared;
-pub use resident_shared::{ArgError, CounterId, Declare, Element, Slice, Status, Task, TaskId};
-pub use task::{AtomicElement, DeclarationCheck, DeviceTask, TaskCx, TaskSet, View};
+pub use resident_shared::{ArgError, CounterId, Declare, Element, Slice, Status, Task, TaskId, inline_result};
+pub use task::{AtomicElement, DeclarationCheck, DeviceTask, TaskCx, TaskSet, View, WarpNum};

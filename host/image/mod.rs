@@ -151,9 +151,21 @@ impl KernelImage {
 /// ```ignore
 /// let rt = resident::Runtime::builder().kernel(resident::kernel_image!("my_tasks")).build()?;
 /// ```
+///
+/// A crate whose build script built no image (or that has none) fails to compile with a
+/// message that says which step is missing; a name its build script did not build fails
+/// on the missing `<name>.rs`.
 #[macro_export]
 macro_rules! kernel_image {
     ($name:literal) => {
-        include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"))
+        include!(concat!(
+            env!(
+                "RESIDENT_KERNEL_IMAGES",
+                "resident::kernel_image!: this crate built no kernel image. Add `resident-build` to its [build-dependencies] and a build.rs that builds the image: `resident_build::KernelBuild::new(\"<name>\").device_crate(\"<path to your device crate>\").task_set(\"<your_device_crate::YourSet>\").build();` (docs/custom-tasks.md, step 3)"
+            ),
+            "/",
+            $name,
+            ".rs"
+        ))
     };
 }

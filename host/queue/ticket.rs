@@ -90,6 +90,12 @@ impl Ticket {
         Ok(std::mem::take(&mut self.state.outcome.lock().unwrap().results))
     }
 
+    /// [`Ticket::results`], each read as the `T` its task returned with
+    /// `resident_device::inline_result` (any `Pod` of up to 8 bytes).
+    pub fn results_as<T: bytemuck::Pod>(&self) -> Result<Vec<T>> {
+        Ok(self.results()?.into_iter().map(resident_shared::from_inline_result).collect())
+    }
+
     /// Waits without blocking a thread: a future for executors (tokio, async-std,
     /// `futures::executor`). A background thread of the runtime polls completions while
     /// futures wait and wakes each one when its ticket is done; a device fault or a

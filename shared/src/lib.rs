@@ -16,6 +16,7 @@ pub mod builtin;
 mod completion;
 mod counter;
 mod declare;
+mod inline;
 pub mod link;
 pub mod lists;
 mod params;
@@ -32,6 +33,7 @@ pub use buffer::{BufSlice, BufferEntry, BufferHandle, ElemType, Element, MAX_BUF
 pub use completion::{Completion, spent_stamp, stamp_for};
 pub use counter::{COUNTER_TABLE_WORDS, CounterId, DROPPED, MAX_COUNTERS};
 pub use declare::{Access, AccessMode, ArgError, COLLECTED, Collected, Declare, Grant, grants};
+pub use inline::{from_inline_result, inline_result};
 pub use params::{KernelParams, OneTaskParams, TableParams, worker_flags};
 pub use queue::{CachePadded, QueueHeader, seq_before};
 pub use segment::{SegmentCount, SegmentDone};

@@ -271,6 +271,10 @@ pub fn block_warps() -> u32 {
 pub fn shfl_xor(v: u32, _mask: u32) -> u32 {
     v
 }
+/// The one lane's own value (no lane below it).
+pub fn shfl_up(v: u32, _delta: u32) -> u32 {
+    v
+}
 /// `a * b + c`, rounded twice (`f32::mul_add` is a slow library call on CPUs built
 /// without FMA; the GPU's twin is one `fma.rn`).
 #[inline(always)]

@@ -374,6 +374,8 @@ pub fn block_warps() -> u32 {
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
     fn llvm_shfl_sync_bfly_i32(mask: u32, val: u32, lane_mask: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+    fn llvm_shfl_sync_up_i32(mask: u32, val: u32, delta: u32, clamp: u32) -> u32;
     #[link_name = "llvm.fma.f32"]
     fn llvm_fma_f32(a: f32, b: f32, c: f32) -> f32;
     #[link_name = "llvm.sqrt.f64"]
@@ -384,6 +386,13 @@ unsafe extern "C" {
 #[inline(always)]
 pub fn shfl_xor(v: u32, mask: u32) -> u32 {
     unsafe { llvm_shfl_sync_bfly_i32(FULL, v, mask, 0x1f) }
+}
+
+/// Value of `v` in lane `lane_id() - delta`, or this lane's own where that is below
+/// lane 0 (all lanes must call): the step of a scan.
+#[inline(always)]
+pub fn shfl_up(v: u32, delta: u32) -> u32 {
+    unsafe { llvm_shfl_sync_up_i32(FULL, v, delta, 0) }
 }
 
 /// `a * b + c` with one rounding (`fma.rn.f32`). The CPU twin rounds twice.

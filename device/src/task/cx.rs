@@ -182,33 +182,17 @@ impl TaskCx {
     pub fn sync_warp(&self) {
         arch::syncwarp()
     }
-    /// The sum of `v` over the warp's lanes, in every lane (wrapping). Warp-collective.
+    /// The sum of `v` over the warp's lanes, in every lane (wrapping):
+    /// [`TaskCx::warp_sum`] of a `u32`. Warp-collective.
     #[inline(always)]
     pub fn warp_sum_u32(&self, v: u32) -> u32 {
-        let mut v = v;
-        let mut step = arch::WARP / 2;
-        while step > 0 {
-            v = v.wrapping_add(arch::shfl_xor(v, step));
-            step /= 2;
-        }
-        v
+        self.warp_sum(v)
     }
     /// The sum of `v` over the warp's lanes, in every lane (a butterfly: the same
-    /// rounding in every lane). Warp-collective.
+    /// rounding in every lane): [`TaskCx::warp_sum`] of an `f32`. Warp-collective.
     #[inline(always)]
     pub fn warp_sum_f32(&self, v: f32) -> f32 {
-        let mut v = v;
-        let mut step = arch::WARP / 2;
-        while step > 0 {
-            v += f32::from_bits(arch::shfl_xor(v.to_bits(), step));
-            step /= 2;
-        }
-        v
-    }
-    /// Lane `src`'s value of `v`, in every lane. Warp-collective.
-    #[inline(always)]
-    pub fn broadcast(&self, v: u32, src: u32) -> u32 {
-        arch::shfl_idx(v, src)
+        self.warp_sum(v)
     }
 
     /// The runtime asked every worker to stop: a long task should return

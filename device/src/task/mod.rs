@@ -64,11 +64,13 @@ mod cx;
 mod declared;
 mod set;
 mod view;
+mod warp;
 
 pub use cx::{Lookup, TaskCx};
 pub(crate) use declared::Declared;
 pub use set::{NoTasks, TaskSet, check_ids, concat_ids, declare_as, fingerprint, fits, relay_as, run_as};
 pub use view::{AtomicElement, View};
+pub use warp::WarpNum;
 
 use resident_shared::{ArgError, Declare, Status, TASK_ARG_BYTES, Task, TaskId};
 

@@ -10,6 +10,11 @@ fn cpu(image: resident::KernelImage) -> Runtime {
 }
 
 #[test]
+fn toolbox() {
+    common::toolbox(&cpu(custom_task::image()));
+}
+
+#[test]
 fn host_fed_batches() {
     common::host_fed_batches(&cpu(custom_task::image()));
 }

@@ -17,6 +17,7 @@ fn gpu(image: resident::KernelImage) -> Runtime {
 
 gpu_test!(host_fed_batches, common::host_fed_batches(&gpu(custom_task::image())));
 gpu_test!(lone_task, common::lone_task(&gpu(custom_task::image())));
+gpu_test!(toolbox, common::toolbox(&gpu(custom_task::image())));
 gpu_test!(resident_list, common::resident_list(&gpu(custom_task::image())));
 gpu_test!(spawned_on_device, common::spawned_on_device(&gpu(custom_task::image())));
 gpu_test!(counters_join_stages, common::counters_join_stages(&gpu(custom_task::image())));

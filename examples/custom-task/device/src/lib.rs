@@ -13,7 +13,9 @@
 //!   device, pushing a [`SumPart`] a partial, each of which signals the counter from its
 //!   body;
 //! - [`Poly`]: `y = c0 + c1 x + ... + c5 x^5`, whose arguments take the whole 48 bytes a
-//!   task has.
+//!   task has;
+//! - [`Softmax`] and [`Compact`]: the task author's toolbox: warp maxima, sums and scans,
+//!   `resident_device::math`, and an inline result of an `[f32; 2]`.
 #![no_std]
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -22,16 +24,18 @@ extern crate std;
 mod histogram;
 mod poly;
 mod sum;
+mod warp_ops;
 
 pub use histogram::{Histogram, HistogramSplit, MAX_CHILDREN};
 pub use poly::Poly;
 pub use sum::{SumPart, SumSplit, SumSquares, Total};
+pub use warp_ops::{Compact, Softmax};
 
 use resident_device::Builtins;
 
 resident_device::task_set! {
     /// The example's tasks and the built-in ones.
-    pub struct CustomTasks: Builtins { Histogram, HistogramSplit, SumSquares, Total, Poly, SumSplit, SumPart }
+    pub struct CustomTasks: Builtins { Histogram, HistogramSplit, SumSquares, Total, Poly, SumSplit, SumPart, Softmax, Compact }
 }
 
 resident_device::task_set! {

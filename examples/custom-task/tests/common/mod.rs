@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use custom_task::{histogram, poly, sum_squares};
-use custom_task_device::{Histogram, HistogramSplit, Poly, SumSplit, SumSquares, Total};
+use custom_task_device::{Compact, Histogram, HistogramSplit, Poly, Softmax, SumSplit, SumSquares, Total};
 use rand::Rng;
 use resident::builtin::ids;
 use resident::{Buffer, DeviceTask, Error, Rejection, Runtime, Slice, Status, Task, TaskId};
@@ -284,4 +284,48 @@ pub fn set_without_builtins(rt: &Runtime) {
     // SAFETY: the device must refuse an id its set does not hold.
     let t = unsafe { rt.batch(&[Task::noop(1)]).submit_unchecked() }.unwrap();
     assert!(matches!(t.wait(), Err(Error::TaskFailed { status: Status::InvalidOpcode, .. })));
+}
+
+/// The task author's toolbox on both backends: a softmax (warp maximum and sum,
+/// `resident_device::math::expf`, an `[f32; 2]` inline result) and a stream compaction
+/// (an exclusive warp scan and a broadcast), each slice a task, against f64 and exact
+/// references, outputs poisoned first.
+pub fn toolbox(rt: &Runtime) {
+    let mut rng = rand::rng();
+    let lens = [1usize, 31, 32, 33, 100, 1000, 4099];
+    let xs: Vec<Vec<f32>> = lens.iter().map(|&n| (0..n).map(|_| rng.random_range(-20.0f32..20.0)).collect()).collect();
+    let flat: Vec<f32> = xs.concat();
+    let x = rt.buffer_from(&flat).unwrap();
+    let out = rt.buffer_from(&vec![f32::NAN; flat.len()]).unwrap();
+    let mut at = 0;
+    let mut slices = vec![];
+    for &n in &lens {
+        slices.push(at..at + n);
+        at += n;
+    }
+    let tasks: Vec<Task> = slices.iter().map(|r| Softmax { x: x.slice(r.clone()), out: out.slice(r.clone()) }.task()).collect();
+    let stats = rt.batch(&tasks).results().submit().unwrap().results_as::<[f32; 2]>().unwrap();
+    let got = out.read().unwrap();
+    for ((r, xs), [max, sum]) in slices.iter().zip(&xs).zip(stats) {
+        let m = xs.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v as f64));
+        let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
+        assert_eq!(max as f64, m, "the warp's maximum is exact");
+        assert!(((sum as f64) - s).abs() <= 1e-5 * s, "sum {sum} against {s}");
+        for (g, &v) in got[r.clone()].iter().zip(xs) {
+            let want = (v as f64 - m).exp() / s;
+            assert!((*g as f64 - want).abs() <= 1e-6 + 1e-5 * want, "softmax {g} against {want}");
+        }
+    }
+    let threshold = rng.random_range(-5.0f32..5.0);
+    let packed = rt.buffer_from(&vec![f32::NAN; flat.len()]).unwrap();
+    let tasks: Vec<Task> =
+        slices.iter().map(|r| Compact { x: x.slice(r.clone()), out: packed.slice(r.clone()), threshold }.task()).collect();
+    let counts = rt.batch(&tasks).results().submit().unwrap().results().unwrap();
+    let got = packed.read().unwrap();
+    for ((r, xs), count) in slices.iter().zip(&xs).zip(counts) {
+        let want: Vec<f32> = xs.iter().copied().filter(|&v| v > threshold).collect();
+        assert_eq!(count as usize, want.len());
+        assert_eq!(&got[r.start..r.start + want.len()], &want[..], "kept in order");
+        assert!(got[r.start + want.len()..r.end].iter().all(|v| v.is_nan()), "nothing past the kept ones");
+    }
 }
