@@ -10,17 +10,35 @@
 use resident::{Residency, Runtime, RuntimeConfig, Task};
 use std::time::{Duration, Instant};
 
+/// A runtime as a neighbour: resident under a policy, busy a share of the time.
+#[derive(clap::Parser)]
+struct Args {
+    /// The residency policy: auto, always, drained, or idle-<milliseconds>.
+    #[arg(default_value = "auto", value_parser = parse_policy)]
+    policy: Residency,
+    /// Seconds to live.
+    #[arg(default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    seconds: u64,
+    /// Percent of every 10 ms window spent running tasks.
+    #[arg(default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100))]
+    busy_percent: u64,
+}
+
+fn parse_policy(p: &str) -> Result<Residency, String> {
+    match p {
+        "auto" => Ok(Residency::Auto),
+        "always" => Ok(Residency::Always),
+        "drained" => Ok(Residency::WhenDrained),
+        _ => match p.strip_prefix("idle-").map(str::parse::<u64>) {
+            Some(Ok(ms)) => Ok(Residency::IdleExit(Duration::from_millis(ms))),
+            _ => Err(format!("`{p}`: auto, always, drained or idle-<milliseconds>")),
+        },
+    }
+}
+
 fn main() -> resident::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let policy = match args.get(1).map(String::as_str) {
-        Some("auto") | None => Residency::Auto,
-        Some("always") => Residency::Always,
-        Some("drained") => Residency::WhenDrained,
-        Some(p) if p.starts_with("idle-") => Residency::IdleExit(Duration::from_millis(p[5..].parse().expect("idle-<milliseconds>"))),
-        Some(p) => panic!("unknown policy {p}: auto, always, idle-<ms> or drained"),
-    };
-    let secs: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
-    let busy: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0).min(100);
+    let args = <Args as clap::Parser>::parse();
+    let (policy, secs, busy) = (args.policy, args.seconds, args.busy_percent);
     let rt = Runtime::with_config(RuntimeConfig { residency: policy, ..RuntimeConfig::default() })?;
     let warps = rt.backend().workers as usize;
     // The first submission runs at once, so the kernel has been resident before the

@@ -17,26 +17,34 @@ use resident::stream::{Device, Event};
 
 const REPS: usize = 5;
 
+/// Copy/compute overlap: a large array host → device → kernel → host, serially, then in
+/// chunks over several streams.
+#[derive(clap::Parser)]
 struct Args {
-    mib: Option<usize>,
-    iters: Option<u32>,
-    streams: usize,
+    /// MiB of floats to move (default: 256 on a GPU, 32 on the CPU device).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    mib: Option<u32>,
+    /// Multiply-adds per element in the kernel, or `auto`: tuned so that the kernel
+    /// takes about as long as the upload.
+    #[arg(long, default_value = "auto", value_parser = parse_iters)]
+    iters: Iters,
+    /// Streams the chunks go round.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    streams: u32,
 }
 
-fn args() -> Args {
-    let mut a = Args { mib: None, iters: None, streams: 4 };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i + 1 < v.len() {
-        match v[i].as_str() {
-            "--mib" => a.mib = Some(v[i + 1].parse().expect("--mib N")),
-            "--iters" => a.iters = (v[i + 1] != "auto").then(|| v[i + 1].parse().expect("--iters N|auto")),
-            "--streams" => a.streams = v[i + 1].parse().expect("--streams N"),
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
+/// `--iters`: a count, or `auto`.
+#[derive(Clone, Copy)]
+struct Iters(Option<u32>);
+
+fn parse_iters(s: &str) -> Result<Iters, String> {
+    match s {
+        "auto" => Ok(Iters(None)),
+        n => match n.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(Iters(Some(n))),
+            _ => Err(format!("`{n}`: a positive number of multiply-adds, or `auto`")),
+        },
     }
-    a
 }
 
 fn ms(end: &Event, start: &Event) -> resident::Result<f64> {
@@ -49,12 +57,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> resident::Result<()> {
-    let a = args();
+    let a = <Args as clap::Parser>::parse();
     let gpu = Device::auto()?;
     if gpu.is_cpu() {
         println!("overlap: no CUDA GPU (or a build without PTX): running on the CPU device");
     }
-    let mib = a.mib.unwrap_or(if gpu.is_cpu() { 32 } else { 256 });
+    let mib = a.mib.map_or(if gpu.is_cpu() { 32 } else { 256 }, |m| m as usize);
     let n = mib * (1 << 20) / 4;
     let bytes = (n * 4) as f64;
     let mut input = gpu.pinned_write_combined::<f32>(n)?;
@@ -83,7 +91,7 @@ fn main() -> resident::Result<()> {
         Ok([ms(&ev[1], &ev[0])?, ms(&ev[2], &ev[1])?, ms(&ev[3], &ev[2])?, ms(&ev[3], &ev[0])?])
     };
 
-    let iters = match a.iters {
+    let iters = match a.iters.0 {
         Some(i) => i,
         None => {
             // Double until the kernel outlasts the upload, then interpolate.
@@ -123,7 +131,7 @@ fn main() -> resident::Result<()> {
     let start = gpu.event()?;
     let end = gpu.event()?;
     for chunks in [1usize, 2, 4, 8, 16] {
-        let nstreams = a.streams.min(chunks).max(1);
+        let nstreams = (a.streams as usize).min(chunks).max(1);
         let chunk = n.div_ceil(chunks);
         let mut times = vec![];
         for _ in 0..REPS {

@@ -10,17 +10,26 @@
 //! threads that record priorities but do not apply them: there both finish together,
 //! in either case (and the work is smaller: 1 Mi floats, 20 multiply-adds by default).
 
+use clap::Parser;
 use resident::stream::{Device, Event};
 use std::time::Duration;
 
+/// Two streams of equal work, one of high priority enqueued second: which finishes first.
+#[derive(Parser)]
+struct Args {
+    /// Kernels each stream runs.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    kernels: u32,
+    /// Multiply-adds per element in each kernel (default: 400 on a GPU, 20 on the CPU).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    iters: Option<u32>,
+}
+
 fn main() -> resident::Result<()> {
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let opt = |name: &str, default: u32| -> u32 {
-        v.iter().position(|a| a == name).map(|i| v[i + 1].parse().expect("a number")).unwrap_or(default)
-    };
+    let args = Args::parse();
     let gpu = Device::auto()?;
     let cpu = gpu.is_cpu();
-    let (kernels, iters) = (opt("--kernels", 20), opt("--iters", if cpu { 20 } else { 400 }));
+    let (kernels, iters) = (args.kernels, args.iters.unwrap_or(if cpu { 20 } else { 400 }));
     let p = gpu.priorities();
     println!("device: {}; stream priorities: least {} (default), greatest {}", gpu.name(), p.least, p.greatest);
     if cpu {

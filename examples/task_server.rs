@@ -106,12 +106,31 @@ fn pct(v: &mut [Duration], p: f64) -> f64 {
     v[((p / 100.0) * (v.len() - 1) as f64).round() as usize].as_secs_f64() * 1e6
 }
 
+/// Host threads feed one resident kernel a mix of task kinds, as a dispatch service's
+/// clients would; tasks/s and latency percentiles per kind, every result checked.
+#[derive(clap::Parser)]
+struct Args {
+    /// Seconds to run (default: 5 on a GPU, 1 on the CPU backend).
+    #[arg(value_parser = positive_secs)]
+    seconds: Option<f64>,
+    /// Client threads.
+    #[arg(default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    clients: u16,
+}
+
+fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}`: a positive number of seconds")),
+    }
+}
+
 fn main() -> resident::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+    let args = <Args as clap::Parser>::parse();
     let rt = Runtime::new()?;
     let default_secs = if rt.backend().kind == resident::BackendKind::Cuda { 5.0 } else { 1.0 };
-    let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(default_secs);
-    let clients: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(4);
+    let secs = args.seconds.unwrap_or(default_secs);
+    let clients = args.clients as usize;
     println!("{}", rt.backend());
     println!("{clients} clients for {secs} s");
     let start = Instant::now();

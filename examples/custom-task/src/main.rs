@@ -26,7 +26,14 @@ use std::time::Instant;
 const CHUNK: u32 = 16 * 1024;
 const BINS: usize = 256;
 
+/// Tasks of a user's own (a histogram, a reduction across tasks joined by a device
+/// counter, a polynomial) on the GPU if there is one, else on the CPU backend, every
+/// result checked.
+#[derive(clap::Parser)]
+struct Args {}
+
 fn main() {
+    <Args as clap::Parser>::parse();
     let result = runtime(image(), BackendKind::Auto).and_then(|rt| run(&rt));
     match result {
         Ok(true) => println!("all results match"),

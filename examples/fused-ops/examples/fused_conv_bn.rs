@@ -256,16 +256,34 @@ fn sweep(runs: usize) -> resident::Result<bool> {
     Ok(ok)
 }
 
+/// Conv 3x3 + batch norm + ReLU fused in the persistent kernel, against the same stages
+/// as three launches (and a CUDA Graph of them).
+#[derive(clap::Parser)]
+#[command(args_conflicts_with_subcommands = true)]
+struct Args {
+    /// Timed runs, after 2 warm-up runs (the median is printed).
+    #[arg(default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: u32,
+    #[command(subcommand)]
+    sweep: Option<Sweep>,
+}
+
+#[derive(clap::Subcommand)]
+enum Sweep {
+    /// The shape sweep, small to large.
+    Sweep {
+        /// Timed runs per shape.
+        #[arg(default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        runs: u32,
+    },
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1).peekable();
-    let sweeping = args.peek().is_some_and(|a| a == "sweep");
-    if sweeping {
-        args.next();
+    let args = <Args as clap::Parser>::parse();
+    if let Some(Sweep::Sweep { runs }) = args.sweep {
+        return timing::exit_with(sweep(runs as usize));
     }
-    let runs = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
-    if sweeping {
-        return timing::exit_with(sweep(runs));
-    }
+    let runs = args.runs as usize;
     let result = Runtime::with_config(config(BackendKind::Auto)).and_then(|rt| {
         let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(runs) } else { cpu_size(runs) };
         run(&rt, &size).map(|(ok, _)| ok)

@@ -120,8 +120,16 @@ fn run(kind: BackendKind, size: &Size) -> resident::Result<bool> {
     Ok(ok)
 }
 
+/// The persistent RNN against one launch per step, a graph replay and cuDNN's shapes.
+#[derive(clap::Parser)]
+struct Args {
+    /// Time steps per run (on a GPU; the CPU variant is small and fixed).
+    #[arg(default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    steps: u32,
+}
+
 fn main() {
-    let steps = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let steps = <Args as clap::Parser>::parse().steps;
     let (kind, size) = if resident::cuda_available() { (BackendKind::Cuda, gpu_size(steps)) } else { (BackendKind::Cpu, cpu_size()) };
     timing::exit_with(run(kind, &size));
 }

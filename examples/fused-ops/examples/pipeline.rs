@@ -122,17 +122,25 @@ fn run(rt: &Runtime, size: &Size) -> resident::Result<bool> {
     Ok(counts_ok && table_ok)
 }
 
+/// A three-stage record pipeline of tasks that push tasks.
+#[derive(clap::Parser)]
+struct Args {
+    /// Records through the pipeline (on a GPU; the CPU variant is small and fixed).
+    #[arg(default_value_t = 1 << 22, value_parser = clap::value_parser!(u32).range(1..))]
+    records: u32,
+    /// At most this many blocks of the persistent kernel per SM (default: the runtime's).
+    #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+    blocks_per_sm: Option<u32>,
+}
+
 fn main() {
+    let args = <Args as clap::Parser>::parse();
     let mut config = fused_ops::config(BackendKind::Auto);
-    if let Some(b) = std::env::args().nth(2).and_then(|a| a.parse().ok()) {
+    if let Some(b) = args.blocks_per_sm {
         config.max_blocks_per_sm = b;
     }
     let result = Runtime::with_config(config).and_then(|rt| {
-        let size = if rt.backend().kind == BackendKind::Cuda {
-            gpu_size(std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1 << 22))
-        } else {
-            cpu_size()
-        };
+        let size = if rt.backend().kind == BackendKind::Cuda { gpu_size(args.records as usize) } else { cpu_size() };
         run(&rt, &size)
     });
     timing::exit_with(result);

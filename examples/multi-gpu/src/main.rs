@@ -15,7 +15,13 @@
 use multi_gpu::{Path, runtimes, two_stage};
 use resident::{BackendKind, Result};
 
+/// Two runtimes (two GPUs, or two CPU runtimes standing in for them) joined by a link:
+/// stage 1 on one pushes its results into the other's queue, every result checked.
+#[derive(clap::Parser)]
+struct Args {}
+
 fn main() {
+    <Args as clap::Parser>::parse();
     match run() {
         Ok(true) => println!("all results match"),
         Ok(false) => {
