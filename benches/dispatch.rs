@@ -12,6 +12,7 @@
 //!     cargo bench --bench dispatch                      # the defaults, lists a slot per task, the defaults again, the rivals
 //!     DISPATCH_SWEEP=1 cargo bench --bench dispatch     # the configuration's knobs, one at a time
 //!     DISPATCH_TIMELINE=1 cargo bench --bench dispatch  # when a 20k batch is published and done
+//!     DISPATCH_LIST_SIZES=1,2112,20000 cargo bench --bench dispatch  # noop lists by length
 
 mod common;
 
@@ -200,6 +201,41 @@ fn progress(what: &str) {
     eprintln!("[{:7.1}s] {what}", START.get_or_init(Instant::now).elapsed().as_secs_f64());
 }
 
+/// Noop lists by length, submit to done, medians of 101 after 20: in chunks (the
+/// default), a queue slot per task, and the table rival (one launch over the same
+/// tasks, then a synchronize). What a list costs that its length does not explain
+/// (publication, claims, completion counts, the host seeing the end) against what each
+/// task adds.
+fn list_sizes(base: &RuntimeConfig, sizes: &[usize]) {
+    let mut rows: Vec<Vec<Duration>> = vec![vec![]; sizes.len()];
+    for (i, slot_tasks) in [0u32, 1].into_iter().enumerate() {
+        let rt = Runtime::with_config(RuntimeConfig { list_slot_tasks: slot_tasks, ..base.clone() }).unwrap();
+        if i == 0 {
+            eprintln!("{}", rt.backend());
+        }
+        for (row, &n) in rows.iter_mut().zip(sizes) {
+            let tasks: Vec<Task> = (0..n).map(|k| Task::noop(k as u64)).collect();
+            let list = rt.upload_tasks(&tasks).unwrap();
+            row.push(median(|| list.submit().unwrap().wait().unwrap(), 20, 101));
+        }
+        if i == 1 {
+            let b = Baselines::new(&rt, *sizes.iter().max().unwrap()).unwrap();
+            for (row, &n) in rows.iter_mut().zip(sizes) {
+                let tasks: Vec<Task> = (0..n).map(|k| Task::noop(k as u64)).collect();
+                let table = b.table(&rt, &tasks).unwrap();
+                row.push(median(|| b.run_table(&table).unwrap(), 20, 101));
+            }
+        }
+        rt.shutdown().unwrap();
+    }
+    println!("\nnoop lists by length, submit to done, us, medians of 101 after 20");
+    println!("{:>8} {:>10} {:>14} {:>10}", "tasks", "chunks", "slot per task", "table");
+    for (row, &n) in rows.iter().zip(sizes) {
+        let us = |d: &Duration| format!("{:.1}", d.as_secs_f64() * 1e6);
+        println!("{n:>8} {:>10} {:>14} {:>10}", us(&row[0]), us(&row[1]), us(&row[2]));
+    }
+}
+
 fn bench(c: &mut Criterion) {
     if !resident::cuda_available() {
         eprintln!("dispatch: no CUDA GPU here; benchmarking the CPU backend only (no baselines)");
@@ -225,6 +261,16 @@ fn bench(c: &mut Criterion) {
             timeline(&rt, tasks, &format!("{name}, submit_pipelined"), &|rt, t| rt.batch(t).pipelined().submit().unwrap());
             timeline(&rt, tasks, &format!("{name}, resident list"), &|_, _| list.submit().unwrap());
         }
+        return;
+    }
+    if let Some(sizes) = std::env::var_os("DISPATCH_LIST_SIZES") {
+        let sizes: Vec<usize> = sizes
+            .to_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().parse().ok().filter(|&n| n > 0).expect("DISPATCH_LIST_SIZES: task counts, comma-separated"))
+            .collect();
+        list_sizes(&base, &sizes);
         return;
     }
     // (label, config, host-fed rows, criterion groups, the rivals after it). By default
