@@ -202,8 +202,8 @@ fn progress(what: &str) {
 }
 
 /// Noop lists by length, submit to done, medians of 101 after 20: in chunks (the
-/// default), a queue slot per task, and the table rival (one launch over the same
-/// tasks, then a synchronize). What a list costs that its length does not explain
+/// default), a queue slot per task, the table rival (one launch over the same tasks,
+/// then a synchronize), and the same tasks submitted from the host. What a list costs that its length does not explain
 /// (publication, claims, completion counts, the host seeing the end) against what each
 /// task adds.
 fn list_sizes(base: &RuntimeConfig, sizes: &[usize]) {
@@ -217,6 +217,10 @@ fn list_sizes(base: &RuntimeConfig, sizes: &[usize]) {
             let tasks: Vec<Task> = (0..n).map(|k| Task::noop(k as u64)).collect();
             let list = rt.upload_tasks(&tasks).unwrap();
             row.push(median(|| list.submit().unwrap().wait().unwrap(), 20, 101));
+            if i == 0 {
+                // The same tasks from the host (one alone goes the express path).
+                row.push(median(|| rt.submit(&tasks).unwrap().wait().unwrap(), 20, 101));
+            }
         }
         if i == 1 {
             let b = Baselines::new(&rt, *sizes.iter().max().unwrap()).unwrap();
@@ -229,10 +233,10 @@ fn list_sizes(base: &RuntimeConfig, sizes: &[usize]) {
         rt.shutdown().unwrap();
     }
     println!("\nnoop lists by length, submit to done, us, medians of 101 after 20");
-    println!("{:>8} {:>10} {:>14} {:>10}", "tasks", "chunks", "slot per task", "table");
+    println!("{:>8} {:>10} {:>14} {:>10} {:>10}", "tasks", "chunks", "slot per task", "table", "host batch");
     for (row, &n) in rows.iter().zip(sizes) {
         let us = |d: &Duration| format!("{:.1}", d.as_secs_f64() * 1e6);
-        println!("{n:>8} {:>10} {:>14} {:>10}", us(&row[0]), us(&row[1]), us(&row[2]));
+        println!("{n:>8} {:>10} {:>14} {:>10} {:>10}", us(&row[0]), us(&row[2]), us(&row[3]), us(&row[1]));
     }
 }
 

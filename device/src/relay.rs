@@ -14,7 +14,10 @@
 //! 2. Relay, every lane: `ld.relaxed.sys.u64` of one word of each of the next
 //!    [`SLOTS_PER_POLL`] slots. No acquire is needed: a word is valid by its own stamp,
 //!    and nothing else of the host's is read. A slot counts once all 16 of its words
-//!    carry its stamp; slots are taken in order, up to the first incomplete one.
+//!    carry its stamp; slots are taken in order, up to the first incomplete one. A
+//!    poll that finds all of its slots ready publishes them (step 3), then reads the
+//!    next [`BURST_SLOTS`] the same way at once, and publishes what of them is ready:
+//!    a batch of 32 in two round trips over PCIe, not eight.
 //! 3. Relay: weak stores of the payload words into the ring; `bar.warp.sync` (the
 //!    lanes' stores happen before lane 0's next operations); lane 0 stores `tail` with
 //!    `st.release.gpu`, which the workers' `ld.acquire.sys` of `tail` pairs with
@@ -78,6 +81,12 @@ const MAX_SLEEP_NS: u32 = 128;
 const SLOTS_PER_POLL: u32 = 4;
 const LANES_PER_SLOT: u32 = LL_WORDS as u32;
 const ROUNDS: u32 = SLOTS_PER_POLL * LANES_PER_SLOT / arch::WARP;
+/// Slots read at once after a poll found all of its [`SLOTS_PER_POLL`] ready: the rest of
+/// a batch longer than a poll in one more round trip over PCIe (a batch of 32 took 8
+/// polls, 22 µs submit to done, against 12 µs for 264 tasks by copy; H200,
+/// 2026-11-29), without reading 4 KiB over PCIe in every idle poll.
+const BURST_SLOTS: u32 = 28;
+const BURST_ROUNDS: u32 = BURST_SLOTS * LANES_PER_SLOT / arch::WARP;
 
 /// Runs the relay on the calling warp until shutdown.
 ///
@@ -129,13 +138,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
             }
         }
         // Step 2: all loads first (one PCIe round trip), then the stamps.
-        let mut words = [0u64; ROUNDS as usize];
-        for (r, w) in words.iter_mut().enumerate() {
-            let k = r as u32 * arch::WARP + lane;
-            let seq = next + (k / LANES_PER_SLOT) as u64;
-            let slot = unsafe { &raw const (*mailbox).slots[(seq % LL_SLOTS as u64) as usize] };
-            *w = unsafe { arch::ld_relaxed_sys_u64(&raw const (*slot).words[(k % LANES_PER_SLOT) as usize]) };
-        }
+        let words: [u64; ROUNDS as usize] = unsafe { read_slots(mailbox, next) };
         // Step 5 (read beside the slots, used after), and the host's abort (step 6),
         // whose load is in flight with the slots'.
         let tail = unsafe { arch::ld_relaxed_gpu(&raw const (*header).tail.value) };
@@ -147,22 +150,7 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         } else {
             0
         };
-        let mut ready = 0u32;
-        let mut complete = true;
-        for (r, w) in words.iter().enumerate() {
-            let k = r as u32 * arch::WARP + lane;
-            let ok = (*w >> 32) as u32 == ll_stamp(next + (k / LANES_PER_SLOT) as u64);
-            let votes = arch::ballot(ok);
-            // Two slots per round: lanes 0-15 hold one, lanes 16-31 the next.
-            for half in 0..2 {
-                let bits = (votes >> (half * LANES_PER_SLOT)) & 0xffff;
-                if complete && bits == 0xffff {
-                    ready += 1;
-                } else {
-                    complete = false;
-                }
-            }
-        }
+        let ready = ready_slots(&words, next);
         if ready > 0 {
             // Step 3b: a lone express task runs here, before it is published.
             let mut lead = words[0] as u32;
@@ -177,19 +165,22 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
                 }
             }
             // Step 3.
-            for (r, w) in words.iter().enumerate() {
-                let k = r as u32 * arch::WARP + lane;
-                let i = k / LANES_PER_SLOT;
-                if i < ready {
-                    let slot = ((next as u32).wrapping_add(i) & mask) as usize;
-                    let v = if r == 0 && lane == 0 { lead } else { *w as u32 };
-                    unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(v) };
-                }
-            }
-            arch::syncwarp();
+            unsafe { store_slots(ring, mask, &words, ready, next, lead) };
             next += ready as u64;
             if lane == 0 {
                 unsafe { arch::st_release_gpu(&raw mut (*header).tail.value, next as u32) };
+            }
+            if ready == SLOTS_PER_POLL {
+                // The batch may go on: its next slots in one read (steps 2 and 3 again).
+                let burst: [u64; BURST_ROUNDS as usize] = unsafe { read_slots(mailbox, next) };
+                let more = ready_slots(&burst, next);
+                if more > 0 {
+                    unsafe { store_slots(ring, mask, &burst, more, next, burst[0] as u32) };
+                    next += more as u64;
+                    if lane == 0 {
+                        unsafe { arch::st_release_gpu(&raw mut (*header).tail.value, next as u32) };
+                    }
+                }
             }
             echoed = false;
             sleep = 0;
@@ -243,6 +234,74 @@ pub unsafe fn relay_loop<S: TaskSet>(p: &KernelParams) {
         arch::nanosleep(sleep);
         sleep = (sleep * 2).clamp(32, MAX_SLEEP_NS);
     }
+}
+
+/// Step 2: lane `l`'s words of the `R * 32 / 16` slots from sequence number `next` on,
+/// word `k % 16` of slot `k / 16` for `k = r * 32 + l` (two slots a round), all loads
+/// issued before any is used: one PCIe round trip. Relaxed, .sys: a word is valid by
+/// its own stamp.
+///
+/// # Safety
+/// `mailbox` the live, mapped mailbox. Every lane must call.
+#[inline(always)]
+unsafe fn read_slots<const R: usize>(mailbox: *const RelayMailbox, next: u64) -> [u64; R] {
+    let lane = arch::lane_id();
+    let mut words = [0u64; R];
+    for (r, w) in words.iter_mut().enumerate() {
+        let k = r as u32 * arch::WARP + lane;
+        let seq = next + (k / LANES_PER_SLOT) as u64;
+        let slot = unsafe { &raw const (*mailbox).slots[(seq % LL_SLOTS as u64) as usize] };
+        *w = unsafe { arch::ld_relaxed_sys_u64(&raw const (*slot).words[(k % LANES_PER_SLOT) as usize]) };
+    }
+    words
+}
+
+/// How many slots from `next` on are complete, in order: every one of a slot's 16
+/// words carries its stamp, up to the first slot that does not. The same in every lane
+/// (votes). Every lane must call.
+#[inline(always)]
+fn ready_slots<const R: usize>(words: &[u64; R], next: u64) -> u32 {
+    let lane = arch::lane_id();
+    let mut ready = 0u32;
+    let mut complete = true;
+    for (r, w) in words.iter().enumerate() {
+        let k = r as u32 * arch::WARP + lane;
+        let ok = (*w >> 32) as u32 == ll_stamp(next + (k / LANES_PER_SLOT) as u64);
+        let votes = arch::ballot(ok);
+        // Two slots per round: lanes 0-15 hold one, lanes 16-31 the next.
+        for half in 0..2 {
+            let bits = (votes >> (half * LANES_PER_SLOT)) & 0xffff;
+            if complete && bits == 0xffff {
+                ready += 1;
+            } else {
+                complete = false;
+            }
+        }
+    }
+    ready
+}
+
+/// Step 3's stores: the payload of the first `ready` slots read into `words` (from
+/// sequence number `next` on) into the ring, lane 0's first word replaced by `lead`
+/// (the first task's opcode and flags, `RELAYED` added when the relay ran it); then a
+/// warp barrier, so that every lane's stores precede lane 0's release of `tail`.
+///
+/// # Safety
+/// `ring` the live ring of `mask + 1` slots; the slots `next..next + ready` read and
+/// complete. Every lane must call.
+#[inline(always)]
+unsafe fn store_slots<const R: usize>(ring: *mut u32, mask: u32, words: &[u64; R], ready: u32, next: u64, lead: u32) {
+    let lane = arch::lane_id();
+    for (r, w) in words.iter().enumerate() {
+        let k = r as u32 * arch::WARP + lane;
+        let i = k / LANES_PER_SLOT;
+        if i < ready {
+            let slot = ((next as u32).wrapping_add(i) & mask) as usize;
+            let v = if r == 0 && lane == 0 { lead } else { *w as u32 };
+            unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(v) };
+        }
+    }
+    arch::syncwarp();
 }
 
 /// Mailbox entries polled per poll: lane `k` reads the `span` of the entry of the
@@ -399,4 +458,5 @@ unsafe fn run<S: TaskSet>(p: &KernelParams, done: &Completer, task: &Task, seq: 
 }
 
 const _: () = assert!(SLOTS_PER_POLL * LANES_PER_SLOT % arch::WARP == 0);
+const _: () = assert!(BURST_SLOTS * LANES_PER_SLOT % arch::WARP == 0 && SLOTS_PER_POLL + BURST_SLOTS <= LL_SLOTS as u32 / 2);
 const _: () = assert!(LL_WORDS == 16 && size_of::<Task>() == 64);
