@@ -12,6 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
+# `cargo package` verifies each crate against the others through a registry of its own
+# (target/package/tmp-registry), whose crates cargo extracts under
+# $CARGO_HOME/registry/src/<that registry's hash>/ and, the version being the same,
+# reuses on the next run: a second run would verify against the first run's sources.
+# Those extractions are this script's own; they go first.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for d in "$cargo_home"/registry/src/*/; do
+    case "$d" in */index.crates.io-*) continue ;; esac
+    rm -rf "$d"resident-shared-0.1.0 "$d"resident-device-0.1.0 "$d"resident-build-0.1.0 "$d"resident-0.1.0
+done
 cargo package -p resident-shared -p resident-device -p resident-build -p resident --allow-dirty "$@"
 pkg=$target/package
 out=$(mktemp -d)
