@@ -99,5 +99,5 @@ pub use runtime::policy::{Residency, ResidencyStats};
 #[doc(hidden)]
 pub use runtime::probe::Probe;
 pub use runtime::sharing::Sharing;
-pub use runtime::{Runtime, cuda_available, device_count};
+pub use runtime::{Runtime, cuda_available, cuda_driver_version, device_count};
 pub use util::accounting::{LiveAllocations, live_allocations};

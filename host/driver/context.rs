@@ -45,6 +45,15 @@ pub fn device_count() -> Result<usize> {
     Ok(n as usize)
 }
 
+/// The CUDA version the driver supports, as (major, minor); an error without a driver.
+pub fn driver_version() -> Result<(u32, u32)> {
+    device_count()?;
+    let mut version = 0;
+    // SAFETY: the driver is initialised (above); it writes one int.
+    check(unsafe { sys::cuDriverGetVersion(&mut version) }, "cuDriverGetVersion")?;
+    Ok((version as u32 / 1000, version as u32 % 1000 / 10))
+}
+
 /// What this process knows about one device's primary context, across runtimes.
 #[derive(Default)]
 struct DeviceState {

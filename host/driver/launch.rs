@@ -146,6 +146,31 @@ pub unsafe fn blocks_per_sm(f: CUfunction, threads: u32, shared: u32) -> Result<
     Ok(n.max(0) as u32)
 }
 
+/// What the driver reports of `f`: registers per thread, local memory per thread
+/// (its stack frame and spills), static shared memory per block, and the most threads
+/// a block of it may have.
+///
+/// # Safety
+/// `f` must be a loaded function of the current context.
+pub unsafe fn attributes(f: CUfunction) -> Result<[u32; 4]> {
+    use sys::CUfunction_attribute as A;
+    let mut out = [0u32; 4];
+    let attrs = [
+        (A::CU_FUNC_ATTRIBUTE_NUM_REGS, "registers"),
+        (A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory"),
+        (A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory"),
+        (A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "threads per block"),
+    ];
+    for (o, (attr, what)) in out.iter_mut().zip(attrs) {
+        let mut v = 0;
+        // SAFETY: a loaded function of the current context (the caller's contract); the
+        // driver writes one i32.
+        check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) }, what)?;
+        *o = v.max(0) as u32;
+    }
+    Ok(out)
+}
+
 /// The most dynamic shared memory a block of `f` may opt in to: the device's opt-in
 /// maximum per block, less what `f` declares statically.
 ///

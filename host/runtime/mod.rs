@@ -340,6 +340,12 @@ pub fn device_count() -> usize {
     crate::driver::context::device_count().unwrap_or(0)
 }
 
+/// The CUDA version the installed driver supports, (major, minor); `None` without a
+/// driver.
+pub fn cuda_driver_version() -> Option<(u32, u32)> {
+    crate::driver::context::driver_version().ok()
+}
+
 /// Why a runtime on a machine with a GPU runs on the CPU: said once per process (a
 /// `tracing` warning, or stderr), and in [`BackendInfo::fallback`] every time.
 fn cpu_fallback(image: &KernelImage) -> String {

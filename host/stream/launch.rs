@@ -91,10 +91,39 @@ impl Module {
         self.image
     }
 
+    /// What the driver reports of kernel `name` (as `cudaFuncGetAttributes`), and how
+    /// many blocks of `threads` threads fit an SM at once (no dynamic shared memory).
+    /// On the CPU device nothing is compiled for a GPU: `None`.
+    pub fn kernel_info(&self, name: &str, threads: u32) -> Result<Option<KernelInfo>> {
+        let RawModule::Cuda(m) = &self.raw else { return Ok(None) };
+        let f = m.function(name)?;
+        self.gpu.bind()?;
+        // SAFETY (both): a function of this module, loaded in its context, now bound.
+        let [registers, local_bytes, static_shared_bytes, max_threads_per_block] = unsafe { launch::attributes(f) }?;
+        let blocks_per_sm =
+            if threads == 0 || threads > max_threads_per_block { 0 } else { unsafe { launch::blocks_per_sm(f, threads, 0) }? };
+        Ok(Some(KernelInfo { registers, local_bytes, static_shared_bytes, max_threads_per_block, blocks_per_sm }))
+    }
+
     /// A kernel image's kernels on the CPU device `gpu`.
     pub(crate) fn cpu(image: &KernelImage, gpu: &Device) -> Self {
         Module { raw: RawModule::Cpu(Arc::new(CpuModule::new(image))), image: image.name(), gpu: gpu.clone() }
     }
+}
+
+/// A kernel as the driver sees it ([`Module::kernel_info`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread: its stack frame, spilled registers included.
+    pub local_bytes: u32,
+    /// Static shared memory per block.
+    pub static_shared_bytes: u32,
+    /// The most threads a block of it may have (its registers may lower CUDA's 1024).
+    pub max_threads_per_block: u32,
+    /// Blocks of the asked size that fit one SM at once.
+    pub blocks_per_sm: u32,
 }
 
 /// Threads a block may have, on every device (CUDA's limit; the CPU checks it too).

@@ -118,7 +118,7 @@ mod tracker;
 pub use device::Device;
 pub use device_buffer::{DeviceBuffer, DeviceView};
 pub use event::Event;
-pub use launch::{Function, Graph, LaunchConfig, Module};
+pub use launch::{Function, Graph, KernelInfo, LaunchConfig, Module};
 pub use pinned::{PinnedBuffer, PinnedView, PinnedViewMut};
 pub use priorities::Priorities;
 pub(crate) use raw::RawModule;
