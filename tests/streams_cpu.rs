@@ -648,3 +648,11 @@ fn pipeline_launch_in_chunks_over_streams() {
     let got = x.to_vec().unwrap();
     assert!(got.iter().zip(&input).all(|(&o, &i)| o == element(i, 9)));
 }
+
+/// On the CPU device nothing is compiled for a GPU: no driver attributes to report.
+#[test]
+fn kernel_info_on_the_cpu_is_none() {
+    let image = KernelImage::builtin();
+    let module = Device::cpu().load(&image).unwrap();
+    assert_eq!(module.kernel_info("resident_persistent", 256).unwrap(), None);
+}

@@ -148,3 +148,20 @@ fn handles_of_one_device_mix() {
     assert!(matches!(cpu.copy_d2d(&x, &y), Err(resident::Error::ForeignHandle(_))));
     assert!(matches!(cpu.wait_event(&done), Err(resident::Error::ForeignHandle(_))));
 }
+
+/// The driver's view of the built-in image's kernels: the persistent kernel within the
+/// register cap its build sets (80), with room for the runtime's blocks; every ordinary
+/// kernel present.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernel_info_reports_the_images_kernels() {
+    let image = resident::KernelImage::builtin();
+    let module = gpu().load(&image).unwrap();
+    let k = module.kernel_info("resident_persistent", image.block_threads()).unwrap().expect("a CUDA module");
+    assert!(k.registers > 0 && k.registers <= 80, "{k:?}");
+    assert!(k.blocks_per_sm >= 2, "{k:?}");
+    for name in image.kernels() {
+        assert!(module.kernel_info(name, 32).unwrap().is_some_and(|k| k.registers > 0), "{name}");
+    }
+    assert!(module.kernel_info("no_such_kernel", 32).is_err());
+}
