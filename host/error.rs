@@ -198,10 +198,11 @@ pub enum Error {
     #[error("too many live buffers (at most {0}), or every free entry's handles are used up")]
     TooManyBuffers(usize),
     /// `Ticket::results` on a batch not submitted with `Batch::results`.
-    #[error("this ticket keeps no results: submit with submit_for_results")]
+    #[error("this ticket keeps no results: submit with rt.batch(&tasks).results()")]
     NoResults,
-    /// A handle of another runtime (a task list, a ticket, a reservation) was given to
-    /// this one: nothing of it reaches this runtime's workers. (Slices and counter ids
+    /// A handle of another runtime or device (a stream-API object or a ticket of
+    /// another device, a buffer of another runtime in a collective) was given to this
+    /// one: nothing of it reaches this runtime's workers. (Slices and counter ids
     /// of another runtime inside tasks are refused as [`Rejection::BadBuffer`] and
     /// [`Rejection::BadCounter`]: no live buffer or counter of this runtime has them.)
     #[error("this {0} belongs to another runtime")]

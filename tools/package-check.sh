@@ -18,9 +18,11 @@ target=${CARGO_TARGET_DIR:-$root/target}
 # reuses on the next run: a second run would verify against the first run's sources.
 # Those extractions are this script's own; they go first.
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
+version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+[ -n "$version" ] || { echo "package-check: no [workspace.package] version in Cargo.toml"; exit 1; }
 for d in "$cargo_home"/registry/src/*/; do
     case "$d" in */index.crates.io-*) continue ;; esac
-    rm -rf "$d"resident-shared-0.1.0 "$d"resident-device-0.1.0 "$d"resident-build-0.1.0 "$d"resident-0.1.0
+    for c in resident-shared resident-device resident-build resident; do rm -rf "$d$c-$version"; done
 done
 cargo package -p resident-shared -p resident-device -p resident-build -p resident --allow-dirty "$@"
 pkg=$target/package

@@ -23,7 +23,7 @@ pub fn report() -> u32 {
         return 0;
     }
     if resident::device_count() == 0 {
-        out!("  carries PTX for sm_90; no GPU here to load it");
+        out!("  carries PTX; no GPU here to load it");
         return 0;
     }
     let module = match Device::new(0).and_then(|d| d.load(&image)) {

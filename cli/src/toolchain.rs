@@ -13,6 +13,12 @@ const NEEDED: [&str; 3] = ["rust-src", "llvm-tools", "llvm-bitcode-linker"];
 pub fn report() -> u32 {
     out!("toolchain (device code to PTX):");
     let installed = Command::new("rustup").args(["component", "list", "--installed"]).output();
+    if let Ok(o) = &installed
+        && !o.status.success()
+    {
+        out!("  rustup could not list the components: {}", String::from_utf8_lossy(&o.stderr).trim());
+        return 1;
+    }
     let Ok(out) = installed.as_ref().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()) else {
         out!("  no rustup here: device code is built on another machine (this binary's image carries PTX: {})", ptx());
         return 0;

@@ -70,8 +70,9 @@ impl TaskCx {
     }
 
     /// `op` over every lane's `v`, in every lane (a butterfly). `op` must be
-    /// associative and commutative; then every lane gets the same bits, floats
-    /// included. Any `Pod` of 4 or 8 bytes. Warp-collective.
+    /// associative and commutative; then every lane gets the same value, floats
+    /// included (bit for bit, but for the sign of a zero from `max` or `min` of `+0`
+    /// and `-0`). Any `Pod` of 4 or 8 bytes. Warp-collective.
     #[inline(always)]
     pub fn warp_reduce<T: Pod>(&self, v: T, op: impl Fn(T, T) -> T) -> T {
         let mut v = v;
