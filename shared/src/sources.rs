@@ -22,6 +22,7 @@ const FILES: &[(&str, &[u8])] = &[
     ("completion.rs", include_bytes!("completion.rs")),
     ("counter.rs", include_bytes!("counter.rs")),
     ("declare.rs", include_bytes!("declare.rs")),
+    ("inline.rs", include_bytes!("inline.rs")),
     ("lib.rs", include_bytes!("lib.rs")),
     ("link.rs", include_bytes!("link.rs")),
     ("lists.rs", include_bytes!("lists.rs")),
