@@ -13,8 +13,8 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use crate::backend::Memory;
+use crate::memory::owner::Owner;
 use crate::memory::reclaim::Held;
-use crate::runtime::Shared;
 use crate::{Error, Result};
 
 /// A typed device buffer.
@@ -29,7 +29,7 @@ pub struct Buffer<T: Element> {
     _t: PhantomData<T>,
     /// Its memory goes to the runtime at the drop (host/memory/reclaim.rs), which frees it on
     /// its transfer stream once no task can use it.
-    shared: Arc<Shared>,
+    shared: Arc<dyn Owner>,
 }
 
 impl<T: Element> std::fmt::Debug for Buffer<T> {
@@ -39,23 +39,23 @@ impl<T: Element> std::fmt::Debug for Buffer<T> {
 }
 
 impl<T: Element> Buffer<T> {
-    pub(crate) fn new(shared: Arc<Shared>, len: usize) -> Result<Self> {
+    pub(crate) fn new(shared: Arc<dyn Owner>, len: usize) -> Result<Self> {
         let len32 = u32::try_from(len).map_err(|_| Error::BufferTooLarge(len))?;
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::BufferTooLarge(len))?;
         // What earlier drops left, if no task can use it any more: room first.
         shared.reclaim();
         // A driver call on a device that faulted before anyone polled it fails with
-        // the sticky error: the fault then, recorded (`Shared::explain`).
-        let mem = shared.backend.alloc(bytes).map_err(|e| shared.explain(e))?;
+        // the sticky error: the fault then, recorded (`Owner::explain`).
+        let mem = shared.backend().alloc(bytes).map_err(|e| shared.explain(e))?;
         // Every task before `born` was written and checked before the registration below
         // (it is published), so it cannot name this buffer; a task of a reservation
         // opened earlier but not yet published can (its pushes are checked as they come).
-        let born = shared.publisher.published();
+        let born = shared.published();
         // The entry is in the device's table before any producer can see the handle
         // (the write lock), so before any task naming it is published.
-        let mut r = shared.registries.write();
+        let mut r = shared.registries().write();
         let handle = r.registry.register(mem.addr(), len32, ElemType::of::<T>())?;
-        if let Err(e) = shared.backend.set_buffer_entry(handle.index(), r.registry.entry(handle).unwrap()) {
+        if let Err(e) = shared.backend().set_buffer_entry(handle.index(), r.registry.entry(handle).unwrap()) {
             r.registry.unregister(handle);
             drop(r);
             return Err(shared.explain(e));
@@ -78,7 +78,7 @@ impl<T: Element> Buffer<T> {
     }
 
     /// The runtime this buffer belongs to.
-    pub(crate) fn owner(&self) -> &Arc<Shared> {
+    pub(crate) fn owner(&self) -> &Arc<dyn Owner> {
         &self.shared
     }
 
@@ -142,7 +142,7 @@ impl<T: Element> Buffer<T> {
     pub(crate) fn copy_in(&self, offset: usize, data: &[T]) -> Result<()> {
         let dst = self.mem.as_ref().unwrap().addr() + (offset * size_of::<T>()) as u64;
         // SAFETY: in bounds of this allocation (the caller's check).
-        unsafe { self.shared.backend.upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
+        unsafe { self.shared.backend().upload(dst, bytemuck::cast_slice(data), size_of::<T>()) }
     }
 
     /// Copies `data` (exactly `len()` elements) into the buffer.
@@ -166,7 +166,7 @@ impl<T: Element> Buffer<T> {
         }
         src.shared.settle(src.born, None)?;
         self.shared.settle(self.born, None)?;
-        match (self.shared.backend.cuda(), src.shared.backend.cuda()) {
+        match (self.shared.backend().cuda(), src.shared.backend().cuda()) {
             (Some(d), Some(s)) => {
                 let (dst, from) = (self.mem.as_ref().unwrap().addr(), src.mem.as_ref().unwrap().addr());
                 // SAFETY: both whole allocations of `len` elements, alive for the call.
@@ -192,7 +192,7 @@ impl<T: Element> Buffer<T> {
         let mut out = vec![T::zeroed(); self.len()];
         let src = self.mem.as_ref().unwrap().addr();
         // SAFETY: `out` is exactly the allocation's size.
-        unsafe { self.shared.backend.download(src, bytemuck::cast_slice_mut(&mut out), size_of::<T>()) }?;
+        unsafe { self.shared.backend().download(src, bytemuck::cast_slice_mut(&mut out), size_of::<T>()) }?;
         Ok(out)
     }
 }
@@ -207,9 +207,9 @@ impl<T: Element> Drop for Buffer<T> {
         // memory and the table entry stay for those tasks (host/memory/reclaim.rs): the drop
         // never waits.
         let target = {
-            let mut r = self.shared.registries.write();
+            let mut r = self.shared.registries().write();
             r.registry.retire(self.handle);
-            self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
+            self.shared.next_seq()
         };
         self.shared.defer(target, Held::Buffer { index: self.handle.index(), mem: self.mem.take() });
     }

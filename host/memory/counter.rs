@@ -22,8 +22,8 @@
 use resident_shared::{CounterId, DROPPED, MAX_COUNTERS};
 use std::sync::Arc;
 
+use crate::memory::owner::Owner;
 use crate::memory::reclaim::Held;
-use crate::runtime::Shared;
 use crate::{Error, Result};
 
 /// A device counter, zero when created. Its id is valid in tasks while it lives.
@@ -31,7 +31,7 @@ use crate::{Error, Result};
 /// even one whose signal is still queued: keep a counter until the tasks that wait on
 /// it have run.
 pub struct Counter {
-    shared: Arc<Shared>,
+    shared: Arc<dyn Owner>,
     id: CounterId,
 }
 
@@ -42,14 +42,14 @@ impl std::fmt::Debug for Counter {
 }
 
 impl Counter {
-    pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
+    pub(crate) fn new(shared: Arc<dyn Owner>) -> Result<Self> {
         shared.usable()?;
         shared.reclaim();
-        let mut p = shared.registries.write();
+        let mut p = shared.registries().write();
         let id = p.counters.take().ok_or(Error::TooManyCounters(MAX_COUNTERS - 1))?;
         // Zero, and not dropped, before any task that names it can be published: the
         // copies complete before this returns, under the registries' write lock.
-        let reset = |word: usize| unsafe { shared.backend.upload(shared.backend.counter_addr(word), &0u32.to_ne_bytes(), 4) };
+        let reset = |word: usize| unsafe { shared.backend().upload(shared.backend().counter_addr(word), &0u32.to_ne_bytes(), 4) };
         if let Err(e) = reset(id.index as usize).and_then(|()| reset(DROPPED + id.index as usize)) {
             p.counters.give_back(id);
             drop(p);
@@ -68,9 +68,9 @@ impl Counter {
     /// The counter's current value (a snapshot: tasks may be signaling it).
     pub fn value(&self) -> Result<u32> {
         let mut v = [0u8; 4];
-        let addr = self.shared.backend.counter_addr(self.id.index as usize);
+        let addr = self.shared.backend().counter_addr(self.id.index as usize);
         // SAFETY: the counter table is backend memory; 4 bytes at a valid index.
-        unsafe { self.shared.backend.download(addr, &mut v, 4) }?;
+        unsafe { self.shared.backend().download(addr, &mut v, 4) }?;
         Ok(u32::from_ne_bytes(v))
     }
 }
@@ -82,13 +82,13 @@ impl Drop for Counter {
         // dropped flag, which they poll, `resident_device::deps`); the id is free again
         // once every task before the drop has completed (host/memory/reclaim.rs). Never waits.
         let target = {
-            let mut r = self.shared.registries.write();
+            let mut r = self.shared.registries().write();
             r.counters.retire(self.id);
-            self.shared.producer.lock().unwrap_or_else(|e| e.into_inner()).next
+            self.shared.next_seq()
         };
         // SAFETY: the counter table holds a dropped flag for every id.
         let _ = unsafe {
-            self.shared.backend.upload(self.shared.backend.counter_addr(DROPPED + self.id.index as usize), &1u32.to_ne_bytes(), 4)
+            self.shared.backend().upload(self.shared.backend().counter_addr(DROPPED + self.id.index as usize), &1u32.to_ne_bytes(), 4)
         };
         self.shared.defer(target, Held::Counter(self.id));
     }

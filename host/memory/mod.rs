@@ -4,5 +4,6 @@
 
 pub(crate) mod buffer;
 pub(crate) mod counter;
+pub(crate) mod owner;
 pub(crate) mod reclaim;
 pub(crate) mod registry;

@@ -191,7 +191,7 @@ impl Communicator {
     /// done. Every rank must call it with a buffer of the same length. `buf` must be
     /// this communicator's runtime's (`ForeignHandle` otherwise).
     pub fn all_reduce<T: NcclElement>(&mut self, buf: &Buffer<T>, op: ReduceOp) -> Result<()> {
-        if !Arc::ptr_eq(buf.owner(), &self.shared) {
+        if !std::ptr::addr_eq(Arc::as_ptr(buf.owner()), Arc::as_ptr(&self.shared)) {
             return Err(Error::ForeignHandle("buffer"));
         }
         self.shared.usable()?;

@@ -4,6 +4,7 @@
 pub(crate) mod builder;
 pub(crate) mod config;
 pub(crate) mod lifecycle;
+pub(crate) mod memory_owner;
 pub(crate) mod metrics;
 pub(crate) mod partition;
 pub(crate) mod policy;
