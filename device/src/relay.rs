@@ -250,6 +250,10 @@ unsafe fn read_slots<const R: usize>(mailbox: *const RelayMailbox, next: u64) ->
     for (r, w) in words.iter_mut().enumerate() {
         let k = r as u32 * arch::WARP + lane;
         let seq = next + (k / LANES_PER_SLOT) as u64;
+        // SAFETY: a slot of the live mailbox (the caller's contract), its index taken
+        // modulo the slot count; a word within it (`k % 16`). Relaxed, .sys: the word's
+        // stamp, checked by `ready_slots`, says whether the host's 8-byte store of it
+        // (single-copy atomic) has landed; nothing else is read through it.
         let slot = unsafe { &raw const (*mailbox).slots[(seq % LL_SLOTS as u64) as usize] };
         *w = unsafe { arch::ld_relaxed_sys_u64(&raw const (*slot).words[(k % LANES_PER_SLOT) as usize]) };
     }
@@ -298,6 +302,9 @@ unsafe fn store_slots<const R: usize>(ring: *mut u32, mask: u32, words: &[u64; R
         if i < ready {
             let slot = ((next as u32).wrapping_add(i) & mask) as usize;
             let v = if r == 0 && lane == 0 { lead } else { *w as u32 };
+            // SAFETY: slot `next + i` of the live ring (masked into it), free for this
+            // task (the host reserved it before writing the mailbox); a word within it.
+            // Weak: published by lane 0's release of `tail` after the barrier below.
             unsafe { ring.add(slot * LL_WORDS + (k % LANES_PER_SLOT) as usize).write(v) };
         }
     }
